@@ -1,0 +1,49 @@
+/* The only place that calls the C allocator; tests make the n-th allocation fail. */
+#include "common.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static atomic_long fail_countdown = -1;
+
+void gbp_alloc_fail_after(long n) { atomic_store(&fail_countdown, n); }
+
+static int should_fail(void)
+{
+    long v = atomic_load(&fail_countdown);
+    while (v >= 0) {
+        if (atomic_compare_exchange_weak(&fail_countdown, &v, v - 1)) return v == 0;
+    }
+    return 0;
+}
+
+void *gbp_malloc(size_t n)
+{
+    if (should_fail()) return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *gbp_calloc(size_t n, size_t size)
+{
+    if (should_fail()) return NULL;
+    return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *gbp_realloc(void *p, size_t n)
+{
+    if (should_fail()) return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void gbp_free(void *p) { free(p); }
+
+char *gbp_strndup(const char *s, size_t n)
+{
+    char *d = gbp_malloc(n + 1);
+    if (!d) return NULL;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *gbp_strdup(const char *s) { return gbp_strndup(s, strlen(s)); }

@@ -1,0 +1,121 @@
+/* lib/common: error records, allocation wrappers, growable buffers, parameters, type tables.
+ * Every other layer builds on this one; it depends on nothing but libc and the public header. */
+#ifndef GBP_COMMON_H
+#define GBP_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gpubp.h"
+
+#define GBP_MAX_DIMS 32
+
+/* ---- errors -------------------------------------------------------------------------------
+ * gbp_error() records a message (printf format) and a native code for this thread and returns
+ * the status, so that `return gbp_error(GPUBP_ERR_X, 0, "...")` reports and returns in one go. */
+int gbp_error(int status, int native, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void gbp_error_clear(void);
+const char *gbp_error_message(void);
+int gbp_error_native(void);
+
+#define GBP_RETURN_ERROR_IF(cond, status, ...) \
+    do { if (cond) return gbp_error((status), 0, __VA_ARGS__); } while (0)
+#define GBP_FORWARD_IF_ERROR(expr) \
+    do { int gbp_rc_ = (expr); if (gbp_rc_ < 0) return gbp_rc_; } while (0)
+#define GBP_CHECK_ARG(p) \
+    GBP_RETURN_ERROR_IF((p) == NULL, GPUBP_ERR_INVALID_ARG, "%s: argument '%s' is NULL", __func__, #p)
+
+/* ---- allocation ---------------------------------------------------------------------------
+ * The only calls to malloc/calloc/realloc/free in the library. gbp_alloc_fail_after(n) makes the
+ * n-th following allocation fail (tests); n < 0 disables. */
+void *gbp_malloc(size_t n);
+void *gbp_calloc(size_t n, size_t size);
+void *gbp_realloc(void *p, size_t n);
+void gbp_free(void *p);
+char *gbp_strdup(const char *s);
+char *gbp_strndup(const char *s, size_t n);
+void gbp_alloc_fail_after(long n);
+
+/* Overflow-checked size arithmetic: return 0 on overflow, 1 on success. */
+static inline int gbp_mul_ok(size_t a, size_t b, size_t *out)
+{
+    if (b != 0 && a > SIZE_MAX / b) return 0;
+    *out = a * b;
+    return 1;
+}
+static inline int gbp_add_ok(size_t a, size_t b, size_t *out)
+{
+    if (a > SIZE_MAX - b) return 0;
+    *out = a + b;
+    return 1;
+}
+
+/* ---- growable byte buffer -------------------------------------------------------------------
+ * Appends never fail silently: on an allocation failure the buffer is marked failed, further
+ * appends are ignored, and gbp_buf_ok() is false; check once at the end. */
+typedef struct gbp_buf {
+    uint8_t *data;
+    size_t len;
+    size_t cap;
+    int failed;
+} gbp_buf;
+
+void gbp_buf_init(gbp_buf *b);
+void gbp_buf_free(gbp_buf *b);
+void gbp_buf_reset(gbp_buf *b);
+int gbp_buf_reserve(gbp_buf *b, size_t extra);
+void gbp_buf_put(gbp_buf *b, const void *p, size_t n);
+void gbp_buf_u8(gbp_buf *b, uint8_t v);
+void gbp_buf_u16(gbp_buf *b, uint16_t v);
+void gbp_buf_u32(gbp_buf *b, uint32_t v);
+void gbp_buf_u64(gbp_buf *b, uint64_t v);
+void gbp_buf_zero(gbp_buf *b, size_t n);
+void gbp_buf_bpstr(gbp_buf *b, const char *s, size_t n); /* u16 length + bytes */
+static inline int gbp_buf_ok(const gbp_buf *b) { return !b->failed; }
+/* Overwrite already written bytes (back-patching lengths). */
+void gbp_buf_set_u32(gbp_buf *b, size_t at, uint32_t v);
+void gbp_buf_set_u64(gbp_buf *b, size_t at, uint64_t v);
+void gbp_buf_set_u16(gbp_buf *b, size_t at, uint16_t v);
+
+/* little-endian loads/stores at any alignment */
+static inline uint16_t gbp_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t gbp_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t gbp_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* ---- types ---------------------------------------------------------------------------------- */
+size_t gbp_type_size(int type);          /* 0 for strings and unknown types */
+int gbp_type_known(int type);            /* 1 for every type this library reads */
+const char *gbp_type_name(int type);     /* ADIOS2 / bpls name */
+/* Min and max of n elements of `type` at p (unaligned ok), merged into *min/*max when `have` is
+ * set, else initialising them. Complex types compare by modulus, as ADIOS2 does. */
+void gbp_minmax(int type, const void *p, size_t n, void *min, void *max, int have);
+/* -1, 0, 1 comparing two elements of `type` in the min/max order. */
+int gbp_value_cmp(int type, const void *a, const void *b);
+
+/* ---- parameters -----------------------------------------------------------------------------
+ * The parsed params string of gpubp_open (keys in docs/parameters.md). */
+typedef struct gbp_params {
+    int gpu_row_major;      /* gpu_layout=row_major */
+    int pool_slots;         /* 4 */
+    size_t chunk_bytes;     /* chunk_mib (16) in bytes */
+    int io_threads;         /* 0 = library default */
+    int subfiles;           /* 0 = library default */
+    int direct_io;
+    int fsync;
+    double timeout;         /* seconds, < 0 forever */
+    int compress_threads;   /* 0 = all cores */
+    int aggregators;        /* 0 = one per node */
+    double connect_timeout;
+    int retries;
+    double retry_delay;
+    int simulated_device;   /* test hook: "device=simulated" uses the simulated device */
+} gbp_params;
+
+int gbp_params_parse(gbp_params *p, const char *s);
+
+#endif /* GBP_COMMON_H */

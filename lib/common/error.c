@@ -1,0 +1,27 @@
+/* The thread-local last-error record. */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char err_msg[1024];
+static _Thread_local int err_native;
+
+int gbp_error(int status, int native, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof err_msg, fmt, ap);
+    va_end(ap);
+    err_native = native;
+    return status;
+}
+
+void gbp_error_clear(void)
+{
+    err_msg[0] = '\0';
+    err_native = 0;
+}
+
+const char *gbp_error_message(void) { return err_msg; }
+int gbp_error_native(void) { return err_native; }

@@ -1,0 +1,120 @@
+/* The params string of gpubp_open: "key=value,key=value". Unknown keys are errors. */
+#include "common.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static int parse_int(const char *key, const char *v, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return gbp_error(GPUBP_ERR_PARAM, 0,
+                         "parameter %s: '%s' is not an integer in [%ld, %ld]", key, v, lo, hi);
+    *out = (int)x;
+    return GPUBP_OK;
+}
+
+static int parse_double(const char *key, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= lo && x <= hi))
+        return gbp_error(GPUBP_ERR_PARAM, 0, "parameter %s: '%s' is not a number in [%g, %g]",
+                         key, v, lo, hi);
+    *out = x;
+    return GPUBP_OK;
+}
+
+static int parse_bool(const char *key, const char *v, int *out)
+{
+    if (!strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "on")) { *out = 1; return 0; }
+    if (!strcmp(v, "0") || !strcmp(v, "false") || !strcmp(v, "off")) { *out = 0; return 0; }
+    return gbp_error(GPUBP_ERR_PARAM, 0, "parameter %s: '%s' is not 0 or 1", key, v);
+}
+
+static int set_param(gbp_params *p, const char *k, const char *v)
+{
+    int iv;
+    if (!strcmp(k, "gpu_layout")) {
+        if (!strcmp(v, "column_major")) p->gpu_row_major = 0;
+        else if (!strcmp(v, "row_major")) p->gpu_row_major = 1;
+        else return gbp_error(GPUBP_ERR_PARAM, 0,
+                              "parameter gpu_layout: '%s' is not column_major or row_major", v);
+        return 0;
+    }
+    if (!strcmp(k, "pool_slots")) return parse_int(k, v, 2, 1024, &p->pool_slots);
+    if (!strcmp(k, "chunk_mib")) {
+        GBP_FORWARD_IF_ERROR(parse_int(k, v, 1, 1024, &iv));
+        p->chunk_bytes = (size_t)iv << 20;
+        return 0;
+    }
+    if (!strcmp(k, "io_threads")) return parse_int(k, v, 1, 256, &p->io_threads);
+    if (!strcmp(k, "subfiles")) return parse_int(k, v, 1, 4096, &p->subfiles);
+    if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
+    if (!strcmp(k, "fsync")) return parse_bool(k, v, &p->fsync);
+    if (!strcmp(k, "timeout")) {
+        GBP_FORWARD_IF_ERROR(parse_double(k, v, -1.0, 1e9, &p->timeout));
+        return 0;
+    }
+    if (!strcmp(k, "compress_threads")) return parse_int(k, v, 1, 1024, &p->compress_threads);
+    if (!strcmp(k, "aggregators")) return parse_int(k, v, 1, 1 << 20, &p->aggregators);
+    if (!strcmp(k, "connect_timeout")) return parse_double(k, v, 0, 1e6, &p->connect_timeout);
+    if (!strcmp(k, "retries")) return parse_int(k, v, 0, 1000000, &p->retries);
+    if (!strcmp(k, "retry_delay")) return parse_double(k, v, 0, 1e6, &p->retry_delay);
+    if (!strcmp(k, "device")) {
+        if (!strcmp(v, "simulated")) p->simulated_device = 1;
+        else if (!strcmp(v, "auto")) p->simulated_device = 0;
+        else return gbp_error(GPUBP_ERR_PARAM, 0,
+                              "parameter device: '%s' is not auto or simulated", v);
+        return 0;
+    }
+    return gbp_error(GPUBP_ERR_PARAM, 0, "unknown parameter '%s'", k);
+}
+
+static void trim(char **s, char **e)
+{
+    while (*s < *e && (**s == ' ' || **s == '\t')) (*s)++;
+    while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
+}
+
+int gbp_params_parse(gbp_params *p, const char *s)
+{
+    memset(p, 0, sizeof *p);
+    p->pool_slots = 4;
+    p->chunk_bytes = (size_t)16 << 20;
+    p->timeout = 0;
+    p->connect_timeout = 10;
+    p->retries = 20;
+    p->retry_delay = 0.1;
+    if (!s) return GPUBP_OK;
+    char *copy = gbp_strdup(s);
+    if (!copy) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = GPUBP_OK;
+    char *item = copy;
+    while (rc == GPUBP_OK && item) {
+        char *next = strchr(item, ',');
+        if (next) *next++ = '\0';
+        char *end = item + strlen(item);
+        trim(&item, &end);
+        *end = '\0';
+        if (*item) {
+            char *eq = strchr(item, '=');
+            if (!eq) {
+                rc = gbp_error(GPUBP_ERR_PARAM, 0, "parameter '%s' has no '=value'", item);
+                break;
+            }
+            char *ke = eq, *vs = eq + 1, *ve = end;
+            trim(&item, &ke);
+            trim(&vs, &ve);
+            *ke = '\0';
+            *ve = '\0';
+            rc = set_param(p, item, vs);
+        }
+        item = next;
+    }
+    gbp_free(copy);
+    return rc;
+}

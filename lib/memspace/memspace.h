@@ -1,0 +1,72 @@
+/* lib/memspace: moving bytes between user buffers in any memory space and data files.
+ *
+ * src/ (the public API) calls only the functions below. Behind them sit the memory-space
+ * backends (host; CUDA, implemented in cuda/; a simulated device for CI) and, for device
+ * memory, the staging pipeline: a bounded pool of pinned slots filled by async copies on the
+ * library's stream and drained by I/O threads (DESIGN.md section 5).
+ *
+ * Boxes: a gbp_box names a box (start, count) inside a dense row-major array of dims `dims`.
+ * A contiguous whole-buffer block is dims == count, start == 0. */
+#ifndef GBP_MEMSPACE_H
+#define GBP_MEMSPACE_H
+
+#include <stdint.h>
+
+#include "common.h"
+
+typedef struct gbp_box {
+    size_t ndims;
+    size_t dims[GBP_MAX_DIMS];
+    size_t start[GBP_MAX_DIMS];
+    size_t count[GBP_MAX_DIMS];
+} gbp_box;
+
+/* A dense box: dims = count, start = 0. ndims 0 is one element. */
+void gbp_box_dense(gbp_box *b, size_t ndims, const size_t *count);
+size_t gbp_box_elements(const gbp_box *b);   /* product of count */
+int gbp_box_is_contiguous(const gbp_box *b); /* the box is one contiguous run of the array */
+size_t gbp_box_offset(const gbp_box *b);     /* linear index of the box's first element */
+
+/* The memory-space context of one open file. Created at open; the pinned pool and the device
+ * stream are allocated at the first device transfer and kept until gbp_mem_close. */
+typedef struct gbp_mem gbp_mem;
+
+int gbp_mem_open(gbp_mem **out, const gbp_params *params);
+void gbp_mem_close(gbp_mem *m);
+
+/* 1 when a device backend (CUDA, or the simulated device selected by "device=simulated") is there. */
+int gbp_mem_has_device(const gbp_mem *m);
+
+/* What `ptr` is: device memory gives GPUBP_MEM_GPU; host, pinned and managed memory HOST.
+ * Without a device backend every pointer is HOST. */
+int gbp_mem_detect(gbp_mem *m, const void *ptr, gpubp_memory_space *space);
+
+/* Writes the box `src` of the array at `base` (in space sp), packed row-major, to `fd` at `off`.
+ * When min and max are non-NULL they receive the box's min and max (one element of `type`;
+ * complex by modulus) computed on the way (device: a reduction kernel).
+ * The transfer may still be running when this returns: `base` must stay valid and the results
+ * (bytes on disk, min/max) are complete only after gbp_mem_sync() returns GPUBP_OK. */
+int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const void *base,
+                  int type, const gbp_box *src, void *min, void *max);
+
+/* Reads: the file holds at `off` a dense row-major block of dims fbox->dims; copies the box of
+ * fbox into the box dbox (same counts) of the array at dst (space sp). May complete
+ * asynchronously like gbp_mem_write. */
+int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t elsize,
+                 const gbp_box *fbox, void *dst, const gbp_box *dbox);
+
+/* Copies the box sbox of the host array `src` into the box dbox (same counts) of dst in space sp.
+ * Synchronous. Used for values from metadata, decompressed blocks, transposed reads. */
+int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t elsize,
+                    const gbp_box *sbox, void *dst, const gbp_box *dbox);
+
+/* Copies n bytes from `src` in space sp into host memory (synchronous). */
+int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const void *src, size_t n);
+
+/* Waits for every transfer queued on m; returns the first failure (status and message kept). */
+int gbp_mem_sync(gbp_mem *m);
+
+/* Host bytes the context holds now (pinned pool, bounce buffers), for footprint queries. */
+size_t gbp_mem_footprint(const gbp_mem *m);
+
+#endif /* GBP_MEMSPACE_H */

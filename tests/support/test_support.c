@@ -1,0 +1,92 @@
+#include "test_support.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *ts_shared_dir(void)
+{
+    const char *s = getenv("GPUBP_SHARED_DIR");
+    return s && *s ? s : "../shared";
+}
+
+static char tmpdir[4096];
+
+static void rm_rf(const char *p)
+{
+    char cmd[8300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", p);
+    if (system(cmd) != 0) fprintf(stderr, "warning: cannot remove %s\n", p);
+}
+
+const char *ts_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        const char *base = getenv("GPUBP_TEST_TMP");
+        if (base && *base) {
+            snprintf(tmpdir, sizeof tmpdir, "%s.%ld", base, (long)getpid());
+            rm_rf(tmpdir);
+            if (mkdir(tmpdir, 0777) != 0) {
+                fprintf(stderr, "cannot create %s: %s\n", tmpdir, strerror(errno));
+                abort();
+            }
+        } else {
+            snprintf(tmpdir, sizeof tmpdir, "/tmp/gpubp-test-XXXXXX");
+            if (!mkdtemp(tmpdir)) abort();
+        }
+    }
+    return tmpdir;
+}
+
+const char *ts_path(const char *name)
+{
+    static char slots[8][4096];
+    static int next;
+    char *s = slots[next++ % 8];
+    snprintf(s, 4096, "%s/%s", ts_tmpdir(), name);
+    return s;
+}
+
+int ts_bp4check(const char *dataset)
+{
+    const char *tool = getenv("GPUBP_BP4CHECK");
+    char defpath[4096];
+    if (!tool || !*tool) {
+        snprintf(defpath, sizeof defpath, "%s/tools/bp4check.py", ts_shared_dir());
+        tool = defpath;
+    }
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s' > /dev/null", tool, dataset);
+    int st = system(cmd);
+    if (st == -1 || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
+}
+
+char *ts_read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = '\0';
+    fclose(f);
+    return b;
+}
+
+int ts_copy_dataset(const char *src, const char *dst)
+{
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp '%s'/* '%s'/", dst, dst, src, dst);
+    return system(cmd) == 0 ? 0 : -1;
+}

@@ -1,0 +1,37 @@
+/* Shared helpers for the CMocka tests. */
+#ifndef GPUBP_TEST_SUPPORT_H
+#define GPUBP_TEST_SUPPORT_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "gpubp.h"
+
+#define TS_SKIP_CODE 77
+
+/* The shared/ folder (env GPUBP_SHARED_DIR, else ../shared relative to the source tree). */
+const char *ts_shared_dir(void);
+/* A fresh empty scratch directory for this test process; created on first use. */
+const char *ts_tmpdir(void);
+/* ts_tmpdir() + "/" + name, in a static rotating buffer (8 slots). */
+const char *ts_path(const char *name);
+/* Runs shared/tools/bp4check.py on a dataset; returns its exit status (0 = consistent). */
+int ts_bp4check(const char *dataset);
+/* Reads a whole text file into a new NUL-terminated buffer (caller frees), NULL if absent. */
+char *ts_read_text(const char *path);
+/* Copies a dataset directory (files only) to dst. Returns 0 on success. */
+int ts_copy_dataset(const char *src, const char *dst);
+
+/* assert a libgpubp call returned GPUBP_OK, printing gpubp_last_error() otherwise */
+#define TS_OK(expr)                                                                  \
+    do {                                                                             \
+        int ts_rc_ = (expr);                                                         \
+        if (ts_rc_ != GPUBP_OK) print_error("%s -> %d (%s): %s\n", #expr, ts_rc_,    \
+                                            gpubp_strerror(ts_rc_), gpubp_last_error()); \
+        assert_int_equal(ts_rc_, GPUBP_OK);                                          \
+    } while (0)
+
+#endif
