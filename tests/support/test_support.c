@@ -90,3 +90,66 @@ int ts_copy_dataset(const char *src, const char *dst)
     snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s' && cp '%s'/* '%s'/", dst, dst, src, dst);
     return system(cmd) == 0 ? 0 : -1;
 }
+
+long ts_file_size(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    return (long)st.st_size;
+}
+
+unsigned char *ts_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
+    if (b && n > 0 && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b && len) *len = (size_t)n;
+    return b;
+}
+
+int ts_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = n == 0 || fwrite(data, 1, n, f) == n;
+    if (fclose(f) != 0) ok = 0;
+    return ok ? 0 : -1;
+}
+
+int ts_file_byte(const char *path, long off)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    int c = -1;
+    if (fseek(f, off, SEEK_SET) == 0) c = fgetc(f);
+    fclose(f);
+    return c == EOF ? -1 : c;
+}
+
+const char *ts_join(const char *dir, const char *name)
+{
+    static char slots[8][4096];
+    static int next;
+    char *s = slots[next++ % 8];
+    snprintf(s, 4096, "%s/%s", dir, name);
+    return s;
+}
+
+int ts_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void ts_remove_tree(const char *path)
+{
+    rm_rf(path);
+}

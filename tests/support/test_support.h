@@ -34,4 +34,35 @@ int ts_copy_dataset(const char *src, const char *dst);
         assert_int_equal(ts_rc_, GPUBP_OK);                                          \
     } while (0)
 
+/* ---- added for the api/interop/format/io suites ------------------------------------------- */
+
+/* Size of a file in bytes, or -1 if it cannot be stat'ed. */
+long ts_file_size(const char *path);
+/* Reads a whole file (binary) into a new buffer (caller frees); *len gets its size. NULL if absent. */
+unsigned char *ts_read_file(const char *path, size_t *len);
+/* Creates or replaces a file with n bytes. Returns 0 on success. */
+int ts_write_file(const char *path, const void *data, size_t n);
+/* Byte `off` of a file, or -1 if it cannot be read. */
+int ts_file_byte(const char *path, long off);
+/* path1/path2 joined in a static rotating buffer (8 slots). */
+const char *ts_join(const char *dir, const char *name);
+/* 1 if path exists (any kind), else 0. */
+int ts_exists(const char *path);
+/* rm -rf path (scratch only). */
+void ts_remove_tree(const char *path);
+
+/* assert a libgpubp call returned exactly `status` (a failure status) and that it left a
+ * non-empty gpubp_last_error() message */
+#define TS_ERR(expr, status)                                                         \
+    do {                                                                             \
+        int ts_rc_ = (expr);                                                         \
+        if (ts_rc_ != (status)) print_error("%s -> %d (%s), expected %d (%s): %s\n",  \
+                                            #expr, ts_rc_, gpubp_strerror(ts_rc_),   \
+                                            (int)(status), gpubp_strerror(status),   \
+                                            gpubp_last_error());                     \
+        assert_int_equal(ts_rc_, (status));                                          \
+        assert_non_null(gpubp_last_error());                                         \
+        assert_true(gpubp_last_error()[0] != '\0');                                  \
+    } while (0)
+
 #endif
