@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, the Debian packages that building and testing libgpubp needs, when one is
+# missing; does nothing (and needs no network) when all are there. Extra package names given as
+# arguments are installed too. Runs apt-get directly as root, through sudo otherwise.
+#
+#   ./scripts/install-deps.sh [package ...]
+set -euo pipefail
+
+# A package counts as present when dpkg has it or when what it provides is already on the machine
+# (a cmake or python3 installed another way serves as well).
+present() {
+    if dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; then
+        return 0
+    fi
+    case "$1" in
+    build-essential) command -v cc >/dev/null && command -v make >/dev/null ;;
+    cmake) command -v cmake >/dev/null ;;
+    pkg-config) command -v pkg-config >/dev/null ;;
+    python3) command -v python3 >/dev/null ;;
+    zlib1g-dev) [ -e /usr/include/zlib.h ] ;;
+    libcmocka-dev) command -v pkg-config >/dev/null && pkg-config --exists cmocka ;;
+    valgrind) command -v valgrind >/dev/null ;;
+    *) return 1 ;;
+    esac
+}
+
+want=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev python3 "$@")
+missing=()
+for p in "${want[@]}"; do
+    present "$p" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+if ! command -v apt-get >/dev/null; then
+    echo "install-deps: no apt-get here; install these yourself: ${missing[*]}" >&2
+    exit 1
+fi
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: not root and no sudo" >&2; exit 1; }
+    sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq </dev/null
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
