@@ -1,42 +1,564 @@
-/* The memory-space context. This first version knows host memory only: writes go straight from
- * the user's buffer to the file (minmax computed chunk by chunk while the chunk is in cache);
- * strided boxes are packed through a bounded bounce buffer. Device backends plug in here. */
+/* The memory-space context of one file.
+ *
+ * Host memory: writes go straight from the user's buffer to the file (min/max computed chunk by
+ * chunk while the chunk is in cache); strided boxes are packed through a bounded bounce buffer;
+ * reads pread each contiguous run into place.
+ *
+ * Device memory (CUDA, or the simulated device): the staging pipeline of DESIGN.md section 5.
+ * A pool of `pool_slots` pinned slots of `chunk_bytes`, allocated once at the first device
+ * transfer, and `io_threads` I/O threads. A write cuts the block into chunks; for each chunk the
+ * caller's thread takes slot i mod N (waiting until it is free), queues the device-to-host copy
+ * into it on the library's stream, records the slot's event and hands the slot to the I/O
+ * threads, which wait for the event, pwrite the slot and free it. A read mirrors it: the I/O
+ * thread preads the file span of the chunk into the slot and queues the (strided) host-to-device
+ * copies out of it, recording the slot's event; the slot is reused only once that event completed.
+ * Min/max of device blocks: a reduction on the device whose result lands in pinned memory and is
+ * handed to the caller's pointers at gbp_mem_sync. The first failure of any thread is kept, with
+ * its message and native code, and reported by gbp_mem_sync on the caller's thread. */
 #include "box.h"
+#include "devops.h"
 #include "fileio.h"
+#include "simdev.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_MINMAX_CHUNK ((size_t)1 << 20)
+#define GBP_DIRECT_ALIGN ((size_t)4096)
+#define GBP_MM_PAGE_ENTRIES 256
+#define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
+#define GBP_MAX_DIRECT_FDS 16
+
+/* ---- test hook: injected I/O failures in the pipeline ---------------------------------------- */
+static atomic_long fail_io = -1;
+void gbp_sim_fail_io_after(long n) { atomic_store(&fail_io, n); }
+static int io_fail_now(void)
+{
+    long v = atomic_load(&fail_io);
+    while (v >= 0) {
+        if (atomic_compare_exchange_weak(&fail_io, &v, v - 1)) return v == 0;
+    }
+    return 0;
+}
+
+typedef struct slot {
+    uint8_t *buf;  /* pinned, slot_alloc bytes */
+    void *ev;
+    int busy;      /* handed to an I/O thread */
+    int ev_pending; /* host-to-device copies out of it may still run: wait ev before reuse */
+} slot;
+
+typedef struct job {
+    int is_read;
+    int slot;
+    int fd;
+    uint64_t off;  /* file offset of the first byte */
+    size_t len;    /* bytes */
+    /* reads: the chunk as a box of the file block and of the destination, and the destination */
+    gbp_box fa, da;
+    size_t span_off; /* byte offset in the block of the span's first byte */
+    size_t elsize;
+    void *dst;
+} job;
+
+typedef struct mm_pending {
+    void *min, *max;
+    int type;
+    uint8_t *entry; /* pinned: min then max */
+} mm_pending;
+
+typedef struct mm_page {
+    uint8_t *mem; /* pinned, GBP_MM_PAGE_ENTRIES * GBP_MM_ENTRY */
+    struct mm_page *next;
+} mm_page;
+
+typedef struct direct_fd {
+    int fd, dfd, rd;
+    dev_t dev;
+    ino_t ino;
+} direct_fd;
 
 struct gbp_mem {
     gbp_params params;
     uint8_t *bounce; /* host bounce buffer for strided boxes, GBP_BOUNCE_BYTES */
-    int first_error;
+
+    /* device backend */
+    const gbp_devops *ops; /* NULL: host only */
+    void *dctx;
+    int dev_state;         /* 0 not opened yet, 1 ready, -1 unavailable */
+    void *user_stream;
+
+    /* pool and I/O threads */
+    int pool_ready;
+    int nslots, nthreads;
+    size_t slot_bytes, slot_alloc;
+    slot *slots;
+    int next_slot;
+    pthread_t *threads;
+    int threads_started;
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    job *queue; /* ring of nslots */
+    int q_head, q_len;
+    int inflight;
+    int stop;
+    void *misc_ev;
+
+    /* first failure since the last sync */
+    int err;
+    int err_native;
+    char err_msg[512];
+
+    /* min/max results on their way */
+    mm_page *pages;
+    size_t mm_used; /* entries used over all pages */
+    mm_pending *pend;
+    size_t npend, cap_pend;
+
+    direct_fd dfds[GBP_MAX_DIRECT_FDS];
+    int ndfds;
 };
 
+/* ---- context --------------------------------------------------------------------------------- */
 int gbp_mem_open(gbp_mem **out, const gbp_params *params)
 {
     gbp_mem *m = gbp_calloc(1, sizeof *m);
     if (!m) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     m->params = *params;
+    m->ops = params->simulated_device ? gbp_sim_ops() : gbp_cuda_ops();
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->cv, NULL);
     *out = m;
     return GPUBP_OK;
+}
+
+static void stop_threads(gbp_mem *m)
+{
+    if (!m->threads_started) return;
+    pthread_mutex_lock(&m->lock);
+    m->stop = 1;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->lock);
+    for (int i = 0; i < m->threads_started; i++) pthread_join(m->threads[i], NULL);
+    m->threads_started = 0;
 }
 
 void gbp_mem_close(gbp_mem *m)
 {
     if (!m) return;
+    if (m->pool_ready) {
+        (void)gbp_mem_sync(m); /* nothing may still write into freed slots */
+        gbp_error_clear();
+    }
+    stop_threads(m);
+    if (m->dctx) {
+        for (int i = 0; m->slots && i < m->nslots; i++) {
+            if (m->slots[i].ev) m->ops->event_destroy(m->dctx, m->slots[i].ev);
+            m->ops->host_free(m->dctx, m->slots[i].buf, m->slot_alloc);
+        }
+        if (m->misc_ev) m->ops->event_destroy(m->dctx, m->misc_ev);
+        for (mm_page *p = m->pages, *n; p; p = n) {
+            n = p->next;
+            m->ops->host_free(m->dctx, p->mem, GBP_MM_PAGE_ENTRIES * GBP_MM_ENTRY);
+            gbp_free(p);
+        }
+        m->ops->close(m->dctx);
+    }
+    for (int i = 0; i < m->ndfds; i++)
+        if (m->dfds[i].dfd >= 0) close(m->dfds[i].dfd);
+    gbp_free(m->slots);
+    gbp_free(m->threads);
+    gbp_free(m->queue);
+    gbp_free(m->pend);
     gbp_free(m->bounce);
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->lock);
     gbp_free(m);
 }
 
-int gbp_mem_has_device(const gbp_mem *m) { (void)m; return 0; }
+/* Opens the backend context on first use. Returns 1 when a device is usable. */
+static int dev_open(gbp_mem *m)
+{
+    if (m->dev_state == 0) {
+        m->dev_state = -1;
+        if (m->ops && m->ops->open(&m->dctx) == GPUBP_OK) m->dev_state = 1;
+        gbp_error_clear();
+    }
+    return m->dev_state == 1;
+}
+
+int gbp_mem_has_device(const gbp_mem *m)
+{
+    return dev_open((gbp_mem *)m); /* the context is opened lazily; m is not const in spirit */
+}
 
 int gbp_mem_detect(gbp_mem *m, const void *ptr, gpubp_memory_space *space)
 {
-    (void)m; (void)ptr;
     *space = GPUBP_MEM_HOST;
+    if (!ptr || !dev_open(m)) return GPUBP_OK;
+    return m->ops->query(m->dctx, ptr, space);
+}
+
+static int device_unsupported(const gbp_mem *m)
+{
+    if (m->ops)
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                         "GPU memory: no usable %s device (none present, or its runtime failed)",
+                         m->ops->name);
+    return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                     "GPU memory is not supported by this build of libgpubp (built without CUDA)");
+}
+
+int gbp_mem_set_stream(gbp_mem *m, void *stream)
+{
+    if (!dev_open(m)) return device_unsupported(m);
+    GBP_FORWARD_IF_ERROR(m->ops->set_user_stream(m->dctx, stream));
+    m->user_stream = stream;
+    return GPUBP_OK;
+}
+
+/* ---- errors of the pipeline ------------------------------------------------------------------ */
+/* Keeps the first failure (the message of gbp_error on this thread). Caller holds m->lock. */
+static void keep_error_locked(gbp_mem *m, int rc)
+{
+    if (rc >= 0 || m->err) return;
+    m->err = rc;
+    m->err_native = gbp_error_native();
+    snprintf(m->err_msg, sizeof m->err_msg, "%s", gbp_error_message());
+}
+
+static int keep_error(gbp_mem *m, int rc)
+{
+    if (rc >= 0) return rc;
+    pthread_mutex_lock(&m->lock);
+    keep_error_locked(m, rc);
+    pthread_mutex_unlock(&m->lock);
+    return rc;
+}
+
+static int has_error(gbp_mem *m)
+{
+    pthread_mutex_lock(&m->lock);
+    int e = m->err;
+    pthread_mutex_unlock(&m->lock);
+    return e;
+}
+
+/* ---- O_DIRECT descriptors -------------------------------------------------------------------- */
+/* A second descriptor of the same file opened with O_DIRECT, cached by (fd, device, inode) so that
+ * a reused descriptor number is never confused with an older file. -1: not possible (tmpfs...),
+ * buffered I/O is used. Called by I/O threads under m->lock. */
+static int direct_fd_locked(gbp_mem *m, int fd, int rd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0) return -1;
+    for (int i = 0; i < m->ndfds; i++) {
+        direct_fd *d = &m->dfds[i];
+        if (d->fd == fd && d->rd == rd && d->dev == st.st_dev && d->ino == st.st_ino) return d->dfd;
+    }
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int dfd = open(path, (rd ? O_RDONLY : O_WRONLY) | O_DIRECT | O_CLOEXEC);
+    direct_fd *d;
+    if (m->ndfds < GBP_MAX_DIRECT_FDS) {
+        d = &m->dfds[m->ndfds++];
+    } else { /* recycle the oldest entry */
+        d = &m->dfds[0];
+        if (d->dfd >= 0) close(d->dfd);
+    }
+    d->fd = fd;
+    d->rd = rd;
+    d->dev = st.st_dev;
+    d->ino = st.st_ino;
+    d->dfd = dfd;
+    return dfd;
+}
+
+static int pwrite_direct(int dfd, int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+    /* p is aligned like off (p % 4096 == off % 4096): direct for the whole pages inside */
+    uint64_t a = (off + GBP_DIRECT_ALIGN - 1) & ~(uint64_t)(GBP_DIRECT_ALIGN - 1);
+    uint64_t e = (off + n) & ~(uint64_t)(GBP_DIRECT_ALIGN - 1);
+    if (dfd < 0 || e <= a) return gbp_pwrite_all(fd, p, n, off, "data file");
+    if (a > off) GBP_FORWARD_IF_ERROR(gbp_pwrite_all(fd, p, a - off, off, "data file"));
+    GBP_FORWARD_IF_ERROR(gbp_pwrite_all(dfd, p + (a - off), e - a, a, "data file (O_DIRECT)"));
+    if (off + n > e) GBP_FORWARD_IF_ERROR(gbp_pwrite_all(fd, p + (e - off), off + n - e, e, "data file"));
+    return GPUBP_OK;
+}
+
+/* ---- I/O threads ----------------------------------------------------------------------------- */
+typedef struct h2d_ctx {
+    gbp_mem *m;
+    const uint8_t *src; /* the slot byte that holds the block's byte span_off */
+    size_t span_off;
+    uint8_t *dst;
+} h2d_ctx;
+
+static int h2d_piece(void *vc, const gbp_piece *p)
+{
+    h2d_ctx *c = vc;
+    gbp_copy3d k = {c->src + (p->a_off - c->span_off), c->dst + p->b_off, p->width, p->height,
+                    p->depth, p->apitch, p->aslice, p->bpitch, p->bslice, GBP_COPY_H2D};
+    return c->m->ops->copy_async(c->m->dctx, &k);
+}
+
+static int run_job(gbp_mem *m, job *j)
+{
+    slot *s = &m->slots[j->slot];
+    size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
+    if (!j->is_read) {
+        GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
+        if (has_error(m)) return GPUBP_OK; /* an earlier failure: write nothing more */
+        if (io_fail_now())
+            return gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
+                             "(injected)", (unsigned long long)j->off, strerror(EIO));
+        if (m->params.direct_io) {
+            pthread_mutex_lock(&m->lock);
+            int dfd = direct_fd_locked(m, j->fd, 0);
+            pthread_mutex_unlock(&m->lock);
+            return pwrite_direct(dfd, j->fd, s->buf + shift, j->len, j->off);
+        }
+        return gbp_pwrite_all(j->fd, s->buf, j->len, j->off, "data file");
+    }
+    if (has_error(m)) return GPUBP_OK;
+    if (io_fail_now())
+        return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
+                         "(injected)", (unsigned long long)j->off, strerror(EIO));
+    int done = 0;
+    if (m->params.direct_io) {
+        pthread_mutex_lock(&m->lock);
+        int dfd = direct_fd_locked(m, j->fd, 1);
+        pthread_mutex_unlock(&m->lock);
+        if (dfd >= 0) {
+            uint64_t a = j->off - shift;
+            size_t n = (shift + j->len + GBP_DIRECT_ALIGN - 1) & ~(GBP_DIRECT_ALIGN - 1);
+            size_t got = 0;
+            int rc = gbp_pread_some(dfd, s->buf, n, a, &got, "data file (O_DIRECT)");
+            if (rc == GPUBP_OK && got >= shift + j->len) done = 1;
+            gbp_error_clear(); /* on any trouble, read it again through the page cache */
+        }
+    }
+    if (!done) GBP_FORWARD_IF_ERROR(gbp_pread_all(j->fd, s->buf + shift, j->len, j->off, "data file"));
+    h2d_ctx c = {m, s->buf + shift, j->span_off, j->dst};
+    GBP_FORWARD_IF_ERROR(gbp_box_walk3d(&j->fa, &j->da, j->elsize, h2d_piece, &c));
+    return m->ops->event_record(m->dctx, s->ev);
+}
+
+static void *io_main(void *arg)
+{
+    gbp_mem *m = arg;
+    int bound = m->ops->bind_thread(m->dctx);
+    pthread_mutex_lock(&m->lock);
+    for (;;) {
+        while (!m->q_len && !m->stop) pthread_cond_wait(&m->cv, &m->lock);
+        if (!m->q_len) break;
+        job j = m->queue[m->q_head];
+        m->q_head = (m->q_head + 1) % m->nslots;
+        m->q_len--;
+        pthread_mutex_unlock(&m->lock);
+
+        int rc = bound != GPUBP_OK ? bound : run_job(m, &j);
+
+        pthread_mutex_lock(&m->lock);
+        keep_error_locked(m, rc);
+        m->slots[j.slot].busy = 0;
+        if (j.is_read) m->slots[j.slot].ev_pending = 1;
+        m->inflight--;
+        pthread_cond_broadcast(&m->cv);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+static int default_io_threads(const gbp_params *p)
+{
+    if (p->io_threads > 0) return p->io_threads;
+    return p->pool_slots > 0 ? p->pool_slots : 4;
+}
+
+/* The pool, its events and the I/O threads, once per file at the first device transfer. */
+static int pool_open(gbp_mem *m)
+{
+    if (m->pool_ready) return GPUBP_OK;
+    if (!dev_open(m)) return device_unsupported(m);
+    m->nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
+    m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
+    m->slot_alloc = m->slot_bytes + (m->params.direct_io ? 2 * GBP_DIRECT_ALIGN : 0);
+    m->nthreads = default_io_threads(&m->params);
+    m->slots = gbp_calloc((size_t)m->nslots, sizeof *m->slots);
+    m->queue = gbp_calloc((size_t)m->nslots, sizeof *m->queue);
+    m->threads = gbp_calloc((size_t)m->nthreads, sizeof *m->threads);
+    if (!m->slots || !m->queue || !m->threads)
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
+    for (int i = 0; i < m->nslots; i++) {
+        GBP_FORWARD_IF_ERROR(m->ops->host_alloc(m->dctx, (void **)&m->slots[i].buf, m->slot_alloc));
+        GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->slots[i].ev));
+    }
+    GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->misc_ev));
+    for (int i = 0; i < m->nthreads; i++) {
+        int e = pthread_create(&m->threads[i], NULL, io_main, m);
+        if (e) return gbp_error(GPUBP_ERR_IO, e, "cannot start an I/O thread: %s", strerror(e));
+        m->threads_started++;
+    }
+    m->pool_ready = 1;
+    return GPUBP_OK;
+}
+
+/* Takes slot next mod N, waiting until it is free and copies out of it have completed. */
+static int slot_acquire(gbp_mem *m, int *out)
+{
+    pthread_mutex_lock(&m->lock);
+    int i = m->next_slot;
+    while (m->slots[i].busy) pthread_cond_wait(&m->cv, &m->lock);
+    m->next_slot = (i + 1) % m->nslots;
+    int pending = m->slots[i].ev_pending;
+    m->slots[i].ev_pending = 0;
+    m->slots[i].busy = 1;
+    pthread_mutex_unlock(&m->lock);
+    if (pending) {
+        int rc = m->ops->event_wait(m->dctx, m->slots[i].ev);
+        if (rc < 0) {
+            keep_error(m, rc);
+            pthread_mutex_lock(&m->lock);
+            m->slots[i].busy = 0;
+            pthread_mutex_unlock(&m->lock);
+            return rc;
+        }
+    }
+    *out = i;
+    return GPUBP_OK;
+}
+
+static void slot_release(gbp_mem *m, int i)
+{
+    pthread_mutex_lock(&m->lock);
+    m->slots[i].busy = 0;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void submit(gbp_mem *m, const job *j)
+{
+    pthread_mutex_lock(&m->lock);
+    m->queue[(m->q_head + m->q_len) % m->nslots] = *j;
+    m->q_len++;
+    m->inflight++;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- device min/max -------------------------------------------------------------------------- */
+static int mm_entry(gbp_mem *m, uint8_t **entry)
+{
+    size_t page = m->mm_used / GBP_MM_PAGE_ENTRIES, at = m->mm_used % GBP_MM_PAGE_ENTRIES;
+    mm_page **pp = &m->pages;
+    for (size_t i = 0; i < page && *pp; i++) pp = &(*pp)->next;
+    if (!*pp) {
+        mm_page *p = gbp_calloc(1, sizeof *p);
+        if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (min/max results)");
+        int rc = m->ops->host_alloc(m->dctx, (void **)&p->mem, GBP_MM_PAGE_ENTRIES * GBP_MM_ENTRY);
+        if (rc) {
+            gbp_free(p);
+            return rc;
+        }
+        *pp = p;
+    }
+    *entry = (*pp)->mem + at * GBP_MM_ENTRY;
+    m->mm_used++;
+    return GPUBP_OK;
+}
+
+typedef struct mm_ctx {
+    gbp_mem *m;
+    int type;
+    const uint8_t *base;
+} mm_ctx;
+
+static int mm_piece(void *vc, const gbp_piece *p)
+{
+    mm_ctx *c = vc;
+    return c->m->ops->minmax_region(c->m->dctx, c->type, c->base + p->a_off, p->width, p->height,
+                                    p->depth, p->apitch, p->aslice);
+}
+
+static int device_minmax(gbp_mem *m, const void *base, int type, const gbp_box *src, void *min,
+                         void *max)
+{
+    if (m->npend == m->cap_pend) {
+        size_t cap = m->cap_pend ? m->cap_pend * 2 : 64;
+        mm_pending *p = gbp_realloc(m->pend, cap * sizeof *p);
+        if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (min/max results)");
+        m->pend = p;
+        m->cap_pend = cap;
+    }
+    uint8_t *entry = NULL;
+    GBP_FORWARD_IF_ERROR(mm_entry(m, &entry));
+    GBP_FORWARD_IF_ERROR(m->ops->minmax_begin(m->dctx, type));
+    mm_ctx c = {m, type, base};
+    GBP_FORWARD_IF_ERROR(gbp_box_walk3d(src, src, gbp_type_size(type), mm_piece, &c));
+    GBP_FORWARD_IF_ERROR(m->ops->minmax_end(m->dctx, type, entry));
+    m->pend[m->npend++] = (mm_pending){min, max, type, entry};
+    return GPUBP_OK;
+}
+
+/* ---- writes ---------------------------------------------------------------------------------- */
+typedef struct d2h_ctx {
+    gbp_mem *m;
+    const uint8_t *src;
+    uint8_t *dst;
+} d2h_ctx;
+
+static int d2h_piece(void *vc, const gbp_piece *p)
+{
+    d2h_ctx *c = vc;
+    gbp_copy3d k = {c->src + p->a_off, c->dst + p->b_off, p->width, p->height, p->depth,
+                    p->apitch, p->aslice, p->bpitch, p->bslice, GBP_COPY_D2H};
+    return c->m->ops->copy_async(c->m->dctx, &k);
+}
+
+static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int type,
+                        const gbp_box *src, void *min, void *max)
+{
+    GBP_FORWARD_IF_ERROR(pool_open(m));
+    size_t elsize = gbp_type_size(type);
+    GBP_RETURN_ERROR_IF(elsize == 0, GPUBP_ERR_INVALID_ARG, "gbp_mem_write: bad type %d", type);
+    if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+    if (min && max && gbp_box_elements(src) > 0)
+        GBP_FORWARD_IF_ERROR(device_minmax(m, base, type, src, min, max));
+    size_t limit = m->slot_bytes;
+    if (limit < elsize) limit = elsize;
+    gbp_chunker ch;
+    gbp_chunker_init(&ch, src, elsize, limit, 0);
+    gbp_chunk c;
+    while (gbp_chunker_next(&ch, &c)) {
+        if (has_error(m)) return GPUBP_OK; /* reported by gbp_mem_sync */
+        int s;
+        GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
+        uint64_t foff = off + c.packed_off;
+        size_t shift = m->params.direct_io ? (size_t)(foff % GBP_DIRECT_ALIGN) : 0;
+        gbp_box dense;
+        gbp_box_dense(&dense, src->ndims, c.count);
+        d2h_ctx dc = {m, base, m->slots[s].buf + shift};
+        int rc = gbp_box_walk3d(&c.a, &dense, elsize, d2h_piece, &dc);
+        if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, m->slots[s].ev);
+        if (rc < 0) {
+            slot_release(m, s);
+            return keep_error(m, rc);
+        }
+        job j;
+        memset(&j, 0, sizeof j);
+        j.slot = s;
+        j.fd = fd;
+        j.off = foff;
+        j.len = c.bytes;
+        submit(m, &j);
+    }
     return GPUBP_OK;
 }
 
@@ -47,12 +569,6 @@ static int need_bounce(gbp_mem *m)
         if (!m->bounce) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (bounce buffer)");
     }
     return GPUBP_OK;
-}
-
-static int device_unsupported(void)
-{
-    return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
-                     "GPU memory is not supported by this build of libgpubp (built without CUDA)");
 }
 
 typedef struct pack_ctx {
@@ -103,7 +619,10 @@ static int pack_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const void *base,
                   int type, const gbp_box *src, void *min, void *max)
 {
-    if (sp == GPUBP_MEM_GPU) return device_unsupported();
+    if (sp == GPUBP_MEM_GPU) {
+        if (!dev_open(m)) return device_unsupported(m);
+        return device_write(m, fd, off, base, type, src, min, max);
+    }
     size_t elsize = gbp_type_size(type);
     size_t n = gbp_box_elements(src);
     if (gbp_box_is_contiguous(src)) {
@@ -129,6 +648,40 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
     return flush_bounce(&c);
 }
 
+/* ---- reads ----------------------------------------------------------------------------------- */
+static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gbp_box *fbox,
+                       void *dst, const gbp_box *dbox)
+{
+    GBP_FORWARD_IF_ERROR(pool_open(m));
+    GBP_RETURN_ERROR_IF(elsize == 0, GPUBP_ERR_INVALID_ARG, "gbp_mem_read: element size 0");
+    if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+    /* direct I/O reads whole pages around the span: keep room for the alignment on both ends */
+    size_t limit = m->slot_bytes;
+    if (limit < elsize) limit = elsize;
+    gbp_chunker ch;
+    gbp_chunker_init(&ch, fbox, elsize, limit, 1);
+    gbp_chunk c;
+    while (gbp_chunker_next(&ch, &c)) {
+        if (has_error(m)) return GPUBP_OK;
+        int s;
+        GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
+        job j;
+        memset(&j, 0, sizeof j);
+        j.is_read = 1;
+        j.slot = s;
+        j.fd = fd;
+        j.off = off + c.span_off;
+        j.len = c.span;
+        j.fa = c.a;
+        gbp_box_sub(&j.da, dbox, c.rel, c.count);
+        j.span_off = c.span_off;
+        j.elsize = elsize;
+        j.dst = dst;
+        submit(m, &j);
+    }
+    return GPUBP_OK;
+}
+
 typedef struct read_ctx {
     int fd;
     uint64_t off;
@@ -144,10 +697,35 @@ static int read_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t elsize,
                  const gbp_box *fbox, void *dst, const gbp_box *dbox)
 {
-    (void)m;
-    if (sp == GPUBP_MEM_GPU) return device_unsupported();
+    if (sp == GPUBP_MEM_GPU) {
+        if (!dev_open(m)) return device_unsupported(m);
+        return device_read(m, fd, off, elsize, fbox, dst, dbox);
+    }
     read_ctx c = {fd, off, dst};
     return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
+}
+
+/* ---- synchronous small copies ---------------------------------------------------------------- */
+typedef struct sync_ctx {
+    gbp_mem *m;
+    const uint8_t *src;
+    uint8_t *dst;
+    gbp_copy_kind kind;
+} sync_ctx;
+
+static int sync_piece(void *vc, const gbp_piece *p)
+{
+    sync_ctx *c = vc;
+    gbp_copy3d k = {c->src + p->a_off, c->dst + p->b_off, p->width, p->height, p->depth,
+                    p->apitch, p->aslice, p->bpitch, p->bslice, c->kind};
+    return c->m->ops->copy_async(c->m->dctx, &k);
+}
+
+static int wait_misc(gbp_mem *m)
+{
+    if (!m->misc_ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->misc_ev));
+    GBP_FORWARD_IF_ERROR(m->ops->event_record(m->dctx, m->misc_ev));
+    return m->ops->event_wait(m->dctx, m->misc_ev);
 }
 
 typedef struct scatter_ctx {
@@ -165,24 +743,71 @@ static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t elsize,
                     const gbp_box *sbox, void *dst, const gbp_box *dbox)
 {
-    (void)m;
-    if (sp == GPUBP_MEM_GPU) return device_unsupported();
+    if (sp == GPUBP_MEM_GPU) {
+        if (!dev_open(m)) return device_unsupported(m);
+        if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+        sync_ctx c = {m, src, dst, GBP_COPY_H2D};
+        GBP_FORWARD_IF_ERROR(gbp_box_walk3d(sbox, dbox, elsize, sync_piece, &c));
+        return wait_misc(m);
+    }
     scatter_ctx c = {src, dst};
     return gbp_box_foreach_run(sbox, dbox, elsize, scatter_run, &c);
 }
 
 int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const void *src, size_t n)
 {
-    (void)m;
-    if (sp == GPUBP_MEM_GPU) return device_unsupported();
+    if (sp == GPUBP_MEM_GPU) {
+        if (!dev_open(m)) return device_unsupported(m);
+        if (n == 0) return GPUBP_OK;
+        if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+        gbp_copy3d k = {src, dst_host, n, 1, 1, 0, 0, 0, 0, GBP_COPY_D2H};
+        GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
+        return wait_misc(m);
+    }
     memcpy(dst_host, src, n);
     return GPUBP_OK;
 }
 
+/* ---- sync ------------------------------------------------------------------------------------ */
 int gbp_mem_sync(gbp_mem *m)
 {
-    (void)m;
+    if (!m->pool_ready && !(m->dev_state == 1 && m->npend)) return GPUBP_OK;
+    pthread_mutex_lock(&m->lock);
+    while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    int rc = m->ops->sync(m->dctx);
+    keep_error(m, rc);
+    pthread_mutex_lock(&m->lock);
+    for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
+    int err = m->err;
+    pthread_mutex_unlock(&m->lock);
+    if (!err) {
+        for (size_t i = 0; i < m->npend; i++) {
+            size_t el = gbp_type_size(m->pend[i].type);
+            memcpy(m->pend[i].min, m->pend[i].entry, el);
+            memcpy(m->pend[i].max, m->pend[i].entry + el, el);
+        }
+        if (m->user_stream) keep_error(m, m->ops->signal_user_stream(m->dctx));
+    }
+    m->npend = 0;
+    m->mm_used = 0;
+    pthread_mutex_lock(&m->lock);
+    err = m->err;
+    int native = m->err_native;
+    char msg[sizeof m->err_msg];
+    memcpy(msg, m->err_msg, sizeof msg);
+    m->err = 0;
+    m->err_native = 0;
+    m->err_msg[0] = '\0';
+    pthread_mutex_unlock(&m->lock);
+    if (err) return gbp_error(err, native, "%s", msg);
     return GPUBP_OK;
 }
 
-size_t gbp_mem_footprint(const gbp_mem *m) { return m->bounce ? GBP_BOUNCE_BYTES : 0; }
+size_t gbp_mem_footprint(const gbp_mem *m)
+{
+    size_t n = m->bounce ? GBP_BOUNCE_BYTES : 0;
+    if (m->pool_ready) n += (size_t)m->nslots * m->slot_alloc;
+    for (const mm_page *p = m->pages; p; p = p->next) n += GBP_MM_PAGE_ENTRIES * GBP_MM_ENTRY;
+    return n;
+}

@@ -66,6 +66,11 @@ int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const vo
 /* Waits for every transfer queued on m; returns the first failure (status and message kept). */
 int gbp_mem_sync(gbp_mem *m);
 
+/* Orders the device work of m after the work queued so far on the user's CUDA stream (a
+ * cudaStream_t; NULL forgets it) at each transfer, and makes that stream wait for m's work at
+ * gbp_mem_sync. NOT_SUPPORTED without a device. Backs gpubp_set_stream() of <gpubp/cuda.h>. */
+int gbp_mem_set_stream(gbp_mem *m, void *stream);
+
 /* Host bytes the context holds now (pinned pool, bounce buffers), for footprint queries. */
 size_t gbp_mem_footprint(const gbp_mem *m);
 

@@ -1,0 +1,620 @@
+/* The staging pipeline against the simulated device: chunk boundaries, a pool smaller than a
+ * block, many small blocks, strided boxes both ways, min/max, injected delays and failures,
+ * the bounded footprint, O_DIRECT, user-stream ordering. Everything is checked byte for byte
+ * against what a plain host loop computes. */
+#include "test_support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "box.h"
+#include "fileio.h"
+#include "memspace.h"
+#include "simdev.h"
+
+static gbp_params sim_params(int slots, size_t chunk, int threads)
+{
+    gbp_params p;
+    assert_int_equal(gbp_params_parse(&p, "device=simulated"), GPUBP_OK);
+    p.pool_slots = slots;
+    p.chunk_bytes = chunk;
+    p.io_threads = threads;
+    return p;
+}
+
+static int open_tmp(const char *name)
+{
+    int fd = open(ts_path(name), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static uint8_t *read_back(int fd, uint64_t off, size_t n)
+{
+    uint8_t *b = malloc(n ? n : 1);
+    assert_non_null(b);
+    assert_int_equal(gbp_pread_all(fd, b, n, off, "test"), GPUBP_OK);
+    return b;
+}
+
+/* deterministic, non-repeating pattern (so misplaced bytes show) */
+static void fill_pattern(void *p, size_t n, unsigned seed)
+{
+    uint8_t *b = p;
+    uint32_t x = 2463534242u ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        b[i] = (uint8_t)x;
+    }
+}
+
+static void fill_doubles(double *d, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++) d[i] = (double)((i * 7919u + seed) % 100003u) - 50000.5;
+}
+
+/* Packs box b of the host array `base` (row-major), the reference for a write. */
+static uint8_t *pack_ref(const void *base, const gbp_box *b, size_t el)
+{
+    size_t n = gbp_box_elements(b) * el;
+    uint8_t *out = malloc(n ? n : 1), *o = out;
+    size_t idx[GBP_MAX_DIMS] = {0};
+    if (n == 0) return out;
+    for (;;) {
+        size_t lin = 0;
+        for (size_t i = 0; i < b->ndims; i++) lin = lin * b->dims[i] + b->start[i] + idx[i];
+        memcpy(o, (const uint8_t *)base + lin * el, el);
+        o += el;
+        size_t i = b->ndims;
+        while (i > 0) {
+            i--;
+            if (++idx[i] < b->count[i]) break;
+            idx[i] = 0;
+            if (i == 0) return out;
+        }
+        if (b->ndims == 0) return out;
+    }
+}
+
+static void make_box(gbp_box *b, size_t nd, const size_t *dims, const size_t *start,
+                     const size_t *count)
+{
+    b->ndims = nd;
+    for (size_t i = 0; i < nd; i++) {
+        b->dims[i] = dims[i];
+        b->start[i] = start[i];
+        b->count[i] = count[i];
+    }
+}
+
+/* ---- box geometry ------------------------------------------------------------------------------ */
+typedef struct copy_ref {
+    const uint8_t *a;
+    uint8_t *b;
+    int pieces;
+} copy_ref;
+
+static int apply_piece(void *vc, const gbp_piece *p)
+{
+    copy_ref *c = vc;
+    c->pieces++;
+    for (size_t z = 0; z < p->depth; z++)
+        for (size_t y = 0; y < p->height; y++)
+            memcpy(c->b + p->b_off + z * p->bslice + y * p->bpitch,
+                   c->a + p->a_off + z * p->aslice + y * p->apitch, p->width);
+    return 0;
+}
+
+static void check_walk(size_t nd, const size_t *adims, const size_t *astart, const size_t *bdims,
+                       const size_t *bstart, const size_t *count, size_t el, int max_pieces)
+{
+    gbp_box a, b;
+    make_box(&a, nd, adims, astart, count);
+    make_box(&b, nd, bdims, bstart, count);
+    size_t na = 1, nb = 1;
+    for (size_t i = 0; i < nd; i++) {
+        na *= adims[i];
+        nb *= bdims[i];
+    }
+    uint8_t *src = malloc(na * el), *dst = calloc(nb, el);
+    fill_pattern(src, na * el, 7);
+    copy_ref c = {src, dst, 0};
+    assert_int_equal(gbp_box_walk3d(&a, &b, el, apply_piece, &c), 0);
+    assert_true(c.pieces <= max_pieces);
+    uint8_t *pa = pack_ref(src, &a, el), *pb = pack_ref(dst, &b, el);
+    assert_memory_equal(pa, pb, gbp_box_elements(&a) * el);
+    /* nothing outside box b was touched */
+    uint8_t *zero = calloc(nb, el);
+    uint8_t *dcopy = malloc(nb * el);
+    memcpy(dcopy, dst, nb * el);
+    gbp_box bb = b;
+    copy_ref clear = {zero, dcopy, 0};
+    assert_int_equal(gbp_box_walk3d(&bb, &bb, el, apply_piece, &clear), 0);
+    assert_memory_equal(dcopy, zero, nb * el);
+    free(src); free(dst); free(pa); free(pb); free(zero); free(dcopy);
+}
+
+static void walk3d_boxes(void **state)
+{
+    (void)state;
+    /* contiguous whole array: one piece, one row */
+    check_walk(2, (size_t[]){4, 5}, (size_t[]){0, 0}, (size_t[]){4, 5}, (size_t[]){0, 0},
+               (size_t[]){4, 5}, 8, 1);
+    /* 2-D sub-box into a dense box: one 2-D piece */
+    check_walk(2, (size_t[]){6, 7}, (size_t[]){1, 2}, (size_t[]){3, 4}, (size_t[]){0, 0},
+               (size_t[]){3, 4}, 4, 1);
+    /* 3-D sub-box to a ghosted box: one 3-D piece */
+    check_walk(3, (size_t[]){5, 6, 7}, (size_t[]){1, 2, 3}, (size_t[]){4, 5, 6},
+               (size_t[]){1, 1, 1}, (size_t[]){3, 3, 3}, 2, 1);
+    /* a column (innermost count 1): element-wide rows */
+    check_walk(2, (size_t[]){9, 5}, (size_t[]){0, 4}, (size_t[]){9, 1}, (size_t[]){0, 0},
+               (size_t[]){9, 1}, 8, 1);
+    /* 5-D box: more than 3 strided dims need several pieces */
+    check_walk(5, (size_t[]){3, 4, 3, 4, 5}, (size_t[]){1, 1, 0, 1, 1},
+               (size_t[]){2, 3, 3, 3, 4}, (size_t[]){0, 0, 0, 0, 0},
+               (size_t[]){2, 3, 3, 3, 4}, 1, 2 * 3);
+    /* count-1 dims in the middle are dropped */
+    check_walk(4, (size_t[]){3, 5, 4, 6}, (size_t[]){1, 2, 0, 1}, (size_t[]){2, 1, 4, 5},
+               (size_t[]){0, 0, 0, 0}, (size_t[]){2, 1, 4, 5}, 4, 1);
+    /* 0-d (one value) */
+    check_walk(0, NULL, NULL, NULL, NULL, NULL, 16, 1);
+}
+
+static void check_chunks(size_t nd, const size_t *dims, const size_t *start, const size_t *count,
+                         size_t el, size_t limit, int by_span)
+{
+    gbp_box b;
+    make_box(&b, nd, dims, start, count);
+    size_t total = gbp_box_elements(&b) * el;
+    uint8_t *seen = calloc(total ? total : 1, 1);
+    gbp_chunker ch;
+    gbp_chunker_init(&ch, &b, el, limit, by_span);
+    gbp_chunk c;
+    size_t next = 0;
+    int n = 0;
+    while (gbp_chunker_next(&ch, &c)) {
+        n++;
+        assert_int_equal(c.packed_off, next); /* chunks follow each other in packed order */
+        next += c.bytes;
+        if (by_span) assert_true(c.span <= limit);
+        else assert_true(c.bytes <= limit);
+        assert_true(c.bytes > 0);
+        /* the chunk's packed elements are exactly the chunk box's elements */
+        assert_int_equal(gbp_box_elements(&c.a) * el, c.bytes);
+        for (size_t i = c.packed_off; i < c.packed_off + c.bytes; i++) seen[i]++;
+        assert_true(n < 1000000);
+    }
+    assert_int_equal(next, total);
+    for (size_t i = 0; i < total; i++) assert_int_equal(seen[i], 1);
+    free(seen);
+}
+
+static void chunker_cover(void **state)
+{
+    (void)state;
+    size_t d1[] = {1000}, s1[] = {0}, c1[] = {1000};
+    check_chunks(1, d1, s1, c1, 8, 8 * 64, 0);      /* exact multiple */
+    check_chunks(1, d1, s1, c1, 8, 8 * 63 + 5, 0);  /* odd limit */
+    check_chunks(1, d1, s1, c1, 8, 8, 0);           /* one element per chunk */
+    check_chunks(1, d1, s1, c1, 8, 1 << 20, 0);     /* one chunk */
+    size_t d3[] = {7, 9, 11}, s3[] = {1, 2, 3}, c3[] = {5, 6, 7};
+    for (size_t lim = 4; lim < 2000; lim = lim * 3 + 1) {
+        check_chunks(3, d3, s3, c3, 4, lim, 0);
+        check_chunks(3, d3, s3, c3, 4, lim, 1);
+    }
+    size_t d2[] = {3, 100000}, s2[] = {0, 10}, c2[] = {3, 99990};
+    check_chunks(2, d2, s2, c2, 2, 4096, 1); /* rows longer than the limit are cut */
+}
+
+/* ---- writes ------------------------------------------------------------------------------------ */
+/* Writes box `b` of a simulated-device array through the pipeline and checks the file and
+ * min/max against host references. */
+static void write_case(gbp_params p, size_t nd, const size_t *dims, const size_t *start,
+                       const size_t *count, int type, uint64_t off)
+{
+    size_t el = gbp_type_size(type);
+    gbp_box b;
+    make_box(&b, nd, dims, start, count);
+    size_t n = 1;
+    for (size_t i = 0; i < nd; i++) n *= dims[i];
+    void *dev = gbp_sim_alloc(n * el);
+    assert_non_null(dev);
+    if (type == GPUBP_TYPE_DOUBLE) fill_doubles(dev, n, 3);
+    else fill_pattern(dev, n * el, 11);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    int fd = open_tmp("w.dat");
+    unsigned char mn[16], mx[16], rmn[16], rmx[16];
+    memset(mn, 0xAB, sizeof mn);
+    memset(mx, 0xAB, sizeof mx);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, off, dev, type, &b, mn, mx));
+    TS_OK(gbp_mem_sync(m));
+    uint8_t *ref = pack_ref(dev, &b, el);
+    size_t bytes = gbp_box_elements(&b) * el;
+    uint8_t *got = read_back(fd, off, bytes);
+    assert_memory_equal(got, ref, bytes);
+    if (bytes) {
+        gbp_minmax(type, ref, bytes / el, rmn, rmx, 0);
+        assert_memory_equal(mn, rmn, el);
+        assert_memory_equal(mx, rmx, el);
+    }
+    /* the pool bounds the host memory, whatever the block size */
+    size_t pool = (size_t)p.pool_slots * p.chunk_bytes;
+    assert_true(gbp_mem_footprint(m) >= pool);
+    assert_true(gbp_mem_footprint(m) <= pool + 2 * 4096 * (size_t)p.pool_slots + 65536);
+    gbp_mem_close(m);
+    close(fd);
+    free(ref);
+    free(got);
+    gbp_sim_free(dev);
+}
+
+static void write_chunk_boundaries(void **state)
+{
+    (void)state;
+    size_t d[] = {100000}, s[] = {0};
+    /* block sizes around multiples of the chunk: below, at, above */
+    size_t chunk = 8192;
+    size_t sizes[] = {1, 1023, 1024, 1025, 2047, 2048, 2049, 4096 * 3 + 1, 100000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        size_t c[] = {sizes[i]};
+        write_case(sim_params(4, chunk, 2), 1, d, s, c, GPUBP_TYPE_DOUBLE, 17);
+    }
+    /* a chunk size that is not a multiple of the element size */
+    size_t c[] = {5000};
+    write_case(sim_params(3, 1000, 2), 1, d, s, c, GPUBP_TYPE_DOUBLE_COMPLEX, 0);
+}
+
+static void write_pool_smaller_than_block(void **state)
+{
+    (void)state;
+    /* 2 slots of 4 KiB for a 2 MiB block, with a slow device: the caller waits for slots */
+    gbp_sim_set_delay_us(50);
+    size_t d[] = {512, 1024}, s[] = {0, 0}, c[] = {512, 1024};
+    write_case(sim_params(2, 4096, 1), 2, d, s, c, GPUBP_TYPE_FLOAT, 4096);
+    write_case(sim_params(2, 4096, 3), 2, d, s, c, GPUBP_TYPE_INT32, 1);
+    gbp_sim_reset();
+}
+
+static void write_strided_boxes(void **state)
+{
+    (void)state;
+    /* ghost cells: the box of a larger device array, 2-D to 4-D, every type */
+    size_t d2[] = {37, 41}, s2[] = {3, 5}, c2[] = {30, 33};
+    int types[] = {GPUBP_TYPE_INT8, GPUBP_TYPE_UINT16, GPUBP_TYPE_INT32, GPUBP_TYPE_UINT64,
+                   GPUBP_TYPE_FLOAT, GPUBP_TYPE_DOUBLE, GPUBP_TYPE_FLOAT_COMPLEX,
+                   GPUBP_TYPE_DOUBLE_COMPLEX};
+    for (size_t t = 0; t < sizeof types / sizeof *types; t++)
+        write_case(sim_params(3, 512, 2), 2, d2, s2, c2, types[t], 8);
+    size_t d3[] = {9, 10, 11}, s3[] = {2, 2, 2}, c3[] = {5, 6, 7};
+    write_case(sim_params(4, 100, 2), 3, d3, s3, c3, GPUBP_TYPE_DOUBLE, 0);
+    size_t d4[] = {4, 5, 6, 7}, s4[] = {1, 0, 1, 2}, c4[] = {2, 5, 4, 3};
+    write_case(sim_params(2, 256, 2), 4, d4, s4, c4, GPUBP_TYPE_INT16, 3);
+}
+
+static void write_many_small_blocks(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(4, 1 << 16, 4);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    enum { NB = 2000, EL = 13 };
+    float *dev = gbp_sim_alloc(NB * EL * sizeof(float));
+    for (int i = 0; i < NB * EL; i++) dev[i] = (float)((i * 31) % 977) - 300.0f;
+    int fd = open_tmp("small.dat");
+    float mn[NB], mx[NB];
+    for (int b = 0; b < NB; b++) {
+        gbp_box box;
+        size_t c = EL;
+        gbp_box_dense(&box, 1, &c);
+        /* payloads 64 bytes apart, like blocks behind their headers */
+        TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, (uint64_t)b * (EL * 4 + 64), dev + b * EL,
+                            GPUBP_TYPE_FLOAT, &box, &mn[b], &mx[b]));
+    }
+    TS_OK(gbp_mem_sync(m));
+    for (int b = 0; b < NB; b++) {
+        float got[EL], rmn, rmx;
+        assert_int_equal(gbp_pread_all(fd, got, sizeof got, (uint64_t)b * (EL * 4 + 64), "t"), 0);
+        assert_memory_equal(got, dev + b * EL, sizeof got);
+        gbp_minmax(GPUBP_TYPE_FLOAT, got, EL, &rmn, &rmx, 0);
+        assert_true(mn[b] == rmn && mx[b] == rmx);
+    }
+    gbp_sim_stats st;
+    gbp_sim_get_stats(&st);
+    assert_true(st.reductions >= NB);
+    gbp_mem_close(m);
+    close(fd);
+    gbp_sim_free(dev);
+}
+
+/* ---- reads ------------------------------------------------------------------------------------- */
+static void read_case(gbp_params p, size_t nd, const size_t *bdims, const size_t *fstart,
+                      const size_t *count, const size_t *ddims, const size_t *dstart, size_t el,
+                      uint64_t off)
+{
+    gbp_box fb, db;
+    make_box(&fb, nd, bdims, fstart, count);
+    make_box(&db, nd, ddims, dstart, count);
+    size_t nf = 1, nd_ = 1;
+    for (size_t i = 0; i < nd; i++) {
+        nf *= bdims[i];
+        nd_ *= ddims[i];
+    }
+    uint8_t *block = malloc(nf * el);
+    fill_pattern(block, nf * el, 5);
+    int fd = open_tmp("r.dat");
+    assert_int_equal(gbp_pwrite_all(fd, block, nf * el, off, "t"), 0);
+    uint8_t *dev = gbp_sim_alloc(nd_ * el);
+    memset(dev, 0x5A, nd_ * el);
+    uint8_t *expect = malloc(nd_ * el);
+    memset(expect, 0x5A, nd_ * el);
+    copy_ref c = {block, expect, 0};
+    assert_int_equal(gbp_box_walk3d(&fb, &db, el, apply_piece, &c), 0);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, off, el, &fb, dev, &db));
+    TS_OK(gbp_mem_sync(m));
+    assert_memory_equal(dev, expect, nd_ * el);
+    gbp_mem_close(m);
+    close(fd);
+    free(block);
+    free(expect);
+    gbp_sim_free(dev);
+}
+
+static void read_whole_and_subbox(void **state)
+{
+    (void)state;
+    size_t d1[] = {10007}, z1[] = {0};
+    read_case(sim_params(4, 4096, 2), 1, d1, z1, d1, d1, z1, 8, 123);
+    read_case(sim_params(2, 1000, 3), 1, d1, z1, d1, d1, z1, 4, 0);
+    /* the half-box of a 2-D block into a dense buffer */
+    size_t b2[] = {64, 128}, f2[] = {0, 32}, c2[] = {64, 64}, z2[] = {0, 0};
+    read_case(sim_params(4, 2048, 2), 2, b2, f2, c2, c2, z2, 8, 4096);
+    /* a 3-D sub-box into a ghosted device buffer, spans cut inside rows */
+    size_t b3[] = {13, 17, 19}, f3[] = {2, 3, 4}, c3[] = {9, 11, 13}, d3[] = {11, 13, 15},
+           s3[] = {1, 1, 1};
+    read_case(sim_params(3, 256, 2), 3, b3, f3, c3, d3, s3, 4, 7);
+    read_case(sim_params(3, 40, 2), 3, b3, f3, c3, d3, s3, 4, 7);
+    /* 5-D, odd element size */
+    size_t b5[] = {3, 4, 5, 3, 4}, f5[] = {1, 0, 1, 1, 1}, c5[] = {2, 4, 3, 2, 3},
+           z5[] = {0, 0, 0, 0, 0};
+    read_case(sim_params(2, 64, 1), 5, b5, f5, c5, c5, z5, 16, 1);
+}
+
+static void read_with_delays(void **state)
+{
+    (void)state;
+    gbp_sim_set_delay_us(100);
+    size_t b2[] = {200, 300}, f2[] = {10, 20}, c2[] = {150, 250}, z2[] = {0, 0};
+    read_case(sim_params(2, 8192, 4), 2, b2, f2, c2, c2, z2, 8, 0);
+    gbp_sim_reset();
+}
+
+/* ---- failures ---------------------------------------------------------------------------------- */
+static void failure_mid_copy(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(2, 4096, 2);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    size_t n = 64 * 1024;
+    uint8_t *dev = gbp_sim_alloc(n);
+    fill_pattern(dev, n, 9);
+    int fd = open_tmp("fail.dat");
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    gbp_sim_fail_copy_after(5); /* the 6th chunk's copy fails halfway */
+    int rc = gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL);
+    assert_true(rc == GPUBP_OK || rc == GPUBP_ERR_DEVICE);
+    rc = gbp_mem_sync(m);
+    assert_int_equal(rc, GPUBP_ERR_DEVICE);
+    assert_non_null(strstr(gbp_error_message(), "injected"));
+    assert_int_equal(gbp_error_native(), 700);
+    /* the failed chunk was never written: the file ends before it */
+    uint64_t size;
+    assert_int_equal(gbp_file_size(fd, &size, "t"), 0);
+    assert_true(size <= 5 * 4096);
+    /* the context recovers: the next transfer works */
+    gbp_sim_reset();
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_sync(m));
+    uint8_t *got = read_back(fd, 0, n);
+    assert_memory_equal(got, dev, n);
+    free(got);
+    gbp_mem_close(m);
+    close(fd);
+    gbp_sim_free(dev);
+}
+
+static void failure_mid_write_and_read(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(3, 4096, 3);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    size_t n = 100 * 1024;
+    uint8_t *dev = gbp_sim_alloc(n);
+    fill_pattern(dev, n, 13);
+    int fd = open_tmp("failw.dat");
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    gbp_sim_fail_io_after(7);
+    (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL);
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_IO);
+    assert_int_equal(gbp_error_native(), EIO);
+    assert_non_null(strstr(gbp_error_message(), "data file"));
+    /* a read failing mid-way is reported the same way, and the next one works */
+    gbp_sim_fail_io_after(-1);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_sync(m));
+    uint8_t *back = gbp_sim_alloc(n);
+    gbp_sim_fail_io_after(4);
+    (void)gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &b, back, &b);
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_IO);
+    gbp_sim_fail_io_after(-1);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &b, back, &b));
+    TS_OK(gbp_mem_sync(m));
+    assert_memory_equal(back, dev, n);
+    gbp_mem_close(m);
+    close(fd);
+    gbp_sim_free(back);
+    gbp_sim_free(dev);
+}
+
+static void failure_pinned_alloc(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(4, 4096, 2);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    size_t n = 1000;
+    uint8_t *dev = gbp_sim_alloc(n);
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    int fd = open_tmp("nomem.dat");
+    gbp_sim_fail_pinned_alloc_after(2);
+    assert_int_equal(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL),
+                     GPUBP_ERR_NOMEM);
+    gbp_mem_close(m); /* frees the slots that were allocated */
+    gbp_sim_stats st;
+    gbp_sim_get_stats(&st);
+    assert_int_equal(st.pinned_live, 0);
+    assert_int_equal(st.pinned_bytes, 0);
+    gbp_sim_reset();
+    close(fd);
+    gbp_sim_free(dev);
+}
+
+/* ---- memory spaces ----------------------------------------------------------------------------- */
+static void detect_and_unsupported(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(4, 4096, 2);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    assert_int_equal(gbp_mem_has_device(m), 1);
+    void *dev = gbp_sim_alloc(64);
+    double host[8];
+    gpubp_memory_space sp;
+    TS_OK(gbp_mem_detect(m, dev, &sp));
+    assert_int_equal(sp, GPUBP_MEM_GPU);
+    TS_OK(gbp_mem_detect(m, (char *)dev + 63, &sp));
+    assert_int_equal(sp, GPUBP_MEM_GPU);
+    TS_OK(gbp_mem_detect(m, host, &sp));
+    assert_int_equal(sp, GPUBP_MEM_HOST);
+    assert_int_equal(gbp_mem_footprint(m), 0); /* nothing allocated before the first transfer */
+    gbp_mem_close(m);
+
+    /* without a device (no "device=simulated", and here no CUDA device): not supported */
+    gbp_params h;
+    assert_int_equal(gbp_params_parse(&h, NULL), GPUBP_OK);
+    assert_int_equal(gbp_mem_open(&m, &h), GPUBP_OK);
+    if (!gbp_mem_has_device(m)) {
+        TS_OK(gbp_mem_detect(m, dev, &sp));
+        assert_int_equal(sp, GPUBP_MEM_HOST);
+        size_t n = 8;
+        gbp_box b;
+        gbp_box_dense(&b, 1, &n);
+        assert_int_equal(gbp_mem_write(m, GPUBP_MEM_GPU, 1, 0, dev, GPUBP_TYPE_UINT8, &b, NULL,
+                                       NULL), GPUBP_ERR_NOT_SUPPORTED);
+        assert_non_null(strstr(gbp_error_message(), "GPU"));
+        assert_int_equal(gbp_mem_set_stream(m, (void *)1), GPUBP_ERR_NOT_SUPPORTED);
+        char out[8];
+        assert_int_equal(gbp_mem_copy_out(m, GPUBP_MEM_GPU, out, dev, 8), GPUBP_ERR_NOT_SUPPORTED);
+    }
+    gbp_mem_close(m);
+    gbp_sim_free(dev);
+}
+
+static void scatter_and_copy_out(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(2, 4096, 1);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    int32_t src[6 * 7];
+    for (int i = 0; i < 42; i++) src[i] = i * 3 - 20;
+    int32_t *dev = gbp_sim_alloc(sizeof(int32_t) * 5 * 5);
+    memset(dev, 0, sizeof(int32_t) * 25);
+    gbp_box sb, db;
+    make_box(&sb, 2, (size_t[]){6, 7}, (size_t[]){1, 2}, (size_t[]){3, 4});
+    make_box(&db, 2, (size_t[]){5, 5}, (size_t[]){1, 1}, (size_t[]){3, 4});
+    TS_OK(gbp_mem_scatter(m, GPUBP_MEM_GPU, src, 4, &sb, dev, &db));
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 4; c++) assert_int_equal(dev[(r + 1) * 5 + c + 1], src[(r + 1) * 7 + c + 2]);
+    assert_int_equal(dev[0], 0);
+    int32_t back[25];
+    TS_OK(gbp_mem_copy_out(m, GPUBP_MEM_GPU, back, dev, sizeof back));
+    assert_memory_equal(back, dev, sizeof back);
+    gbp_mem_close(m);
+    gbp_sim_free(dev);
+}
+
+static void user_stream_fences(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    gbp_params p = sim_params(2, 4096, 1);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    int token;
+    TS_OK(gbp_mem_set_stream(m, &token));
+    size_t n = 10000;
+    uint8_t *dev = gbp_sim_alloc(n);
+    fill_pattern(dev, n, 1);
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    int fd = open_tmp("stream.dat");
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, n, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_sync(m));
+    gbp_sim_stats st;
+    gbp_sim_get_stats(&st);
+    assert_int_equal(st.fences, 2);  /* each transfer waits for the user's stream */
+    assert_int_equal(st.signals, 1); /* and the user's stream waits once for the library's */
+    gbp_mem_close(m);
+    close(fd);
+    gbp_sim_free(dev);
+}
+
+static void direct_io_roundtrip(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(3, 8192, 2);
+    p.direct_io = 1;
+    size_t d[] = {50000}, s[] = {0}, c[] = {50000};
+    /* unaligned offsets: partial pages are written through the page cache */
+    write_case(p, 1, d, s, c, GPUBP_TYPE_DOUBLE, 4096 + 100);
+    write_case(p, 1, d, s, c, GPUBP_TYPE_UINT8, 0);
+    size_t b2[] = {64, 100}, f2[] = {3, 7}, c2[] = {50, 80}, z2[] = {0, 0};
+    read_case(p, 2, b2, f2, c2, c2, z2, 8, 333);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(walk3d_boxes),
+        cmocka_unit_test(chunker_cover),
+        cmocka_unit_test(write_chunk_boundaries),
+        cmocka_unit_test(write_pool_smaller_than_block),
+        cmocka_unit_test(write_strided_boxes),
+        cmocka_unit_test(write_many_small_blocks),
+        cmocka_unit_test(read_whole_and_subbox),
+        cmocka_unit_test(read_with_delays),
+        cmocka_unit_test(failure_mid_copy),
+        cmocka_unit_test(failure_mid_write_and_read),
+        cmocka_unit_test(failure_pinned_alloc),
+        cmocka_unit_test(detect_and_unsupported),
+        cmocka_unit_test(scatter_and_copy_out),
+        cmocka_unit_test(user_stream_fences),
+        cmocka_unit_test(direct_io_roundtrip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
