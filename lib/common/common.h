@@ -26,7 +26,7 @@ int gbp_error_native(void);
 #define GBP_RETURN_ERROR_IF(cond, status, ...) \
     do { if (cond) return gbp_error((status), 0, __VA_ARGS__); } while (0)
 #define GBP_FORWARD_IF_ERROR(expr) \
-    do { int gbp_rc_ = (expr); if (gbp_rc_ < 0) return gbp_rc_; } while (0)
+    do { int gbp_rc_ = (expr); if (gbp_rc_ != 0) return gbp_rc_; } while (0)
 #define GBP_CHECK_ARG(p) \
     GBP_RETURN_ERROR_IF((p) == NULL, GPUBP_ERR_INVALID_ARG, "%s: argument '%s' is NULL", __func__, #p)
 
@@ -91,7 +91,7 @@ static inline uint64_t gbp_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8)
 size_t gbp_type_size(int type);          /* 0 for strings and unknown types */
 int gbp_type_known(int type);            /* 1 for every type this library reads */
 const char *gbp_type_name(int type);     /* ADIOS2 / bpls name */
-/* Min and max of n elements of `type` at p (unaligned ok), merged into *min/*max when `have` is
+/* ---- growable byte buffer ---------------------------------------------------------------
  * set, else initialising them. Complex types compare by modulus, as ADIOS2 does. */
 void gbp_minmax(int type, const void *p, size_t n, void *min, void *max, int have);
 /* -1, 0, 1 comparing two elements of `type` in the min/max order. */

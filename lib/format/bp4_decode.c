@@ -1,0 +1,368 @@
+/* BP4 decoding with every length and offset checked before use. A failure names the file and
+ * the offset of the field that was wrong. */
+#include "bp4.h"
+
+typedef struct cur {
+    const uint8_t *p;
+    size_t n;      /* bytes in the whole buffer */
+    size_t at;     /* read position */
+    size_t end;    /* limit of the current region */
+    const char *what;
+} cur;
+
+static int short_err(const cur *c, size_t need, const char *field)
+{
+    return gbp_error(GPUBP_ERR_FORMAT, 0,
+                     "%s: damaged metadata at offset %zu: %s needs %zu bytes, %zu left", c->what,
+                     c->at, field, need, c->end > c->at ? c->end - c->at : 0);
+}
+
+#define TRY(expr) do { int try_rc_ = (expr); if (try_rc_) return try_rc_; } while (0)
+
+#define NEED(c, k, field) \
+    do { if ((c)->end < (c)->at || (c)->end - (c)->at < (k)) return short_err((c), (k), (field)); } while (0)
+
+static int rd8(cur *c, uint8_t *v, const char *f) { *v = 0; NEED(c, 1, f); *v = c->p[c->at++]; return 0; }
+static int rd16(cur *c, uint16_t *v, const char *f) { *v = 0; NEED(c, 2, f); *v = gbp_ld16(c->p + c->at); c->at += 2; return 0; }
+static int rd32(cur *c, uint32_t *v, const char *f) { *v = 0; NEED(c, 4, f); *v = gbp_ld32(c->p + c->at); c->at += 4; return 0; }
+static int rd64(cur *c, uint64_t *v, const char *f) { *v = 0; NEED(c, 8, f); *v = gbp_ld64(c->p + c->at); c->at += 8; return 0; }
+static int skip(cur *c, size_t k, const char *f) { NEED(c, k, f); c->at += k; return 0; }
+static int rdstr(cur *c, const char **s, size_t *len, const char *f)
+{
+    uint16_t l;
+    *s = NULL;
+    *len = 0;
+    TRY(rd16(c, &l, f));
+    NEED(c, l, f);
+    *s = (const char *)c->p + c->at;
+    *len = l;
+    c->at += l;
+    return 0;
+}
+
+int bp4_check_idx_header(const uint8_t *p, size_t n, const char *what)
+{
+    if (n < BP4_HEADER_SIZE)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: header is truncated (%zu of 64 bytes)", what, n);
+    if (p[37] == 5)
+        return gbp_error(GPUBP_ERR_BP5, 0, "%s: this is an ADIOS2 BP5 dataset (byte 37 = 5)", what);
+    if (p[37] != 4 || memcmp(p, "ADIOS-BP", 8) != 0)
+        return gbp_error(GPUBP_ERR_NOT_BP4, 0,
+                         "%s: not a BP4 index (BP version byte 37 = %u, expected 4)", what, p[37]);
+    if (p[36] != 0)
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                         "%s: big-endian BP4 files are not supported", what);
+    return GPUBP_OK;
+}
+
+int bp4_parse_idx_record(const uint8_t *p, size_t n, size_t i, uint64_t md0_size,
+                         bp4_idx_record *r, const char *what)
+{
+    size_t off = BP4_HEADER_SIZE + i * BP4_IDX_RECORD_SIZE;
+    if (off > n || n - off < BP4_IDX_RECORD_SIZE)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: record %zu at offset %zu is truncated", what, i,
+                         off);
+    const uint8_t *q = p + off;
+    r->step = gbp_ld64(q);
+    r->rank = gbp_ld64(q + 8);
+    r->pg_off = gbp_ld64(q + 16);
+    r->var_off = gbp_ld64(q + 24);
+    r->attr_off = gbp_ld64(q + 32);
+    r->end = gbp_ld64(q + 40);
+    r->timestamp = gbp_ld64(q + 48);
+    if (r->step != i + 1)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s: record at offset %zu has step %llu, expected %zu", what, off,
+                         (unsigned long long)r->step, i + 1);
+    if (!(r->pg_off >= BP4_HEADER_SIZE && r->pg_off <= r->var_off && r->var_off <= r->attr_off &&
+          r->attr_off <= r->end && r->end <= md0_size))
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s: record at offset %zu has md.0 pointers %llu/%llu/%llu/%llu out of order "
+                         "or past the end of md.0 (%llu bytes)",
+                         what, off, (unsigned long long)r->pg_off, (unsigned long long)r->var_off,
+                         (unsigned long long)r->attr_off, (unsigned long long)r->end,
+                         (unsigned long long)md0_size);
+    return GPUBP_OK;
+}
+
+void bp4_attr_free(bp4_attr *a)
+{
+    if (!a) return;
+    gbp_free(a->name);
+    gbp_free(a->data);
+    if (a->strings)
+        for (size_t i = 0; i < a->n; i++) gbp_free(a->strings[i]);
+    gbp_free(a->strings);
+    memset(a, 0, sizeof *a);
+}
+
+/* Parses one characteristic set at c->at into blk (dims into dimbuf, 3 * GBP_MAX_DIMS).
+ * For attributes, attr receives the value. */
+static int parse_charset(cur *c, int type, bp4_block *blk, uint64_t *dimbuf, bp4_op *op,
+                         bp4_attr *attr)
+{
+    uint8_t cnt;
+    uint32_t len;
+    TRY(rd8(c, &cnt, "characteristic count"));
+    TRY(rd32(c, &len, "characteristic length"));
+    NEED(c, len, "characteristic set");
+    size_t saved_end = c->end;
+    c->end = c->at + len;
+    memset(blk, 0, sizeof *blk);
+    blk->dims = dimbuf;
+    size_t es = gbp_type_size(type);
+    int have_dims = 0;
+    while (c->at < c->end) {
+        size_t id_at = c->at;
+        uint8_t id;
+        TRY(rd8(c, &id, "characteristic id"));
+        switch (id) {
+        case BP4_CHR_TIME_INDEX: TRY(rd32(c, &blk->step, "time index")); break;
+        case BP4_CHR_FILE_INDEX: TRY(rd32(c, &blk->file_index, "file index")); break;
+        case BP4_CHR_OFFSET: TRY(rd64(c, &blk->vmd_offset, "offset")); break;
+        case BP4_CHR_PAYLOAD_OFFSET:
+            TRY(rd64(c, &blk->payload_offset, "payload offset"));
+            break;
+        case BP4_CHR_DIMENSIONS: {
+            uint8_t nd;
+            uint16_t dl;
+            TRY(rd8(c, &nd, "dimension count"));
+            TRY(rd16(c, &dl, "dimension length"));
+            if (nd > GBP_MAX_DIMS)
+                return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: %u dimensions (limit %d)",
+                                 c->what, id_at, nd, GBP_MAX_DIMS);
+            NEED(c, (size_t)nd * 24, "dimensions");
+            blk->ndims = nd;
+            for (size_t i = 0; i < nd; i++) {
+                dimbuf[i] = gbp_ld64(c->p + c->at);
+                dimbuf[nd + i] = gbp_ld64(c->p + c->at + 8);
+                dimbuf[2 * nd + i] = gbp_ld64(c->p + c->at + 16);
+                c->at += 24;
+            }
+            have_dims = 1;
+            break;
+        }
+        case BP4_CHR_VALUE:
+            if (attr) {
+                /* attribute: count from the dimensions (1 when absent) */
+                size_t n = (have_dims && blk->ndims >= 1) ? (size_t)dimbuf[0] : 1;
+                if (type == GPUBP_TYPE_STRING || type == 12) {
+                    if (type == GPUBP_TYPE_STRING) n = 1;
+                    if (n > c->end - c->at)
+                        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                                         "%s: offset %zu: %zu strings cannot fit", c->what, id_at, n);
+                    attr->strings = gbp_calloc(n ? n : 1, sizeof(char *));
+                    if (!attr->strings) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                    attr->n = n;
+                    for (size_t i = 0; i < n; i++) {
+                        const char *s;
+                        size_t sl;
+                        TRY(rdstr(c, &s, &sl, "attribute string"));
+                        attr->strings[i] = gbp_strndup(s, sl);
+                        if (!attr->strings[i]) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                    }
+                } else {
+                    size_t bytes;
+                    if (es == 0 || !gbp_mul_ok(n, es, &bytes) || bytes > c->end - c->at)
+                        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                                         "%s: offset %zu: attribute value of %zu elements does not fit",
+                                         c->what, id_at, n);
+                    attr->data = gbp_malloc(bytes);
+                    if (!attr->data) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                    memcpy(attr->data, c->p + c->at, bytes);
+                    c->at += bytes;
+                    attr->n = n;
+                }
+            } else if (type == GPUBP_TYPE_STRING) {
+                const char *s;
+                size_t sl;
+                TRY(rdstr(c, &s, &sl, "string value"));
+                blk->str = (char *)s; /* not NUL-terminated: str_len counts */
+                blk->str_len = (uint32_t)sl;
+                blk->has_value = 1;
+            } else {
+                /* a value of Count[0] elements when Count[0] > 1 (not for variables we read) */
+                size_t n = 1;
+                if (have_dims && blk->ndims >= 1 && dimbuf[0] > 1 &&
+                    dimbuf[blk->ndims] != BP4_LOCAL_VALUE_DIM)
+                    n = (size_t)dimbuf[0];
+                size_t bytes;
+                if (!gbp_mul_ok(n, es, &bytes)) bytes = SIZE_MAX;
+                TRY(skip(c, bytes, "value"));
+                memcpy(blk->mm, c->p + c->at - bytes, es);
+                blk->has_value = 1;
+            }
+            break;
+        case BP4_CHR_MIN:
+        case BP4_CHR_MAX:
+            TRY(skip(c, es, "min/max"));
+            memcpy(blk->mm + (id == BP4_CHR_MAX ? 16 : 0), c->p + c->at - es, es);
+            blk->has_minmax = 1;
+            break;
+        case BP4_CHR_MINMAX: {
+            uint16_t m;
+            TRY(rd16(c, &m, "minmax count"));
+            TRY(skip(c, 2 * es, "minmax"));
+            memcpy(blk->mm, c->p + c->at - 2 * es, es);
+            memcpy(blk->mm + 16, c->p + c->at - es, es);
+            blk->has_minmax = 1;
+            if (m > 1) {
+                TRY(skip(c, 1 + 8 + 2 * (size_t)blk->ndims, "minmax divisions"));
+                size_t bytes;
+                if (!gbp_mul_ok((size_t)2 * m, es, &bytes)) bytes = SIZE_MAX;
+                TRY(skip(c, bytes, "minmax sub-blocks"));
+            }
+            break;
+        }
+        case BP4_CHR_BITMAP: TRY(skip(c, 4, "bitmap")); break;
+        case BP4_CHR_STAT:
+            return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                             "%s: offset %zu: legacy stat characteristic (BP3) is not supported",
+                             c->what, id_at);
+        case BP4_CHR_TRANSFORM: {
+            uint8_t tl, pre, nd;
+            uint16_t dl, ml;
+            TRY(rd8(c, &tl, "operator name length"));
+            NEED(c, tl, "operator name");
+            memset(op, 0, sizeof *op);
+            size_t cl = tl < BP4_MAX_OP_NAME ? tl : BP4_MAX_OP_NAME;
+            memcpy(op->name, c->p + c->at, cl);
+            c->at += tl;
+            TRY(rd8(c, &pre, "operator type"));
+            TRY(rd8(c, &nd, "operator dimension count"));
+            TRY(rd16(c, &dl, "operator dimension length"));
+            TRY(skip(c, (size_t)nd * 24, "operator dimensions"));
+            TRY(rd16(c, &ml, "operator metadata length"));
+            NEED(c, ml, "operator metadata");
+            if (ml >= 16) {
+                op->raw_size = gbp_ld64(c->p + c->at);
+                op->size = gbp_ld64(c->p + c->at + 8);
+            }
+            c->at += ml;
+            op->pre_type = pre;
+            blk->op = op;
+            break;
+        }
+        default:
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: unknown characteristic id %u",
+                             c->what, id_at, id);
+        }
+    }
+    if (c->at != c->end)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s: offset %zu: characteristics overrun their length", c->what, c->at);
+    c->end = saved_end;
+    (void)cnt;
+    return 0;
+}
+
+static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
+{
+    uint64_t dimbuf[3 * GBP_MAX_DIMS];
+    bp4_op op;
+    while (c->at < c->end) {
+        size_t entry_at = c->at;
+        uint32_t elen;
+        TRY(rd32(c, &elen, "entry length"));
+        NEED(c, elen, "entry");
+        size_t saved_end = c->end;
+        c->end = c->at + elen;
+        uint32_t member;
+        const char *group, *name;
+        size_t gl, nl;
+        uint8_t order, zero, type;
+        uint64_t nsets;
+        TRY(rd32(c, &member, "member id"));
+        TRY(rdstr(c, &group, &gl, "group name"));
+        TRY(rdstr(c, &name, &nl, "name"));
+        TRY(rd8(c, &order, "order"));
+        TRY(rd8(c, &zero, "path"));
+        TRY(rd8(c, &type, "type"));
+        TRY(rd64(c, &nsets, "set count"));
+        int known = gbp_type_known(type) || (is_attr && type == 12);
+        if (!known) {
+            c->at = c->end; /* skipped silently, as ADIOS2 does */
+        } else if (is_attr) {
+            while (c->at < c->end) {
+                bp4_block blk;
+                bp4_attr a;
+                memset(&a, 0, sizeof a);
+                int rc = parse_charset(c, type, &blk, dimbuf, &op, &a);
+                if (rc == 0 && !a.data && !a.strings)
+                    rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: attribute %.*s has no value",
+                                   c->what, entry_at, (int)nl, name);
+                if (rc == 0) {
+                    a.name = gbp_strndup(name, nl);
+                    if (!a.name) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                }
+                if (rc) {
+                    bp4_attr_free(&a);
+                    return rc;
+                }
+                a.is_array = type == 12 || a.n > 1;
+                a.type = type == 12 ? GPUBP_TYPE_STRING : type;
+                a.step = blk.step;
+                rc = sink->attr(sink->ctx, &a);
+                bp4_attr_free(&a);
+                if (rc) return rc;
+            }
+        } else {
+            TRY(sink->var_begin(sink->ctx, name, nl, type, nsets));
+            while (c->at < c->end) {
+                bp4_block blk;
+                TRY(parse_charset(c, type, &blk, dimbuf, &op, NULL));
+                TRY(sink->var_block(sink->ctx, &blk));
+            }
+        }
+        c->end = saved_end;
+    }
+    return 0;
+}
+
+int bp4_parse_step(const uint8_t *p, size_t n, const bp4_idx_record *r, int *column_major,
+                   const bp4_step_sink *sink, const char *what)
+{
+    cur c = {p, n, (size_t)r->pg_off, (size_t)r->var_off, what};
+    if (r->end > n)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %llu ends at %llu, past the end (%zu)",
+                         what, (unsigned long long)r->step, (unsigned long long)r->end, n);
+    /* PG index */
+    uint64_t pgcount, pglen;
+    TRY(rd64(&c, &pgcount, "PG count"));
+    TRY(rd64(&c, &pglen, "PG length"));
+    *column_major = 0;
+    if (pgcount == 0 || pglen == 0)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %llu: step %llu has no process group",
+                         what, (unsigned long long)r->pg_off, (unsigned long long)r->step);
+    {
+        uint16_t l;
+        const char *s;
+        size_t sl;
+        uint8_t cm;
+        TRY(rd16(&c, &l, "PG entry length"));
+        TRY(rdstr(&c, &s, &sl, "PG name"));
+        TRY(rd8(&c, &cm, "PG column-major flag"));
+        *column_major = cm == 'y';
+    }
+    if (sink->step_begin) TRY(sink->step_begin(sink->ctx, *column_major));
+    /* variable index */
+    c.at = (size_t)r->var_off;
+    c.end = (size_t)r->attr_off;
+    uint32_t vc;
+    uint64_t vl;
+    TRY(rd32(&c, &vc, "variable count"));
+    TRY(rd64(&c, &vl, "variable index length"));
+    NEED(&c, vl, "variable index");
+    c.end = c.at + (size_t)vl;
+    TRY(parse_entries(&c, 0, sink));
+    /* attribute index */
+    c.at = (size_t)r->attr_off;
+    c.end = (size_t)r->end;
+    uint32_t ac;
+    uint64_t al;
+    TRY(rd32(&c, &ac, "attribute count"));
+    TRY(rd64(&c, &al, "attribute index length"));
+    NEED(&c, al, "attribute index");
+    c.end = c.at + (size_t)al;
+    return parse_entries(&c, 1, sink);
+}

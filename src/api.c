@@ -1,0 +1,394 @@
+/* The public API: library calls, open/close and the step calls dispatching to the writer or
+ * reader, variable handles and their selections. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+const char *gpubp_version(void) { return GPUBP_VERSION_STRING; }
+
+unsigned gpubp_features(void)
+{
+    unsigned f = GPUBP_FEATURE_ZLIB;
+    gbp_params p;
+    gbp_params_parse(&p, NULL);
+    gbp_mem *m = NULL;
+    if (gbp_mem_open(&m, &p) == GPUBP_OK) {
+        if (gbp_mem_has_device(m)) f |= GPUBP_FEATURE_CUDA;
+        gbp_mem_close(m);
+    }
+    return f;
+}
+
+const char *gpubp_strerror(int status)
+{
+    switch (status) {
+    case GPUBP_OK: return "success";
+    case GPUBP_END_OF_STREAM: return "end of stream";
+    case GPUBP_NOT_READY: return "not ready";
+    case GPUBP_ERR_INVALID_ARG: return "invalid argument";
+    case GPUBP_ERR_NOT_FOUND: return "not found";
+    case GPUBP_ERR_INVALID_SELECTION: return "invalid selection";
+    case GPUBP_ERR_INVALID_DIMS: return "invalid number of dimensions";
+    case GPUBP_ERR_INVALID_STEP: return "invalid step";
+    case GPUBP_ERR_WRONG_MODE: return "call not allowed in this mode or state";
+    case GPUBP_ERR_TYPE_MISMATCH: return "type mismatch";
+    case GPUBP_ERR_FORMAT: return "damaged or inconsistent BP4 file";
+    case GPUBP_ERR_NOT_BP4: return "not a BP4 dataset";
+    case GPUBP_ERR_BP5: return "an ADIOS2 BP5 dataset (only BP4 is supported)";
+    case GPUBP_ERR_IO: return "I/O error";
+    case GPUBP_ERR_NOMEM: return "out of memory";
+    case GPUBP_ERR_NOT_SUPPORTED: return "not supported";
+    case GPUBP_ERR_DEVICE: return "GPU runtime error";
+    case GPUBP_ERR_MEMORY_SPACE: return "pointer in the wrong memory space";
+    case GPUBP_ERR_PARAM: return "invalid parameter";
+    case GPUBP_ERR_EXISTS: return "already defined";
+    case GPUBP_ERR_CODEC: return "unsupported compression operator or codec";
+    case GPUBP_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+    }
+}
+
+const char *gpubp_last_error(void) { return gbp_error_message(); }
+int gpubp_last_errno(void) { return gbp_error_native(); }
+size_t gpubp_type_size(gpubp_type type) { return gbp_type_size(type); }
+const char *gpubp_type_name(gpubp_type type) { return gbp_type_name(type); }
+
+int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 8;
+    while (c < need) c *= 2;
+    void *q = gbp_realloc(*p, c * elsize);
+    if (!q) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+int gbp_is_write_mode(const gpubp_file *f)
+{
+    return f->mode == GPUBP_MODE_WRITE || f->mode == GPUBP_MODE_APPEND;
+}
+
+void gbp_reverse(size_t *d, size_t n)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        size_t t = d[i];
+        d[i] = d[n - 1 - i];
+        d[n - 1 - i] = t;
+    }
+}
+
+int gbp_space_reverses(const gpubp_file *f, gpubp_memory_space space)
+{
+    return space == GPUBP_MEM_GPU && !f->params.gpu_row_major;
+}
+
+static void free_file(gpubp_file *f)
+{
+    for (size_t i = 0; i < f->nvars; i++) {
+        gbp_free(f->vars[i]->name);
+        gbp_free(f->vars[i]);
+    }
+    gbp_free(f->vars);
+    gbp_free(f->names);
+    gbp_free(f->anames);
+    if (gbp_is_write_mode(f)) gbp_writer_free(f);
+    else gbp_reader_free(f);
+    gbp_mem_close(f->mem);
+    gbp_free(f->path);
+    gbp_free(f);
+}
+
+int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *params)
+{
+    GBP_CHECK_ARG(out);
+    *out = NULL;
+    GBP_CHECK_ARG(path);
+    GBP_RETURN_ERROR_IF(!*path, GPUBP_ERR_INVALID_ARG, "gpubp_open: empty path");
+    GBP_RETURN_ERROR_IF(mode < GPUBP_MODE_WRITE || mode > GPUBP_MODE_READ_RANDOM_ACCESS,
+                        GPUBP_ERR_INVALID_ARG, "gpubp_open: invalid mode %d", (int)mode);
+    gpubp_file *f = gbp_calloc(1, sizeof *f);
+    if (!f) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    f->mode = mode;
+    f->md0_fd = f->idx_fd = -1;
+    /* keep a path without trailing slashes */
+    size_t pl = strlen(path);
+    while (pl > 1 && path[pl - 1] == '/') pl--;
+    f->path = gbp_strndup(path, pl);
+    int rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);
+    if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
+    if (rc == GPUBP_OK) {
+        bp4_index_init(&f->ix);
+        rc = gbp_is_write_mode(f) ? gbp_writer_open(f) : gbp_reader_open(f);
+    }
+    if (rc != GPUBP_OK) {
+        free_file(f);
+        return rc;
+    }
+    *out = f;
+    return GPUBP_OK;
+}
+
+int gpubp_close(gpubp_file *f)
+{
+    if (!f) return GPUBP_OK;
+    int rc = GPUBP_OK;
+    if (gbp_is_write_mode(f)) {
+        rc = gbp_writer_close(f);
+    } else if (f->in_step) {
+        rc = gbp_reader_end_step(f);
+    }
+    free_file(f);
+    return rc;
+}
+
+int gpubp_begin_step(gpubp_file *f)
+{
+    GBP_CHECK_ARG(f);
+    GBP_RETURN_ERROR_IF(f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_begin_step: a step is already open on %s", f->path);
+    if (gbp_is_write_mode(f)) return gbp_writer_begin_step(f);
+    GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ_RANDOM_ACCESS, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_begin_step: %s is open in random-access mode; use "
+                        "gpubp_set_step_selection", f->path);
+    return gbp_reader_begin_step(f);
+}
+
+int gpubp_end_step(gpubp_file *f)
+{
+    GBP_CHECK_ARG(f);
+    GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_end_step: no step is open on %s", f->path);
+    return gbp_is_write_mode(f) ? gbp_writer_end_step(f) : gbp_reader_end_step(f);
+}
+
+int gpubp_steps(const gpubp_file *f, size_t *nsteps)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(nsteps);
+    *nsteps = gbp_is_write_mode(f) ? f->idx_records : f->ix.nsteps;
+    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) *nsteps = f->nrecords;
+    return GPUBP_OK;
+}
+
+int gpubp_current_step(const gpubp_file *f, size_t *step)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(step);
+    GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ_RANDOM_ACCESS, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_current_step: no current step in random-access mode");
+    if (gbp_is_write_mode(f)) {
+        *step = f->idx_records;
+        return GPUBP_OK;
+    }
+    GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE, "gpubp_current_step: no step is open");
+    *step = f->cur_step;
+    return GPUBP_OK;
+}
+
+int gbp_file_add_var(gpubp_file *f, gpubp_variable *v)
+{
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->vars, &f->cap_vars, f->nvars + 1, sizeof *f->vars));
+    f->vars[f->nvars++] = v;
+    return GPUBP_OK;
+}
+
+gpubp_variable *gbp_file_var(const gpubp_file *f, const char *name)
+{
+    for (size_t i = 0; i < f->nvars; i++)
+        if (!strcmp(f->vars[i]->name, name)) return f->vars[i];
+    return NULL;
+}
+
+int gpubp_inquire_variable(gpubp_variable **out, gpubp_file *f, const char *name)
+{
+    GBP_CHECK_ARG(out);
+    *out = NULL;
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    if (gbp_is_write_mode(f)) {
+        gpubp_variable *v = gbp_file_var(f, name);
+        GBP_RETURN_ERROR_IF(!v, GPUBP_ERR_NOT_FOUND, "variable '%s' is not defined in %s", name,
+                            f->path);
+        *out = v;
+        return GPUBP_OK;
+    }
+    return gbp_reader_inquire(out, f, name);
+}
+
+int gpubp_variable_name(const gpubp_variable *v, const char **name)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(name);
+    *name = v->name;
+    return GPUBP_OK;
+}
+
+static int check_dims_arg(const gpubp_variable *v, size_t ndims, const char *fn)
+{
+    if (ndims != v->sel.ndims)
+        return gbp_error(GPUBP_ERR_INVALID_DIMS, 0,
+                         "%s: variable '%s' has %zu dimensions, %zu given", fn, v->name,
+                         v->sel.ndims, ndims);
+    return GPUBP_OK;
+}
+
+int gpubp_set_shape(gpubp_variable *v, size_t ndims, const size_t *shape)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_set_shape: '%s' belongs to a file open for reading", v->name);
+    GBP_RETURN_ERROR_IF(v->kind != GPUBP_SHAPE_GLOBAL_ARRAY, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_set_shape: '%s' is not a global array", v->name);
+    GBP_FORWARD_IF_ERROR(check_dims_arg(v, ndims, "gpubp_set_shape"));
+    GBP_CHECK_ARG(shape);
+    memcpy(v->sel.shape, shape, ndims * sizeof *shape);
+    return GPUBP_OK;
+}
+
+int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start, const size_t *count)
+{
+    GBP_CHECK_ARG(v);
+    GBP_FORWARD_IF_ERROR(check_dims_arg(v, ndims, "gpubp_set_selection"));
+    GBP_RETURN_ERROR_IF(ndims == 0, GPUBP_ERR_INVALID_DIMS,
+                        "gpubp_set_selection: '%s' is a single value", v->name);
+    GBP_CHECK_ARG(count);
+    int local = v->kind == GPUBP_SHAPE_LOCAL_ARRAY;
+    GBP_RETURN_ERROR_IF(!start && !local, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_set_selection: start is NULL for global array '%s'", v->name);
+    for (size_t i = 0; i < ndims; i++) {
+        size_t s = start ? start[i] : 0;
+        GBP_RETURN_ERROR_IF(count[i] > SIZE_MAX - s, GPUBP_ERR_INVALID_SELECTION,
+                            "gpubp_set_selection: '%s': start + count overflows in dimension %zu",
+                            v->name, i);
+        if (gbp_is_write_mode(v->file) && !local && s + count[i] > v->sel.shape[i])
+            return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                             "gpubp_set_selection: '%s': start %zu + count %zu exceeds shape %zu "
+                             "in dimension %zu", v->name, s, count[i], v->sel.shape[i], i);
+    }
+    for (size_t i = 0; i < ndims; i++) {
+        v->sel.start[i] = start ? start[i] : 0;
+        v->sel.count[i] = count[i];
+    }
+    v->sel.has_box = 1;
+    return GPUBP_OK;
+}
+
+int gpubp_set_block_selection(gpubp_variable *v, size_t block_id)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_set_block_selection: '%s' belongs to a file open for writing",
+                        v->name);
+    v->sel.has_block = 1;
+    v->sel.block_id = block_id;
+    /* a block selection replaces a box from an earlier get (ADIOS2: SetBlockSelection) */
+    if (v->kind != GPUBP_SHAPE_LOCAL_ARRAY) v->sel.has_box = 0;
+    return GPUBP_OK;
+}
+
+int gpubp_set_step_selection(gpubp_variable *v, size_t step_start, size_t step_count)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(v->file->mode != GPUBP_MODE_READ_RANDOM_ACCESS, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_set_step_selection: '%s': step selections need "
+                        "GPUBP_MODE_READ_RANDOM_ACCESS", v->name);
+    size_t n = v->rv ? v->rv->nsteps : 0;
+    if (step_count == 0 || step_start >= n || step_count > n - step_start)
+        return gbp_error(GPUBP_ERR_INVALID_STEP, 0,
+                         "gpubp_set_step_selection: '%s' has %zu steps; steps [%zu, %zu) do not exist",
+                         v->name, n, step_start, step_start + step_count);
+    v->sel.has_steps = 1;
+    v->sel.step_start = step_start;
+    v->sel.step_count = step_count;
+    return GPUBP_OK;
+}
+
+int gpubp_set_memory_space(gpubp_variable *v, gpubp_memory_space space)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(space < GPUBP_MEM_DETECT || space > GPUBP_MEM_GPU, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_set_memory_space: invalid memory space %d", (int)space);
+    if (space == GPUBP_MEM_GPU && !gbp_mem_has_device(v->file->mem))
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                         "gpubp_set_memory_space: '%s': GPU memory is not supported (no CUDA in "
+                         "this build or no device)", v->name);
+    if (v->space != GPUBP_MEM_DETECT && space != v->space)
+        return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0,
+                         "gpubp_set_memory_space: variable '%s' is set to %s and cannot receive %s "
+                         "buffers (a variable is host or GPU for its whole life)",
+                         v->name, v->space == GPUBP_MEM_GPU ? "GPU" : "host",
+                         space == GPUBP_MEM_GPU ? "GPU" : space == GPUBP_MEM_HOST ? "host"
+                                                                                 : "detected");
+    v->space = space;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_memory_space(const gpubp_variable *v, gpubp_memory_space *space)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(space);
+    *space = v->space;
+    return GPUBP_OK;
+}
+
+int gbp_resolve_space(gpubp_variable *v, const void *ptr, gpubp_memory_space *space)
+{
+    gpubp_memory_space det;
+    GBP_FORWARD_IF_ERROR(gbp_mem_detect(v->file->mem, ptr, &det));
+    if (v->space == GPUBP_MEM_DETECT) {
+        v->space = det;
+    } else if (v->space != det) {
+        return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0,
+                         "variable '%s' is set to %s memory but the buffer %p is %s memory",
+                         v->name, v->space == GPUBP_MEM_GPU ? "GPU" : "host", ptr,
+                         det == GPUBP_MEM_GPU ? "device" : "host");
+    }
+    *space = v->space;
+    return GPUBP_OK;
+}
+
+int gpubp_set_memory_selection(gpubp_variable *v, size_t ndims, const size_t *start,
+                               const size_t *count)
+{
+    GBP_CHECK_ARG(v);
+    if (ndims == 0) {
+        v->sel.mem_ndims = 0;
+        return GPUBP_OK;
+    }
+    GBP_FORWARD_IF_ERROR(check_dims_arg(v, ndims, "gpubp_set_memory_selection"));
+    GBP_CHECK_ARG(start);
+    GBP_CHECK_ARG(count);
+    for (size_t i = 0; i < ndims; i++) {
+        v->sel.mem_start[i] = start[i];
+        v->sel.mem_count[i] = count[i];
+    }
+    v->sel.mem_ndims = ndims;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_ndims(const gpubp_variable *v, size_t *ndims)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(ndims);
+    *ndims = v->sel.ndims;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_type(const gpubp_variable *v, gpubp_type *type)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(type);
+    *type = (gpubp_type)v->type;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_shape_kind(const gpubp_variable *v, gpubp_shape_kind *kind)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(kind);
+    *kind = (gpubp_shape_kind)v->kind;
+    return GPUBP_OK;
+}

@@ -1,0 +1,776 @@
+/* The reader: open (md.idx, md.0, the index), the step loop, variable queries, selections and
+ * gets, attributes. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GBP_MAX_SUBFILES 1048576
+
+typedef struct gbp_pending_get {
+    gpubp_variable *var;
+    gbp_sel sel;
+    void *data;
+} gbp_pending_get;
+
+/* ---- open and the index ------------------------------------------------------------------- */
+
+/* (Re)reads md.idx and md.0 and checks every complete record. Records already parsed into the
+ * index are not parsed again. */
+static int load_metadata(gpubp_file *f)
+{
+    char *idxp = gbp_path_join(f->path, "md.idx"), *md0p = gbp_path_join(f->path, "md.0");
+    int rc = (idxp && md0p) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    uint8_t *idx = NULL, *md0 = NULL;
+    size_t ilen = 0, mlen = 0;
+    if (rc == GPUBP_OK) {
+        rc = gbp_read_file(idxp, &idx, &ilen, 0);
+        if (rc == GPUBP_ERR_NOT_FOUND) {
+            rc = GPUBP_OK;
+            ilen = 0;
+        }
+    }
+    size_t n = 0;
+    if (rc == GPUBP_OK && ilen > 0) {
+        rc = bp4_check_idx_header(idx, ilen, idxp);
+        n = ilen >= BP4_HEADER_SIZE ? (ilen - BP4_HEADER_SIZE) / BP4_IDX_RECORD_SIZE : 0;
+    }
+    if (rc == GPUBP_OK && n > 0) {
+        rc = gbp_read_file(md0p, &md0, &mlen, 0);
+        if (rc == GPUBP_ERR_NOT_FOUND)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists %zu steps but md.0 is missing",
+                           f->path, n);
+    }
+    bp4_idx_record *recs = NULL;
+    if (rc == GPUBP_OK && n > 0) {
+        recs = gbp_malloc(n * sizeof *recs);
+        if (!recs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    for (size_t i = 0; rc == GPUBP_OK && i < n; i++) {
+        rc = bp4_parse_idx_record(idx, ilen, i, mlen, &recs[i], idxp);
+        if (rc == GPUBP_OK && recs[i].rank != 0)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: record %zu has rank %llu, expected 0", idxp, i,
+                           (unsigned long long)recs[i].rank);
+    }
+    if (rc == GPUBP_OK && n < f->nrecords)
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s shrank from %zu to %zu steps while open", idxp,
+                       f->nrecords, n);
+    if (rc == GPUBP_OK) {
+        gbp_free(f->idx);
+        gbp_free(f->md0);
+        gbp_free(f->records);
+        f->idx = idx;
+        f->idx_len = ilen;
+        f->md0 = md0;
+        f->md0_len = mlen;
+        f->records = recs;
+        f->nrecords = n;
+        f->writer_active = ilen >= BP4_HEADER_SIZE ? idx[38] != 0 : 1;
+        idx = md0 = NULL;
+        recs = NULL;
+    }
+    gbp_free(idx);
+    gbp_free(md0);
+    gbp_free(recs);
+    gbp_free(idxp);
+    gbp_free(md0p);
+    return rc;
+}
+
+static int parse_until(gpubp_file *f, size_t nsteps)
+{
+    while (f->ix.nsteps < nsteps) {
+        char what[4200];
+        snprintf(what, sizeof what, "%s/md.0", f->path);
+        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_len,
+                                                &f->records[f->ix.nsteps], what));
+    }
+    return GPUBP_OK;
+}
+
+int gbp_reader_open(gpubp_file *f)
+{
+    int is_dir;
+    GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
+    if (!is_dir)
+        return gbp_error(GPUBP_ERR_NOT_BP4, ENOENT, "%s does not exist", f->path);
+    char *mmd = gbp_path_join(f->path, "mmd.0"), *idx = gbp_path_join(f->path, "md.idx");
+    char *md0 = gbp_path_join(f->path, "md.0"), *d0 = gbp_path_join(f->path, "data.0");
+    int rc = (mmd && idx && md0 && d0) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK && gbp_path_exists(mmd))
+        rc = gbp_error(GPUBP_ERR_BP5, 0,
+                       "%s is an ADIOS2 BP5 dataset (it has mmd.0); libgpubp reads BP4 only",
+                       f->path);
+    if (rc == GPUBP_OK && !gbp_path_exists(idx) && !gbp_path_exists(md0) && !gbp_path_exists(d0))
+        rc = gbp_error(GPUBP_ERR_NOT_BP4, 0,
+                       "%s is not a BP4 dataset (no md.idx, md.0 or data.0)", f->path);
+    gbp_free(mmd);
+    gbp_free(idx);
+    gbp_free(md0);
+    gbp_free(d0);
+    GBP_FORWARD_IF_ERROR(rc);
+    GBP_FORWARD_IF_ERROR(load_metadata(f));
+    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+    return GPUBP_OK;
+}
+
+void gbp_reader_free(gpubp_file *f)
+{
+    bp4_index_free(&f->ix);
+    gbp_free(f->idx);
+    gbp_free(f->md0);
+    gbp_free(f->records);
+    for (size_t i = 0; i < f->nrfd; i++)
+        if (f->rfd[i] >= 0) close(f->rfd[i]);
+    gbp_free(f->rfd);
+    gbp_free(f->gets);
+}
+
+static void invalidate_names(gpubp_file *f)
+{
+    gbp_free(f->names);
+    f->names = NULL;
+    gbp_free(f->anames);
+    f->anames = NULL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int gbp_reader_begin_step(gpubp_file *f)
+{
+    double t0 = now_s(), timeout = f->params.timeout;
+    for (;;) {
+        if (f->next_step < f->nrecords) {
+            GBP_FORWARD_IF_ERROR(parse_until(f, f->next_step + 1));
+            f->cur_step = f->next_step++;
+            f->in_step = 1;
+            invalidate_names(f);
+            return GPUBP_OK;
+        }
+        GBP_FORWARD_IF_ERROR(load_metadata(f));
+        if (f->next_step < f->nrecords) continue;
+        if (!f->writer_active) return GPUBP_END_OF_STREAM;
+        if (timeout >= 0 && now_s() - t0 >= timeout) return GPUBP_NOT_READY;
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+int gbp_reader_end_step(gpubp_file *f)
+{
+    int rc = gbp_reader_perform(f);
+    f->in_step = 0;
+    return rc;
+}
+
+int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
+{
+    GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ && !f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_inquire_variable: no step is open on %s (call gpubp_begin_step)",
+                        f->path);
+    bp4_var *rv = bp4_index_find(&f->ix, name);
+    if (rv && f->mode == GPUBP_MODE_READ && !bp4_var_find_step(rv, f->cur_step)) rv = NULL;
+    if (!rv)
+        return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "variable '%s' is not in %s%s", name, f->path,
+                         f->mode == GPUBP_MODE_READ ? " at the current step" : "");
+    gpubp_variable *v = gbp_file_var(f, name);
+    if (!v) {
+        v = gbp_calloc(1, sizeof *v);
+        if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        v->name = gbp_strdup(name);
+        if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
+            gbp_free(v->name);
+            gbp_free(v);
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        }
+        v->file = f;
+        v->rv = rv;
+        v->type = rv->type;
+        v->kind = rv->kind;
+        v->space = GPUBP_MEM_DETECT;
+        v->sel.ndims = rv->kind == GPUBP_SHAPE_LOCAL_VALUE ? 1 : rv->ndims;
+    }
+    *out = v;
+    return GPUBP_OK;
+}
+
+/* ---- steps and blocks of a variable --------------------------------------------------------- */
+
+/* The variable's selected steps as indices into rv->steps: [*first, *first + *n). */
+static int var_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, size_t *n)
+{
+    const gpubp_file *f = v->file;
+    if (f->mode == GPUBP_MODE_READ) {
+        GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE, "'%s': no step is open", v->name);
+        const bp4_var_step *st = bp4_var_find_step(v->rv, f->cur_step);
+        GBP_RETURN_ERROR_IF(!st, GPUBP_ERR_INVALID_STEP, "'%s' is not in the current step %zu",
+                            v->name, f->cur_step);
+        *first = (size_t)(st - v->rv->steps);
+        *n = 1;
+        return GPUBP_OK;
+    }
+    if (s->has_steps) {
+        GBP_RETURN_ERROR_IF(s->step_start + s->step_count > v->rv->nsteps, GPUBP_ERR_INVALID_STEP,
+                            "'%s': steps [%zu, %zu) do not exist", v->name, s->step_start,
+                            s->step_start + s->step_count);
+        *first = s->step_start;
+        *n = s->step_count;
+    } else {
+        *first = 0;
+        *n = 1;
+    }
+    return GPUBP_OK;
+}
+
+static const bp4_block *step_block(const gpubp_variable *v, size_t vs, size_t b)
+{
+    const bp4_var_step *st = &v->rv->steps[vs];
+    return &v->rv->blocks[st->first + b];
+}
+
+static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const bp4_block **out)
+{
+    const bp4_var_step *st = &v->rv->steps[vs];
+    size_t b = s->has_block ? s->block_id : 0;
+    if (b >= st->nblocks)
+        return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                         "'%s': block %zu does not exist (step has %u blocks)", v->name, b,
+                         st->nblocks);
+    *out = step_block(v, vs, b);
+    return GPUBP_OK;
+}
+
+/* File-order shape of the variable at var-step vs. */
+static int file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size_t *dims)
+{
+    const bp4_var_step *st = &v->rv->steps[vs];
+    size_t nd = v->sel.ndims;
+    switch (v->kind) {
+    case GPUBP_SHAPE_GLOBAL_VALUE: return GPUBP_OK;
+    case GPUBP_SHAPE_LOCAL_VALUE: dims[0] = st->nblocks; return GPUBP_OK;
+    case GPUBP_SHAPE_LOCAL_ARRAY: {
+        const bp4_block *b;
+        GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
+        for (size_t i = 0; i < nd; i++) dims[i] = (size_t)BP4_COUNT(b)[i];
+        return GPUBP_OK;
+    }
+    default: {
+        const bp4_block *b = step_block(v, vs, st->nblocks - 1); /* the last block's shape */
+        for (size_t i = 0; i < nd && i < b->ndims; i++) dims[i] = (size_t)BP4_SHAPE(b)[i];
+        return GPUBP_OK;
+    }
+    }
+}
+
+static gpubp_memory_space eff_space(const gpubp_variable *v, gpubp_memory_space space)
+{
+    if (space == GPUBP_MEM_DETECT) return v->space == GPUBP_MEM_DETECT ? GPUBP_MEM_HOST : v->space;
+    return space;
+}
+
+int gpubp_variable_shape(const gpubp_variable *v, gpubp_memory_space space, size_t *dims)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(space < GPUBP_MEM_DETECT || space > GPUBP_MEM_GPU, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_variable_shape: invalid memory space %d", (int)space);
+    size_t nd = v->sel.ndims;
+    if (nd == 0) return GPUBP_OK;
+    GBP_CHECK_ARG(dims);
+    if (gbp_is_write_mode(v->file)) {
+        for (size_t i = 0; i < nd; i++)
+            dims[i] = v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? v->sel.count[i] : v->sel.shape[i];
+        /* the user gave dims in the variable's own layout */
+        gpubp_memory_space own = eff_space(v, GPUBP_MEM_DETECT);
+        if (gbp_space_reverses(v->file, own) != gbp_space_reverses(v->file, eff_space(v, space)))
+            gbp_reverse(dims, nd);
+        return GPUBP_OK;
+    }
+    size_t first, n;
+    GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    GBP_FORWARD_IF_ERROR(file_shape(v, &v->sel, first, dims));
+    if (gbp_space_reverses(v->file, eff_space(v, space))) gbp_reverse(dims, nd);
+    return GPUBP_OK;
+}
+
+int gpubp_variable_steps(const gpubp_variable *v, size_t *nsteps)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(nsteps);
+    *nsteps = gbp_is_write_mode(v->file) ? v->steps_written : v->rv->nsteps;
+    return GPUBP_OK;
+}
+
+static int var_step_arg(const gpubp_variable *v, size_t step, size_t *vs)
+{
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "'%s': block queries need a file open for reading", v->name);
+    if (v->file->mode == GPUBP_MODE_READ) {
+        size_t n;
+        return var_steps(v, &v->sel, vs, &n);
+    }
+    GBP_RETURN_ERROR_IF(step >= v->rv->nsteps, GPUBP_ERR_INVALID_STEP,
+                        "'%s': step %zu does not exist (the variable has %zu steps)", v->name, step,
+                        v->rv->nsteps);
+    *vs = step;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_blocks(const gpubp_variable *v, size_t step, size_t *nblocks)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(nblocks);
+    size_t vs;
+    GBP_FORWARD_IF_ERROR(var_step_arg(v, step, &vs));
+    *nblocks = v->rv->steps[vs].nblocks;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block, size_t *start,
+                              size_t *count, void *min, void *max)
+{
+    GBP_CHECK_ARG(v);
+    size_t vs;
+    GBP_FORWARD_IF_ERROR(var_step_arg(v, step, &vs));
+    const bp4_var_step *st = &v->rv->steps[vs];
+    GBP_RETURN_ERROR_IF(block >= st->nblocks, GPUBP_ERR_INVALID_SELECTION,
+                        "'%s': block %zu does not exist (step has %u blocks)", v->name, block,
+                        st->nblocks);
+    const bp4_block *b = step_block(v, vs, block);
+    size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        if (start) start[0] = block;
+        if (count) count[0] = 1;
+    } else {
+        for (size_t i = 0; i < nd && i < b->ndims; i++) {
+            if (start)
+                start[i] = v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? 0 : (size_t)BP4_START(b)[i];
+            if (count) count[i] = (size_t)BP4_COUNT(b)[i];
+        }
+        if (gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT))) {
+            if (start) gbp_reverse(start, nd);
+            if (count) gbp_reverse(count, nd);
+        }
+    }
+    if (v->type == GPUBP_TYPE_STRING) return GPUBP_OK;
+    const uint8_t *mn = b->mm, *mx = b->has_value ? b->mm : b->mm + 16;
+    if (!b->has_value && !b->has_minmax) {
+        if (min || max)
+            return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': block %zu has no min/max", v->name,
+                             block);
+        return GPUBP_OK;
+    }
+    if (min) memcpy(min, mn, es);
+    if (max) memcpy(max, mx, es);
+    return GPUBP_OK;
+}
+
+int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING, GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_variable_minmax: '%s' is a string", v->name);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_minmax: '%s' belongs to a file open for writing", v->name);
+    size_t first = 0, n = v->rv->nsteps;
+    if (v->file->mode == GPUBP_MODE_READ || v->sel.has_steps)
+        GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    size_t es = gbp_type_size(v->type);
+    uint8_t mn[16], mx[16];
+    int have = 0;
+    for (size_t s = first; s < first + n; s++) {
+        const bp4_var_step *st = &v->rv->steps[s];
+        for (size_t b = 0; b < st->nblocks; b++) {
+            if (v->sel.has_block && b != v->sel.block_id) continue;
+            const bp4_block *blk = step_block(v, s, b);
+            const uint8_t *bmn, *bmx;
+            if (blk->has_value) bmn = bmx = blk->mm;
+            else if (blk->has_minmax) { bmn = blk->mm; bmx = blk->mm + 16; }
+            else continue;
+            if (!have || gbp_value_cmp(v->type, bmn, mn) < 0) memcpy(mn, bmn, es);
+            if (!have || gbp_value_cmp(v->type, bmx, mx) > 0) memcpy(mx, bmx, es);
+            have = 1;
+        }
+    }
+    GBP_RETURN_ERROR_IF(!have, GPUBP_ERR_NOT_FOUND, "gpubp_variable_minmax: '%s': no min/max in "
+                        "the selected steps and blocks", v->name);
+    if (min) memcpy(min, mn, es);
+    if (max) memcpy(max, mx, es);
+    return GPUBP_OK;
+}
+
+/* ---- selections and gets -------------------------------------------------------------------- */
+
+/* The file-order box a get reads at var-step vs: start/count in the variable's coordinates
+ * (global: the shape; local array: the block; local value: the block list). */
+static int get_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *start,
+                   size_t *count)
+{
+    size_t nd = v->sel.ndims, shape[GBP_MAX_DIMS];
+    GBP_FORWARD_IF_ERROR(file_shape(v, s, vs, shape));
+    if (s->has_box) {
+        memcpy(start, s->start, nd * sizeof *start);
+        memcpy(count, s->count, nd * sizeof *count);
+        if (rev) {
+            gbp_reverse(start, nd);
+            gbp_reverse(count, nd);
+        }
+    } else if (s->has_block && v->kind == GPUBP_SHAPE_GLOBAL_ARRAY) {
+        const bp4_block *b;
+        GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
+        for (size_t i = 0; i < nd; i++) {
+            start[i] = (size_t)BP4_START(b)[i];
+            count[i] = (size_t)BP4_COUNT(b)[i];
+        }
+    } else {
+        for (size_t i = 0; i < nd; i++) {
+            start[i] = 0;
+            count[i] = shape[i];
+        }
+    }
+    for (size_t i = 0; i < nd; i++)
+        if (start[i] > shape[i] || count[i] > shape[i] - start[i])
+            return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                             "'%s': selection start %zu + count %zu exceeds %s %zu in (file) "
+                             "dimension %zu at step %u", v->name, start[i], count[i],
+                             v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? "block count" : "shape",
+                             shape[i], i, v->rv->steps[vs].step);
+    return GPUBP_OK;
+}
+
+int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(bytes);
+    size_t es = gbp_type_size(v->type), nd = v->sel.ndims;
+    if (gbp_is_write_mode(v->file)) {
+        size_t n = 1;
+        for (size_t i = 0; i < nd; i++) n *= v->sel.count[i];
+        *bytes = n * es;
+        return GPUBP_OK;
+    }
+    size_t first, n;
+    GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    if (v->type == GPUBP_TYPE_STRING) {
+        size_t total = 0;
+        for (size_t s = first; s < first + n; s++) total += step_block(v, s, 0)->str_len + 1;
+        *bytes = total;
+        return GPUBP_OK;
+    }
+    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = 1;
+    int rev = gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT));
+    GBP_FORWARD_IF_ERROR(get_box(v, &v->sel, first, rev, start, count));
+    for (size_t i = 0; i < nd; i++) elems *= count[i];
+    *bytes = elems * es * n;
+    return GPUBP_OK;
+}
+
+static int data_fd(gpubp_file *f, uint32_t k, int *fd)
+{
+    if (k >= GBP_MAX_SUBFILES)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: block in data.%u: subfile index too large",
+                         f->path, k);
+    if (k >= f->nrfd) {
+        size_t n = (size_t)k + 1;
+        int *a = gbp_realloc(f->rfd, n * sizeof *a);
+        if (!a) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        for (size_t i = f->nrfd; i < n; i++) a[i] = -1;
+        f->rfd = a;
+        f->nrfd = n;
+    }
+    if (f->rfd[k] < 0) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/data.%u", f->path, k);
+        int rc = gbp_open_file(&f->rfd[k], p, O_RDONLY, 0);
+        if (rc == GPUBP_ERR_NOT_FOUND)
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: metadata refers to data.%u, which is missing",
+                             f->path, k);
+        GBP_FORWARD_IF_ERROR(rc);
+    }
+    *fd = f->rfd[k];
+    return GPUBP_OK;
+}
+
+/* Reads the part of one array block that intersects the box (start, count) into dst. */
+static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                           const bp4_block *b, const size_t *start, const size_t *count,
+                           const gbp_sel *s, int rev, uint8_t *dst, int local)
+{
+    size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
+    gbp_box fbox, dbox;
+    fbox.ndims = dbox.ndims = nd;
+    for (size_t i = 0; i < nd; i++) {
+        size_t bs = local ? 0 : (size_t)BP4_START(b)[i], bc = (size_t)BP4_COUNT(b)[i];
+        size_t lo = start[i] > bs ? start[i] : bs;
+        size_t hi1 = start[i] + count[i], hi2 = bs + bc;
+        size_t hi = hi1 < hi2 ? hi1 : hi2;
+        if (lo >= hi) return GPUBP_OK; /* no overlap */
+        fbox.dims[i] = bc;
+        fbox.start[i] = lo - bs;
+        fbox.count[i] = hi - lo;
+        dbox.dims[i] = count[i];
+        dbox.start[i] = lo - start[i];
+        dbox.count[i] = hi - lo;
+    }
+    if (s->mem_ndims) {
+        size_t ms[GBP_MAX_DIMS], mc[GBP_MAX_DIMS];
+        memcpy(ms, s->mem_start, nd * sizeof *ms);
+        memcpy(mc, s->mem_count, nd * sizeof *mc);
+        if (rev) {
+            gbp_reverse(ms, nd);
+            gbp_reverse(mc, nd);
+        }
+        for (size_t i = 0; i < nd; i++) {
+            dbox.dims[i] = mc[i];
+            dbox.start[i] += ms[i];
+        }
+    }
+    if (b->op)
+        return gbp_error(GPUBP_ERR_CODEC, 0,
+                         "'%s': block compressed with operator '%s' is not supported", v->name,
+                         b->op->name);
+    int fd = -1;
+    GBP_FORWARD_IF_ERROR(data_fd(f, b->file_index, &fd));
+    return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
+}
+
+static int check_mem_sel(const gpubp_variable *v, const gbp_sel *s, int rev, const size_t *count)
+{
+    if (!s->mem_ndims) return GPUBP_OK;
+    size_t nd = v->sel.ndims, ms[GBP_MAX_DIMS], mc[GBP_MAX_DIMS];
+    memcpy(ms, s->mem_start, nd * sizeof *ms);
+    memcpy(mc, s->mem_count, nd * sizeof *mc);
+    if (rev) {
+        gbp_reverse(ms, nd);
+        gbp_reverse(mc, nd);
+    }
+    for (size_t i = 0; i < nd; i++)
+        if (ms[i] > mc[i] || count[i] > mc[i] - ms[i])
+            return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                             "'%s': memory selection start %zu + count %zu exceeds the buffer's "
+                             "%zu in dimension %zu", v->name, ms[i], count[i], mc[i], i);
+    return GPUBP_OK;
+}
+
+static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data)
+{
+    gpubp_memory_space space = GPUBP_MEM_HOST;
+    if (v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
+    int rev = gbp_space_reverses(f, space);
+    size_t first, n, nd = v->sel.ndims, es = gbp_type_size(v->type);
+    GBP_FORWARD_IF_ERROR(var_steps(v, s, &first, &n));
+    uint8_t *out = data;
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        for (size_t t = 0; t < n; t++) {
+            const bp4_block *b = step_block(v, first + t, 0);
+            if (v->type == GPUBP_TYPE_STRING) {
+                memcpy(out, b->str, b->str_len);
+                out[b->str_len] = '\0';
+                out += b->str_len + 1;
+            } else {
+                gbp_box one;
+                gbp_box_dense(&one, 0, NULL);
+                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, b->mm, es, &one, out, &one));
+                out += es;
+            }
+        }
+        return GPUBP_OK;
+    }
+    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
+    size_t per_step = 0;
+    for (size_t t = 0; t < n; t++) {
+        size_t vs = first + t;
+        GBP_FORWARD_IF_ERROR(get_box(v, s, vs, rev, start, count));
+        GBP_FORWARD_IF_ERROR(check_mem_sel(v, s, rev, count));
+        size_t elems = 1;
+        if (s->mem_ndims) {
+            for (size_t i = 0; i < nd; i++) elems *= s->mem_count[i];
+        } else {
+            for (size_t i = 0; i < nd; i++) elems *= count[i];
+        }
+        if (t == 0) per_step = elems * es;
+        uint8_t *dst = out + t * per_step;
+        const bp4_var_step *st = &v->rv->steps[vs];
+        if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+            for (size_t b = start[0]; b < start[0] + count[0]; b++) {
+                gbp_box one, d;
+                gbp_box_dense(&one, 0, NULL);
+                d.ndims = 1;
+                d.dims[0] = s->mem_ndims ? s->mem_count[0] : count[0];
+                d.start[0] = (s->mem_ndims ? s->mem_start[0] : 0) + b - start[0];
+                d.count[0] = 1;
+                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, step_block(v, vs, b)->mm, es,
+                                                     &one, dst, &d));
+            }
+        } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
+            const bp4_block *b;
+            GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
+            GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
+        } else {
+            for (size_t b = 0; b < st->nblocks; b++)
+                GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, step_block(v, vs, b), start,
+                                                     count, s, rev, dst, 0));
+        }
+    }
+    return gbp_mem_sync(f->mem);
+}
+
+int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(data);
+    GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_get: variable '%s' belongs to another file", v->name);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_get: %s is open for writing", f->path);
+    GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ && !f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_get: '%s': no step is open (call gpubp_begin_step)", v->name);
+    GBP_RETURN_ERROR_IF(mode != GPUBP_SYNC && mode != GPUBP_DEFERRED, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_get: invalid launch mode %d", (int)mode);
+    if (mode == GPUBP_SYNC) return do_get(f, v, &v->sel, data);
+    /* deferred: check now what can be checked, read at perform_gets / end_step */
+    size_t first, n;
+    GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->gets, &f->cap_gets, f->ngets + 1, sizeof *f->gets));
+    f->gets[f->ngets].var = v;
+    f->gets[f->ngets].sel = v->sel;
+    f->gets[f->ngets].data = data;
+    f->ngets++;
+    return GPUBP_OK;
+}
+
+int gbp_reader_perform(gpubp_file *f)
+{
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->ngets; i++) {
+        int r = do_get(f, f->gets[i].var, &f->gets[i].sel, f->gets[i].data);
+        if (rc == GPUBP_OK) rc = r;
+    }
+    f->ngets = 0;
+    return rc;
+}
+
+int gpubp_perform_gets(gpubp_file *f)
+{
+    GBP_CHECK_ARG(f);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_perform_gets: %s is open for writing", f->path);
+    return gbp_reader_perform(f);
+}
+
+/* ---- listings and attributes ---------------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const **names)
+{
+    GBP_CHECK_ARG(fc);
+    GBP_CHECK_ARG(n);
+    GBP_CHECK_ARG(names);
+    gpubp_file *f = (gpubp_file *)fc; /* the cache is not part of the file's state */
+    gbp_free(f->names);
+    size_t cap = (gbp_is_write_mode(f) ? f->nvars : f->ix.nvars) + 1;
+    f->names = gbp_malloc(cap * sizeof *f->names);
+    if (!f->names) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    size_t k = 0;
+    if (gbp_is_write_mode(f)) {
+        for (size_t i = 0; i < f->nvars; i++) f->names[k++] = f->vars[i]->name;
+    } else {
+        for (size_t i = 0; i < f->ix.nvars; i++) {
+            bp4_var *rv = f->ix.vars[i];
+            if (f->mode == GPUBP_MODE_READ && (!f->in_step || !bp4_var_find_step(rv, f->cur_step)))
+                continue;
+            f->names[k++] = rv->name;
+        }
+    }
+    qsort(f->names, k, sizeof *f->names, cmp_str);
+    f->nnames = k;
+    *n = k;
+    *names = f->names;
+    return GPUBP_OK;
+}
+
+int gpubp_available_attributes(const gpubp_file *fc, size_t *n, const char *const **names)
+{
+    GBP_CHECK_ARG(fc);
+    GBP_CHECK_ARG(n);
+    GBP_CHECK_ARG(names);
+    gpubp_file *f = (gpubp_file *)fc;
+    gbp_free(f->anames);
+    size_t cap = (gbp_is_write_mode(f) ? f->nattrs : f->ix.nattrs) + 1;
+    f->anames = gbp_malloc(cap * sizeof *f->anames);
+    if (!f->anames) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    size_t k = 0;
+    if (gbp_is_write_mode(f)) {
+        for (size_t i = 0; i < f->nattrs; i++) f->anames[k++] = f->attrs[i].name;
+    } else {
+        for (size_t i = 0; i < f->ix.nattrs; i++) f->anames[k++] = f->ix.attrs[i].name;
+    }
+    qsort(f->anames, k, sizeof *f->anames, cmp_str);
+    f->nanames = k;
+    *n = k;
+    *names = f->anames;
+    return GPUBP_OK;
+}
+
+static int find_attr(const gpubp_file *f, const char *name, const bp4_attr **a)
+{
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "attribute queries need a file open for reading");
+    *a = bp4_index_find_attr(&f->ix, name);
+    GBP_RETURN_ERROR_IF(!*a, GPUBP_ERR_NOT_FOUND, "attribute '%s' is not in %s", name, f->path);
+    return GPUBP_OK;
+}
+
+int gpubp_inquire_attribute(const gpubp_file *f, const char *name, gpubp_type *type, size_t *n,
+                            int *is_array)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    const bp4_attr *a;
+    GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
+    if (type) *type = (gpubp_type)a->type;
+    if (n) *n = a->n;
+    if (is_array) *is_array = a->is_array;
+    return GPUBP_OK;
+}
+
+int gpubp_attribute_data(const gpubp_file *f, const char *name, void *data)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    GBP_CHECK_ARG(data);
+    const bp4_attr *a;
+    GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
+    GBP_RETURN_ERROR_IF(a->type == GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
+                        "attribute '%s' is a string: use gpubp_attribute_string", name);
+    memcpy(data, a->data, a->n * gbp_type_size(a->type));
+    return GPUBP_OK;
+}
+
+int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i, const char **s)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    GBP_CHECK_ARG(s);
+    const bp4_attr *a;
+    GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
+    GBP_RETURN_ERROR_IF(a->type != GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
+                        "attribute '%s' is not a string", name);
+    GBP_RETURN_ERROR_IF(i >= a->n, GPUBP_ERR_INVALID_SELECTION,
+                        "attribute '%s' has %zu strings; %zu requested", name, a->n, i);
+    *s = a->strings[i];
+    return GPUBP_OK;
+}

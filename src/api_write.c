@@ -1,0 +1,704 @@
+/* The writer: variables and attributes, puts, and the commit of a step (data, then md.0, then
+ * the md.idx record: the step is visible to readers once its record is written). */
+#include "internal.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *sub_name(const gpubp_file *f, int k, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/data.%d", f->path, k);
+    return buf;
+}
+
+static int open_subfiles(gpubp_file *f, int trunc)
+{
+    int n = f->nsub;
+    f->data_fd = gbp_malloc((size_t)n * sizeof(int));
+    f->data_size = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->pg_start = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->cursor = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->pg_nvars = gbp_calloc((size_t)n, sizeof(uint32_t));
+    f->data_has_header = gbp_calloc((size_t)n, sizeof(int));
+    if (!f->data_fd || !f->data_size || !f->pg_start || !f->cursor || !f->pg_nvars ||
+        !f->data_has_header)
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    for (int k = 0; k < n; k++) f->data_fd[k] = -1;
+    for (int k = 0; k < n; k++) {
+        char p[4200];
+        sub_name(f, k, p, sizeof p);
+        GBP_FORWARD_IF_ERROR(gbp_open_file(&f->data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
+        uint64_t size;
+        GBP_FORWARD_IF_ERROR(gbp_file_size(f->data_fd[k], &size, p));
+        f->data_has_header[k] = size >= BP4_HEADER_SIZE;
+        f->data_size[k] = size >= BP4_HEADER_SIZE ? size : BP4_HEADER_SIZE;
+    }
+    return GPUBP_OK;
+}
+
+/* Append: continue after the last committed step. Metadata past the last record's end (a
+ * writer killed mid-commit) is cut off; data past it is simply never referenced. */
+static int load_for_append(gpubp_file *f, const char *idxp, const char *md0p, int *have)
+{
+    uint8_t *idx = NULL;
+    size_t len = 0;
+    *have = 0;
+    int rc = gbp_read_file(idxp, &idx, &len, 0);
+    if (rc == GPUBP_ERR_NOT_FOUND) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(rc);
+    if (len < BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE) {
+        gbp_free(idx);
+        return GPUBP_OK; /* no committed step: start afresh */
+    }
+    rc = bp4_check_idx_header(idx, len, idxp);
+    size_t n = (len - BP4_HEADER_SIZE) / BP4_IDX_RECORD_SIZE;
+    uint64_t md0_size = 0;
+    if (rc == GPUBP_OK) {
+        int fd;
+        rc = gbp_open_file(&fd, md0p, O_RDONLY, 0);
+        if (rc == GPUBP_OK) {
+            rc = gbp_file_size(fd, &md0_size, md0p);
+            close(fd);
+        }
+    }
+    bp4_idx_record r = {0};
+    for (size_t i = 0; rc == GPUBP_OK && i < n; i++)
+        rc = bp4_parse_idx_record(idx, len, i, md0_size, &r, idxp);
+    gbp_free(idx);
+    GBP_FORWARD_IF_ERROR(rc);
+    f->idx_records = n;
+    f->md0_size = r.end;
+    *have = 1;
+    return GPUBP_OK;
+}
+
+int gbp_writer_open(gpubp_file *f)
+{
+    int is_dir;
+    GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
+    f->nsub = f->params.subfiles > 0 ? f->params.subfiles : 1;
+    char *idxp = gbp_path_join(f->path, "md.idx"), *md0p = gbp_path_join(f->path, "md.0");
+    char *mmdp = gbp_path_join(f->path, "mmd.0");
+    int rc = (idxp && md0p && mmdp) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int have = 0;
+    if (rc == GPUBP_OK && !is_dir) rc = gbp_mkdir(f->path);
+    if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_WRITE) rc = gbp_clear_dataset(f->path);
+    if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_APPEND) {
+        if (gbp_path_exists(mmdp))
+            rc = gbp_error(GPUBP_ERR_BP5, 0, "%s is an ADIOS2 BP5 dataset: cannot append BP4 steps",
+                           f->path);
+        else
+            rc = load_for_append(f, idxp, md0p, &have);
+    }
+    int trunc = !have;
+    if (rc == GPUBP_OK) rc = gbp_open_file(&f->idx_fd, idxp, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
+    if (rc == GPUBP_OK) rc = gbp_open_file(&f->md0_fd, md0p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
+    if (rc == GPUBP_OK) rc = open_subfiles(f, trunc);
+    if (rc == GPUBP_OK && have) {
+        rc = gbp_truncate(f->md0_fd, f->md0_size, md0p);
+        if (rc == GPUBP_OK)
+            rc = gbp_truncate(f->idx_fd, BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE, idxp);
+        uint8_t one = 1;
+        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->idx_fd, &one, 1, 38, idxp);
+    }
+    if (!have) {
+        f->md0_size = BP4_HEADER_SIZE;
+        f->idx_records = 0;
+    }
+    f->step = (uint32_t)f->idx_records + 1;
+    gbp_free(idxp);
+    gbp_free(md0p);
+    gbp_free(mmdp);
+    return rc;
+}
+
+void gbp_writer_free(gpubp_file *f)
+{
+    for (int k = 0; f->data_fd && k < f->nsub; k++)
+        if (f->data_fd[k] >= 0) close(f->data_fd[k]);
+    if (f->md0_fd >= 0) close(f->md0_fd);
+    if (f->idx_fd >= 0) close(f->idx_fd);
+    gbp_free(f->data_fd);
+    gbp_free(f->data_size);
+    gbp_free(f->pg_start);
+    gbp_free(f->cursor);
+    gbp_free(f->pg_nvars);
+    gbp_free(f->data_has_header);
+    for (size_t i = 0; i < f->nblocks; i++) gbp_free(f->blocks[i].meta.str);
+    gbp_free(f->blocks);
+    for (size_t i = 0; i < f->nattrs; i++) {
+        gbp_attr_def *a = &f->attrs[i];
+        gbp_free(a->name);
+        gbp_free(a->data);
+        for (size_t j = 0; a->strings && j < a->n; j++) gbp_free(a->strings[j]);
+        gbp_free(a->strings);
+    }
+    gbp_free(f->attrs);
+}
+
+int gbp_writer_close(gpubp_file *f)
+{
+    int rc = GPUBP_OK;
+    if (f->in_step) rc = gbp_writer_end_step(f);
+    if (f->idx_records > 0) {
+        uint8_t zero = 0;
+        int rc2 = gbp_pwrite_all(f->idx_fd, &zero, 1, 38, "md.idx");
+        if (rc2 == GPUBP_OK && f->params.fsync) rc2 = gbp_fdatasync(f->idx_fd, "md.idx");
+        if (rc == GPUBP_OK) rc = rc2;
+    }
+    return rc;
+}
+
+int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name, gpubp_type type,
+                          size_t ndims, const size_t *shape, const size_t *start,
+                          const size_t *count)
+{
+    GBP_CHECK_ARG(out);
+    *out = NULL;
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_define_variable: %s is open for reading", f->path);
+    GBP_RETURN_ERROR_IF(!*name || strlen(name) > 65535, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_variable: invalid variable name");
+    GBP_RETURN_ERROR_IF(!gbp_type_known(type), GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_variable: '%s': invalid type %d", name, (int)type);
+    GBP_RETURN_ERROR_IF(gbp_file_var(f, name), GPUBP_ERR_EXISTS,
+                        "gpubp_define_variable: variable '%s' is already defined", name);
+    GBP_RETURN_ERROR_IF(ndims > GBP_MAX_DIMS, GPUBP_ERR_INVALID_DIMS,
+                        "gpubp_define_variable: '%s': %zu dimensions (at most %d)", name, ndims,
+                        GBP_MAX_DIMS);
+    GBP_RETURN_ERROR_IF(type == GPUBP_TYPE_STRING && ndims != 0, GPUBP_ERR_INVALID_DIMS,
+                        "gpubp_define_variable: string variable '%s' must be a single value "
+                        "(ndims 0)", name);
+    int kind = GPUBP_SHAPE_GLOBAL_VALUE;
+    if (ndims > 0) {
+        GBP_RETURN_ERROR_IF(!count, GPUBP_ERR_INVALID_ARG,
+                            "gpubp_define_variable: '%s': count is NULL", name);
+        if (shape) {
+            kind = GPUBP_SHAPE_GLOBAL_ARRAY;
+            GBP_RETURN_ERROR_IF(!start, GPUBP_ERR_INVALID_ARG,
+                                "gpubp_define_variable: '%s': start is NULL", name);
+            for (size_t i = 0; i < ndims; i++)
+                if (start[i] > shape[i] || count[i] > shape[i] - start[i])
+                    return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                                     "gpubp_define_variable: '%s': start %zu + count %zu exceeds "
+                                     "shape %zu in dimension %zu", name, start[i], count[i],
+                                     shape[i], i);
+        } else {
+            kind = GPUBP_SHAPE_LOCAL_ARRAY;
+        }
+    }
+    gpubp_variable *v = gbp_calloc(1, sizeof *v);
+    if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    v->name = gbp_strdup(name);
+    if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
+        gbp_free(v->name);
+        gbp_free(v);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    v->file = f;
+    v->type = type;
+    v->kind = kind;
+    v->space = GPUBP_MEM_DETECT;
+    v->member_id = f->next_member++;
+    v->sel.ndims = ndims;
+    for (size_t i = 0; i < ndims; i++) {
+        v->sel.shape[i] = shape ? shape[i] : 0;
+        v->sel.start[i] = start && shape ? start[i] : 0;
+        v->sel.count[i] = count[i];
+    }
+    *out = v;
+    return GPUBP_OK;
+}
+
+int gbp_writer_begin_step(gpubp_file *f)
+{
+    f->in_step = 1;
+    f->failed_step = 0;
+    f->nblocks = 0;
+    for (size_t i = 0; i < f->nvars; i++) f->vars[i]->in_step = 0;
+    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->step);
+    for (int k = 0; k < f->nsub; k++) {
+        f->pg_start[k] = f->data_size[k];
+        f->cursor[k] = f->pg_start[k] + hs;
+        f->pg_nvars[k] = 0;
+    }
+    return GPUBP_OK;
+}
+
+static int perform_block(gpubp_file *f, gbp_wblock *wb)
+{
+    gpubp_variable *v = wb->var;
+    wb->meta.dims = wb->dimstore;
+    int k = 0;
+    for (int j = 1; j < f->nsub; j++)
+        if (f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k]) k = j;
+    size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
+    wb->subfile = (uint32_t)k;
+    wb->meta.file_index = (uint32_t)k;
+    wb->meta.vmd_offset = f->cursor[k];
+    wb->meta.payload_offset = f->cursor[k] + hs;
+    f->cursor[k] += hs + wb->payload_len;
+    f->pg_nvars[k]++;
+    wb->performed = 1;
+    char p[4200];
+    sub_name(f, k, p, sizeof p);
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        if (v->type == GPUBP_TYPE_STRING) {
+            uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
+            if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            uint16_t l = (uint16_t)wb->meta.str_len;
+            memcpy(tmp, &l, 2);
+            memcpy(tmp + 2, wb->meta.str, wb->meta.str_len);
+            int rc = gbp_pwrite_all(f->data_fd[k], tmp, 2 + (size_t)l, wb->meta.payload_offset, p);
+            gbp_free(tmp);
+            return rc;
+        }
+        return gbp_pwrite_all(f->data_fd[k], wb->meta.mm, gbp_type_size(v->type),
+                              wb->meta.payload_offset, p);
+    }
+    if (wb->payload_len == 0) return GPUBP_OK;
+    return gbp_mem_write(f->mem, wb->space, f->data_fd[k], wb->meta.payload_offset, wb->data,
+                         v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
+                         wb->meta.has_minmax ? wb->meta.mm + 16 : NULL);
+}
+
+/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written. */
+static int write_headers(gpubp_file *f)
+{
+    gbp_buf b;
+    gbp_buf_init(&b);
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++) {
+        gbp_wblock *wb = &f->blocks[i];
+        if (!wb->performed || wb->header_written) continue;
+        wb->meta.dims = wb->dimstore;
+        gbp_buf_reset(&b);
+        bp4_put_vmd_header(&b, wb->var->member_id, wb->var->name, wb->var->type, &wb->meta,
+                           wb->var->kind == GPUBP_SHAPE_LOCAL_ARRAY, wb->payload_len);
+        if (!gbp_buf_ok(&b)) {
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        char p[4200];
+        rc = gbp_pwrite_all(f->data_fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset,
+                            sub_name(f, (int)wb->subfile, p, sizeof p));
+        wb->header_written = 1;
+    }
+    gbp_buf_free(&b);
+    return rc;
+}
+
+int gbp_writer_perform(gpubp_file *f)
+{
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
+        if (!f->blocks[i].performed) rc = perform_block(f, &f->blocks[i]);
+    int rc2 = gbp_mem_sync(f->mem);
+    if (rc == GPUBP_OK) rc = rc2;
+    if (rc == GPUBP_OK) rc = write_headers(f);
+    if (rc != GPUBP_OK) f->failed_step = 1;
+    return rc;
+}
+
+int gpubp_perform_puts(gpubp_file *f)
+{
+    GBP_CHECK_ARG(f);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_perform_puts: %s is open for reading", f->path);
+    if (!f->in_step) return GPUBP_OK;
+    return gbp_writer_perform(f);
+}
+
+int gpubp_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: variable '%s' belongs to another file", v->name);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_put: %s is open for reading", f->path);
+    GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_put: '%s': no step is open (call gpubp_begin_step)", v->name);
+    GBP_RETURN_ERROR_IF(mode != GPUBP_SYNC && mode != GPUBP_DEFERRED, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: invalid launch mode %d", (int)mode);
+    const gbp_sel *s = &v->sel;
+    size_t nd = s->ndims, elems = 1;
+    for (size_t i = 0; i < nd; i++) elems *= s->count[i];
+    GBP_RETURN_ERROR_IF(!data && elems > 0, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: '%s': data is NULL", v->name);
+    gpubp_memory_space space = GPUBP_MEM_HOST;
+    if (data && v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
+    if (v->type == GPUBP_TYPE_STRING && v->space == GPUBP_MEM_GPU)
+        return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0, "gpubp_put: string '%s' must be in host memory",
+                         v->name);
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + 1,
+                                  sizeof *f->blocks));
+    gbp_wblock *wb = &f->blocks[f->nblocks];
+    memset(wb, 0, sizeof *wb);
+    wb->var = v;
+    wb->data = data;
+    wb->space = space;
+    wb->meta.dims = wb->dimstore;
+    wb->meta.ndims = (uint8_t)nd;
+    wb->meta.step = f->step;
+    size_t shape[GBP_MAX_DIMS], start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
+    size_t mstart[GBP_MAX_DIMS], mcount[GBP_MAX_DIMS];
+    memcpy(shape, s->shape, nd * sizeof *shape);
+    memcpy(start, s->start, nd * sizeof *start);
+    memcpy(count, s->count, nd * sizeof *count);
+    memcpy(mstart, s->mem_start, nd * sizeof *mstart);
+    memcpy(mcount, s->mem_count, nd * sizeof *mcount);
+    if (gbp_space_reverses(f, space)) {
+        gbp_reverse(shape, nd);
+        gbp_reverse(start, nd);
+        gbp_reverse(count, nd);
+        gbp_reverse(mstart, nd);
+        gbp_reverse(mcount, nd);
+    }
+    if (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY)
+        for (size_t i = 0; i < nd; i++)
+            if (start[i] > shape[i] || count[i] > shape[i] - start[i])
+                return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                                 "gpubp_put: '%s': block start %zu + count %zu exceeds shape %zu "
+                                 "in file dimension %zu", v->name, start[i], count[i], shape[i], i);
+    for (size_t i = 0; i < nd; i++) {
+        BP4_COUNT(&wb->meta)[i] = count[i];
+        BP4_SHAPE(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? shape[i] : 0;
+        BP4_START(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? start[i] : 0;
+    }
+    /* the user's buffer box: the whole block, or the block inside a larger memory box */
+    if (s->mem_ndims) {
+        for (size_t i = 0; i < nd; i++)
+            if (mstart[i] > mcount[i] || count[i] > mcount[i] - mstart[i])
+                return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                                 "gpubp_put: '%s': memory selection start %zu + count %zu exceeds "
+                                 "the buffer's %zu in dimension %zu", v->name, mstart[i], count[i],
+                                 mcount[i], i);
+        wb->box.ndims = nd;
+        for (size_t i = 0; i < nd; i++) {
+            wb->box.dims[i] = mcount[i];
+            wb->box.start[i] = mstart[i];
+            wb->box.count[i] = count[i];
+        }
+    } else {
+        gbp_box_dense(&wb->box, nd, count);
+    }
+    size_t es = gbp_type_size(v->type);
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        wb->meta.has_value = 1;
+        if (v->type == GPUBP_TYPE_STRING) {
+            size_t l = strlen(data);
+            GBP_RETURN_ERROR_IF(l > 65535, GPUBP_ERR_INVALID_ARG,
+                                "gpubp_put: string '%s' is longer than 65535 bytes", v->name);
+            wb->meta.str = gbp_strdup(data);
+            if (!wb->meta.str) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            wb->meta.str_len = (uint32_t)l;
+            wb->payload_len = 2 + l;
+        } else {
+            GBP_FORWARD_IF_ERROR(gbp_mem_copy_out(f->mem, space, wb->meta.mm, data, es));
+            wb->payload_len = es;
+        }
+    } else {
+        wb->meta.has_minmax = elems > 0;
+        wb->payload_len = (uint64_t)elems * es;
+    }
+    f->nblocks++;
+    v->in_step = 1;
+    if (mode == GPUBP_SYNC) return gbp_writer_perform(f);
+    return GPUBP_OK;
+}
+
+/* ---- attributes ------------------------------------------------------------------------------ */
+
+static void attr_clear(gbp_attr_def *a)
+{
+    gbp_free(a->data);
+    for (size_t j = 0; a->strings && j < a->n; j++) gbp_free(a->strings[j]);
+    gbp_free(a->strings);
+    a->data = NULL;
+    a->strings = NULL;
+}
+
+static int attr_same(const gbp_attr_def *a, int type, const void *data, size_t n)
+{
+    if (a->type != type || a->n != n) return 0;
+    if (type == GPUBP_TYPE_STRING) return !strcmp(a->strings[0], (const char *)data);
+    if (type == 12) {
+        const char *const *s = data;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(a->strings[i], s[i])) return 0;
+        return 1;
+    }
+    return !memcmp(a->data, data, n * gbp_type_size(type));
+}
+
+int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, const void *data,
+                           size_t n)
+{
+    GBP_CHECK_ARG(f);
+    GBP_CHECK_ARG(name);
+    GBP_CHECK_ARG(data);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_define_attribute: %s is open for reading", f->path);
+    GBP_RETURN_ERROR_IF(!*name || strlen(name) > 65535, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_attribute: invalid name");
+    GBP_RETURN_ERROR_IF(n == 0, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_attribute: '%s': no elements", name);
+    GBP_RETURN_ERROR_IF(!gbp_type_known(type), GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_attribute: '%s': invalid type %d", name, (int)type);
+    int t = type == GPUBP_TYPE_STRING && n > 1 ? 12 : (int)type;
+    if (t == 12) {
+        const char *const *s = data;
+        for (size_t i = 0; i < n; i++)
+            GBP_RETURN_ERROR_IF(!s[i] || strlen(s[i]) > 65534, GPUBP_ERR_INVALID_ARG,
+                                "gpubp_define_attribute: '%s': string %zu is NULL or too long",
+                                name, i);
+    } else if (t == GPUBP_TYPE_STRING) {
+        GBP_RETURN_ERROR_IF(strlen(data) > 65535, GPUBP_ERR_INVALID_ARG,
+                            "gpubp_define_attribute: '%s': string too long", name);
+    }
+    gbp_attr_def *a = NULL;
+    for (size_t i = 0; i < f->nattrs; i++)
+        if (!strcmp(f->attrs[i].name, name)) a = &f->attrs[i];
+    if (a && attr_same(a, t, data, n)) return GPUBP_OK;
+    if (!a) {
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->attrs, &f->cap_attrs, f->nattrs + 1,
+                                      sizeof *f->attrs));
+        a = &f->attrs[f->nattrs];
+        memset(a, 0, sizeof *a);
+        a->name = gbp_strdup(name);
+        if (!a->name) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        a->member_id = (uint32_t)f->nattrs;
+        f->nattrs++;
+    } else {
+        attr_clear(a);
+    }
+    a->type = t;
+    a->n = n;
+    a->dirty = 1;
+    if (t == GPUBP_TYPE_STRING || t == 12) {
+        a->strings = gbp_calloc(n, sizeof(char *));
+        if (!a->strings) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        for (size_t i = 0; i < n; i++) {
+            const char *src = t == 12 ? ((const char *const *)data)[i] : (const char *)data;
+            a->strings[i] = gbp_strdup(src);
+            if (!a->strings[i]) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        }
+    } else {
+        size_t bytes = n * gbp_type_size(t);
+        a->data = gbp_malloc(bytes);
+        if (!a->data) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        memcpy(a->data, data, bytes);
+    }
+    return GPUBP_OK;
+}
+
+int gpubp_define_variable_attribute(gpubp_file *f, const char *var, const char *name,
+                                    gpubp_type type, const void *data, size_t n)
+{
+    GBP_CHECK_ARG(var);
+    GBP_CHECK_ARG(name);
+    size_t a = strlen(var), b = strlen(name);
+    char *full = gbp_malloc(a + b + 2);
+    if (!full) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    memcpy(full, var, a);
+    full[a] = '/';
+    memcpy(full + a + 1, name, b + 1);
+    int rc = gpubp_define_attribute(f, full, type, data, n);
+    gbp_free(full);
+    return rc;
+}
+
+/* ---- the commit ------------------------------------------------------------------------------ */
+
+static void discard_step(gpubp_file *f)
+{
+    for (size_t i = 0; i < f->nblocks; i++) {
+        gbp_free(f->blocks[i].meta.str);
+        f->blocks[i].meta.str = NULL;
+    }
+    f->nblocks = 0;
+    f->in_step = 0;
+}
+
+int gbp_writer_end_step(gpubp_file *f)
+{
+    int rc = gbp_writer_perform(f);
+    if (rc != GPUBP_OK || f->failed_step) {
+        discard_step(f);
+        if (rc == GPUBP_OK)
+            rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
+                           f->step, f->path);
+        return rc;
+    }
+    uint32_t step = f->step;
+    gbp_buf pg, tail, md, one;
+    gbp_buf_init(&pg);
+    gbp_buf_init(&tail);
+    gbp_buf_init(&md);
+    gbp_buf_init(&one);
+    uint64_t *amd_off = NULL, *amd_pay = NULL;
+    size_t ndirty = 0;
+    for (size_t i = 0; i < f->nattrs; i++) ndirty += f->attrs[i].dirty;
+    if (ndirty) {
+        amd_off = gbp_calloc(f->nattrs, sizeof *amd_off);
+        amd_pay = gbp_calloc(f->nattrs, sizeof *amd_pay);
+        if (!amd_off || !amd_pay) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    /* 1. data: each subfile's PG head and tail (attributes go to data.0) */
+    int npg = 0;
+    for (int k = 0; k < f->nsub && rc == GPUBP_OK; k++) {
+        if (k > 0 && f->pg_nvars[k] == 0) continue;
+        npg++;
+        gbp_buf_reset(&tail);
+        size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), step);
+        if (k == 0 && ndirty) {
+            gbp_buf_u32(&tail, (uint32_t)ndirty);
+            gbp_buf_u64(&tail, 0); /* patched: attribute bytes including these 8 */
+            for (size_t i = 0; i < f->nattrs; i++) {
+                gbp_attr_def *a = &f->attrs[i];
+                if (!a->dirty) continue;
+                size_t amd_at = tail.len, pay;
+                bp4_put_amd(&tail, a->member_id, a->name, a->type, a->data, a->n,
+                            (const char *const *)a->strings, &pay);
+                amd_off[i] = f->cursor[k] + amd_at;
+                amd_pay[i] = f->cursor[k] + pay;
+            }
+            gbp_buf_set_u64(&tail, 4, (uint64_t)(tail.len - 4));
+        } else {
+            gbp_buf_zero(&tail, 12);
+        }
+        gbp_buf_put(&tail, "PGI]", 4);
+        gbp_buf_reset(&pg);
+        if (!f->data_has_header[k]) {
+            uint8_t h[BP4_HEADER_SIZE];
+            bp4_make_header(h, BP4_KIND_DATA, 0);
+            gbp_buf_put(&pg, h, sizeof h);
+        }
+        size_t base = pg.len;
+        size_t lenat = bp4_pg_head(&pg, 0, GBP_IO_NAME, step);
+        uint64_t vars_len = f->cursor[k] - (f->pg_start[k] + hs);
+        uint64_t end = f->cursor[k] + tail.len;
+        gbp_buf_set_u64(&pg, lenat, end - (f->pg_start[k] + 4));
+        gbp_buf_set_u32(&pg, base + hs - 12, f->pg_nvars[k]);
+        gbp_buf_set_u64(&pg, base + hs - 8, vars_len);
+        if (!gbp_buf_ok(&pg) || !gbp_buf_ok(&tail)) {
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        char p[4200];
+        sub_name(f, k, p, sizeof p);
+        uint64_t at = f->data_has_header[k] ? f->pg_start[k] : 0;
+        rc = gbp_pwrite_all(f->data_fd[k], pg.data, pg.len, at, p);
+        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->data_fd[k], tail.data, tail.len, f->cursor[k], p);
+        f->cursor[k] = end; /* from here on: the end of this subfile's PG */
+        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->data_fd[k], p);
+        /* the md.0 PG entry for this PG */
+        if (rc == GPUBP_OK) {
+            char s[16];
+            int sl = snprintf(s, sizeof s, "%u", step);
+            size_t el = 2 + strlen(GBP_IO_NAME) + 1 + 4 + 2 + (size_t)sl + 4 + 8;
+            gbp_buf_u16(&one, (uint16_t)el);
+            gbp_buf_bpstr(&one, GBP_IO_NAME, strlen(GBP_IO_NAME));
+            gbp_buf_u8(&one, 'n');
+            gbp_buf_u32(&one, 0);
+            gbp_buf_bpstr(&one, s, (size_t)sl);
+            gbp_buf_u32(&one, step);
+            gbp_buf_u64(&one, f->pg_start[k]);
+        }
+    }
+    /* 2. md.0: PG index, variable index, attribute index */
+    int md_header = f->idx_records == 0;
+    uint64_t base = md_header ? 0 : f->md0_size;
+    if (md_header) {
+        uint8_t h[BP4_HEADER_SIZE];
+        bp4_make_header(h, BP4_KIND_METADATA, 0);
+        gbp_buf_put(&md, h, sizeof h);
+    }
+    bp4_idx_record r = {0};
+    r.step = step;
+    r.pg_off = base + md.len;
+    gbp_buf_u64(&md, (uint64_t)npg);
+    gbp_buf_u64(&md, (uint64_t)one.len);
+    gbp_buf_put(&md, one.data, one.len);
+    r.var_off = base + md.len;
+    size_t vhead = md.len;
+    uint32_t nv = 0;
+    gbp_buf_u32(&md, 0);
+    gbp_buf_u64(&md, 0);
+    for (size_t i = 0; i < f->nvars; i++) {
+        gpubp_variable *v = f->vars[i];
+        if (!v->in_step) continue;
+        uint64_t nb = 0;
+        for (size_t j = 0; j < f->nblocks; j++) nb += f->blocks[j].var == v;
+        size_t at = bp4_entry_begin(&md, v->member_id, v->name, v->type, 0, nb);
+        for (size_t j = 0; j < f->nblocks; j++) {
+            gbp_wblock *wb = &f->blocks[j];
+            if (wb->var != v) continue;
+            wb->meta.dims = wb->dimstore;
+            bp4_put_var_charset(&md, v->type, v->kind, &wb->meta);
+        }
+        bp4_entry_end(&md, at);
+        nv++;
+    }
+    gbp_buf_set_u32(&md, vhead, nv);
+    gbp_buf_set_u64(&md, vhead + 4, (uint64_t)(md.len - vhead - 12));
+    r.attr_off = base + md.len;
+    size_t ahead = md.len;
+    gbp_buf_u32(&md, (uint32_t)ndirty);
+    gbp_buf_u64(&md, 0);
+    for (size_t i = 0; i < f->nattrs && ndirty && rc == GPUBP_OK; i++) {
+        gbp_attr_def *a = &f->attrs[i];
+        if (!a->dirty) continue;
+        size_t at = bp4_entry_begin(&md, a->member_id, a->name, a->type, 1, 1);
+        bp4_put_attr_charset(&md, a->type, step, amd_off[i], amd_pay[i], a->data, a->n,
+                             (const char *const *)a->strings);
+        bp4_entry_end(&md, at);
+    }
+    gbp_buf_set_u64(&md, ahead + 4, (uint64_t)(md.len - ahead - 12));
+    r.end = base + md.len;
+    r.timestamp = (uint64_t)time(NULL);
+    if (rc == GPUBP_OK && (!gbp_buf_ok(&md) || !gbp_buf_ok(&one)))
+        rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->md0_fd, md.data, md.len, base, "md.0");
+    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->md0_fd, "md.0");
+    /* 3. md.idx: the commit point */
+    if (rc == GPUBP_OK) {
+        uint8_t rec[BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE];
+        size_t n = 0;
+        if (f->idx_records == 0) {
+            bp4_make_header(rec, BP4_KIND_INDEX, 1);
+            n = BP4_HEADER_SIZE;
+        }
+        bp4_make_idx_record(rec + n, &r);
+        n += BP4_IDX_RECORD_SIZE;
+        uint64_t at = f->idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE;
+        rc = gbp_pwrite_all(f->idx_fd, rec, n, at, "md.idx");
+        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, "md.idx");
+    }
+    if (rc == GPUBP_OK) {
+        for (int k = 0; k < f->nsub; k++) {
+            if (k > 0 && f->pg_nvars[k] == 0) continue;
+            f->data_has_header[k] = 1;
+            f->data_size[k] = f->cursor[k];
+        }
+        f->md0_size = r.end;
+        f->idx_records++;
+        f->step++;
+        for (size_t i = 0; i < f->nattrs; i++) f->attrs[i].dirty = 0;
+        for (size_t i = 0; i < f->nvars; i++)
+            if (f->vars[i]->in_step) f->vars[i]->steps_written++;
+    }
+    gbp_free(amd_off);
+    gbp_free(amd_pay);
+    gbp_buf_free(&pg);
+    gbp_buf_free(&tail);
+    gbp_buf_free(&md);
+    gbp_buf_free(&one);
+    discard_step(f);
+    return rc;
+}

@@ -1,0 +1,143 @@
+/* src/: the public API. Handles, argument checks, the step state machines of writers and
+ * readers. The only code that exports symbols. */
+#ifndef GBP_INTERNAL_H
+#define GBP_INTERNAL_H
+
+#include "bp4.h"
+#include "common.h"
+#include "fileio.h"
+#include "memspace.h"
+
+#define GBP_IO_NAME "gpubp"
+
+/* Dims and selections of a variable as the user gave them (in the memory space's layout). */
+typedef struct gbp_sel {
+    size_t ndims;
+    size_t shape[GBP_MAX_DIMS];
+    size_t start[GBP_MAX_DIMS];
+    size_t count[GBP_MAX_DIMS];
+    int has_box;                     /* read: set_selection was called */
+    size_t mem_ndims;                /* memory selection, 0 = none */
+    size_t mem_start[GBP_MAX_DIMS];
+    size_t mem_count[GBP_MAX_DIMS];
+    int has_block;
+    size_t block_id;
+    int has_steps;
+    size_t step_start, step_count;
+} gbp_sel;
+
+/* A write-side block of the current step. */
+typedef struct gbp_wblock {
+    gpubp_variable *var;
+    const void *data;        /* user pointer (deferred until performed) */
+    gpubp_memory_space space;
+    gbp_box box;             /* the user buffer box, file (row-major) order */
+    bp4_block meta;          /* dims -> dimstore */
+    uint64_t dimstore[3 * GBP_MAX_DIMS];
+    uint64_t payload_len;
+    uint32_t subfile;
+    int performed;
+    int header_written;
+} gbp_wblock;
+
+typedef struct gbp_attr_def {
+    char *name;
+    int type;                /* 9 single string, 12 string array, else numeric */
+    size_t n;
+    uint8_t *data;
+    char **strings;
+    int dirty;               /* to be written with the next step */
+    uint32_t member_id;
+} gbp_attr_def;
+
+struct gpubp_variable {
+    gpubp_file *file;
+    char *name;
+    int type;
+    int kind;                /* gpubp_shape_kind */
+    gpubp_memory_space space;
+    gbp_sel sel;
+    uint32_t member_id;      /* write */
+    size_t steps_written;    /* write: steps in which it has blocks */
+    int in_step;             /* write: has blocks in the current step */
+    bp4_var *rv;             /* read */
+};
+
+struct gpubp_file {
+    char *path;
+    gpubp_mode mode;
+    gbp_params params;
+    gbp_mem *mem;
+    int in_step;
+    int closed;
+    /* variables (handles), in definition / inquiry order */
+    gpubp_variable **vars;
+    size_t nvars, cap_vars;
+    const char **names;      /* available_variables cache */
+    size_t nnames;
+    const char **anames;     /* available_attributes cache */
+    size_t nanames;
+
+    /* ---- writer ---- */
+    int nsub;                /* data subfiles */
+    int *data_fd;
+    uint64_t *data_size;     /* next free offset per subfile (64 before the first PG) */
+    uint64_t *pg_start;      /* this step's PG start per subfile */
+    uint64_t *cursor;        /* next record offset in this step's PG per subfile */
+    uint32_t *pg_nvars;
+    int *data_has_header;
+    int md0_fd, idx_fd;
+    uint64_t md0_size;
+    size_t idx_records;
+    uint32_t step;           /* 1-based number of the step being written */
+    gbp_wblock *blocks;      /* current step */
+    size_t nblocks, cap_blocks;
+    gbp_attr_def *attrs;
+    size_t nattrs, cap_attrs;
+    uint32_t next_member;
+    int failed_step;         /* an error happened in this step: it will not be committed */
+
+    /* ---- reader ---- */
+    bp4_index ix;
+    uint8_t *idx;            /* md.idx as read */
+    size_t idx_len;
+    uint8_t *md0;            /* md.0 as read */
+    size_t md0_len;
+    size_t nrecords;         /* complete records in md.idx */
+    bp4_idx_record *records;
+    int writer_active;
+    size_t cur_step;         /* READ: current step (0-based) when in_step */
+    size_t next_step;        /* READ: the step begin_step opens next */
+    int *rfd;                /* data.K descriptors, lazily opened */
+    size_t nrfd;
+    struct gbp_pending_get *gets;
+    size_t ngets, cap_gets;
+};
+
+/* api.c */
+int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize);
+int gbp_file_add_var(gpubp_file *f, gpubp_variable *v);
+gpubp_variable *gbp_file_var(const gpubp_file *f, const char *name);
+int gbp_resolve_space(gpubp_variable *v, const void *ptr, gpubp_memory_space *space);
+/* Whether dims given in `space` are stored reversed in the file. */
+int gbp_space_reverses(const gpubp_file *f, gpubp_memory_space space);
+void gbp_reverse(size_t *d, size_t n);
+int gbp_is_write_mode(const gpubp_file *f);
+
+/* api_write.c */
+int gbp_writer_open(gpubp_file *f);
+int gbp_writer_close(gpubp_file *f);
+int gbp_writer_begin_step(gpubp_file *f);
+int gbp_writer_end_step(gpubp_file *f);
+int gbp_writer_perform(gpubp_file *f);
+void gbp_writer_free(gpubp_file *f);
+
+/* api_read.c */
+int gbp_reader_open(gpubp_file *f);
+int gbp_reader_begin_step(gpubp_file *f);
+int gbp_reader_end_step(gpubp_file *f);
+int gbp_reader_perform(gpubp_file *f);
+void gbp_reader_free(gpubp_file *f);
+int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name);
+
+#endif
