@@ -1,0 +1,913 @@
+/*
+ * gpubpls: lists and dumps BP4 datasets the way ADIOS2's bpls does, through libgpubp's public API.
+ *
+ * Outline: parse the options (bpls's names, combined short flags such as -la), open the dataset
+ * in random-access mode (or READ mode for -t, following steps), merge variables and attributes
+ * into one sorted listing, and for each entry that matches a mask print its line, then its blocks
+ * (-D) or data (-d). Column widths, number formats and messages follow bpls so that its users'
+ * scripts keep working; docs/gpubpls.md lists the differences.
+ *
+ * Exit status (as bpls): 0 success; 1 bad options or a read failure; 2 a bad regular expression;
+ * 4 a path that does not exist or cannot be opened as BP4, or masks that matched nothing; 30 an
+ * output file that cannot be created; 200 a bad -s/-c spec.
+ */
+#include "gpubpls.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+int ls_lib_error(const ls_ctx *c, int status, const char *what, const char *name)
+{
+    if (c && c->out)
+        fflush(c->out);
+    const char *msg = gpubp_last_error();
+    fprintf(stderr, "gpubpls: error %s %s: %s%s%s\n", what, name ? name : "",
+            gpubp_strerror(status), *msg ? ": " : "", msg);
+    return LS_FAIL;
+}
+
+int ls_nomem(void)
+{
+    fprintf(stderr, "gpubpls: error: out of memory\n");
+    return LS_FAIL;
+}
+
+/* ---- options -------------------------------------------------------------------------------- */
+
+static void print_help(void)
+{
+    printf(
+        "usage: gpubpls [OPTIONS] file [mask1 mask2 ...]\n"
+        "\n"
+        "List/dump the content of a BP4 dataset (a name.bp directory), as ADIOS2's bpls does.\n"
+        "A mask is a shell pattern like with 'ls', e.g. \"*/x?\", or with -e an extended\n"
+        "regular expression; it matches the whole name.\n"
+        "Variables with several steps are listed with an extra, first dimension: the step.\n"
+        "\n"
+        "  --long      | -l           Print values of scalars and attributes, and min/max\n"
+        "                               of arrays (from metadata, no data is read)\n"
+        "  --attrs     | -a           List/match attributes too\n"
+        "  --attrsonly | -A           List attributes only\n"
+        "  --meshes    | -m           List meshes (there are none in BP4)\n"
+        "  --timestep  | -t           Read step by step, following a dataset still being\n"
+        "                               written until its writer closes it\n"
+        "  --dump      | -d           Dump matched variables (attributes too with -a)\n"
+        "  --regexp    | -e           Treat masks as extended regular expressions\n"
+        "  --output    | -o <path>    Print to a file instead of stdout\n"
+        "  --start     | -s \"spec\"    Offset indices in each dimension (default 0);\n"
+        "                               <0 counts from the end as in python (-1 is last)\n"
+        "  --count     | -c \"spec\"    Number of elements in each dimension;\n"
+        "                               -1 means up to the end (the default)\n"
+        "                               With several steps the first number is the step.\n"
+        "  --noindex   | -y           Print data without array indices\n"
+        "  --string    | -S           Print 8-bit integer arrays as strings\n"
+        "  --columns   | -n \"cols\"    Number of data elements per row (default 6)\n"
+        "  --format    | -f \"str\"     printf format of one data item, e.g. \"%%6.3f\"\n"
+        "  --decomp    | -D           Show the blocks of each variable per step\n"
+        "  --hidden_attrs             Accepted for bpls compatibility (no effect)\n"
+        "  --engine    | -E <name>    Accepted for BP4, BPFile, FileStream and File\n"
+        "  --transport-parameters | -T, --engine-params | -P <str>\n"
+        "                             Accepted for bpls compatibility (no effect)\n"
+        "\n"
+        "  Examples for slicing:\n"
+        "  -s \"0,0,0\"   -c \"1,99,1\":  Print 100 elements (of the 2nd dimension).\n"
+        "  -s \"0,0\"     -c \"1,-1\":    Print the whole 2nd dimension however large it is.\n"
+        "  -s \"-1,-1\"   -c \"1,1\":     Print the very last element (of a 2D array)\n"
+        "\n"
+        "Help options\n"
+        "  --help      | -h           Print this help.\n"
+        "  --verbose   | -v           Print information about what gpubpls is doing.\n"
+        "  --version   | -V           Print the version; with a file, the file's format\n"
+        "                               version.\n"
+        "\n"
+        "Typical use: gpubpls -la <file>\n");
+}
+
+enum opt_id {
+    O_LONG, O_ATTRS, O_ATTRSONLY, O_MESHES, O_TIMESTEP, O_DUMP, O_REGEXP, O_NOINDEX, O_STRING,
+    O_DECOMP, O_VERSION, O_VERBOSE, O_HELP, O_IGNORED_FLAG, O_LIST_OPERATORS,
+    /* options with a value */
+    O_OUTPUT, O_START, O_COUNT, O_COLUMNS, O_FORMAT, O_ENGINE, O_IGNORED_VALUE, O_ERROR
+};
+
+typedef struct opt_def {
+    const char *lng;
+    char shrt;
+    enum opt_id id;
+} opt_def;
+
+static const opt_def kOptions[] = {
+    {"--long", 'l', O_LONG},
+    {"--attrs", 'a', O_ATTRS},
+    {"--attrsonly", 'A', O_ATTRSONLY},
+    {"--meshes", 'm', O_MESHES},
+    {"--timestep", 't', O_TIMESTEP},
+    {"--dump", 'd', O_DUMP},
+    {"--regexp", 'e', O_REGEXP},
+    {"--noindex", 'y', O_NOINDEX},
+    {"--string", 'S', O_STRING},
+    {"--decomp", 'D', O_DECOMP},
+    {"--decompose", 0, O_DECOMP},
+    {"--version", 'V', O_VERSION},
+    {"--verbose", 'v', O_VERBOSE},
+    {"--help", 'h', O_HELP},
+    {"--hidden_attrs", 0, O_IGNORED_FLAG},
+    {"--ignore_flatten", 0, O_IGNORED_FLAG},
+    {"--show-derived", 0, O_IGNORED_FLAG},
+    {"--list_operators", 0, O_LIST_OPERATORS},
+    {"--output", 'o', O_OUTPUT},
+    {"--start", 's', O_START},
+    {"--count", 'c', O_COUNT},
+    {"--columns", 'n', O_COLUMNS},
+    {"--format", 'f', O_FORMAT},
+    {"--engine", 'E', O_ENGINE},
+    {"--transport-parameters", 'T', O_IGNORED_VALUE},
+    {"--engine-params", 'P', O_IGNORED_VALUE},
+    {"--error", 'X', O_ERROR},
+};
+#define NOPTIONS (sizeof kOptions / sizeof kOptions[0])
+
+typedef struct parse_state {
+    const char *start;
+    const char *count;
+    bool help;
+} parse_state;
+
+/* Parses "0, 3; 027" into dims, as bpls: separators " ,;x\t\n", C integer syntax. Exits with 200
+ * on a value out of range or too many dimensions. */
+static size_t parse_dim_spec(const char *str, int64_t *dims)
+{
+    char *s = strdup(str);
+    if (!s) {
+        ls_nomem();
+        exit(1);
+    }
+    char *save = NULL;
+    size_t i = 0;
+    char *tok = strtok_r(s, " ,;x\t\n", &save);
+    while (tok != NULL && i < LS_SPEC_DIMS) {
+        errno = 0;
+        dims[i++] = (int64_t)strtoll(tok, NULL, 0);
+        if (errno) {
+            fprintf(stderr, "Error: could not convert field into a value: %s from \"%s\"\n", tok,
+                    str);
+            free(s);
+            exit(200);
+        }
+        tok = strtok_r(NULL, " ,;x\t\n", &save);
+    }
+    if (tok != NULL) {
+        fprintf(stderr, "Error: More dimensions specified in \"%s\" than we can handle (%d)\n",
+                str, LS_SPEC_DIMS);
+        free(s);
+        exit(200);
+    }
+    free(s);
+    return i;
+}
+
+/* Applies option `d` with value `val` (NULL for flags). Returns 0, or the exit status. */
+static int apply_option(ls_options *o, parse_state *ps, const opt_def *d, const char *val)
+{
+    switch (d->id) {
+    case O_LONG: o->longopt = true; break;
+    case O_ATTRS: o->listattrs = true; break;
+    case O_ATTRSONLY: o->attrsonly = true; break;
+    case O_MESHES: o->list_meshes = true; break;
+    case O_TIMESTEP: o->timestep = true; break;
+    case O_DUMP: o->dump = true; break;
+    case O_REGEXP: o->use_regexp = true; break;
+    case O_NOINDEX: o->noindex = true; break;
+    case O_STRING: o->byte_as_char = true; break;
+    case O_DECOMP: o->decomp = true; break;
+    case O_VERSION: o->show_version = true; break;
+    case O_VERBOSE: o->verbose++; break;
+    case O_HELP:
+        if (!ps->help)
+            print_help();
+        ps->help = true;
+        break;
+    case O_IGNORED_FLAG:
+    case O_IGNORED_VALUE:
+        break;
+    case O_LIST_OPERATORS:
+        fprintf(stderr, "gpubpls: --list_operators is not supported\n");
+        return 1;
+    case O_ERROR:
+        fprintf(stderr, "gpubpls: --error (read accuracy) is not supported\n");
+        return 1;
+    case O_OUTPUT: o->outpath = val; break;
+    case O_START: ps->start = val; break;
+    case O_COUNT: ps->count = val; break;
+    case O_FORMAT: o->format = val; break;
+    case O_COLUMNS: {
+        char *end;
+        errno = 0;
+        long n = strtol(val, &end, 10);
+        if (errno || end == val || *end || n < INT32_MIN || n > INT32_MAX) {
+            fprintf(stderr, "Parsing arguments failed: bad number of columns \"%s\"\n", val);
+            return 1;
+        }
+        o->ncols = (int)n;
+        break;
+    }
+    case O_ENGINE:
+        if (strcasecmp(val, "BP4") && strcasecmp(val, "BPFile") && strcasecmp(val, "FileStream") &&
+            strcasecmp(val, "File")) {
+            fprintf(stderr, "gpubpls: engine %s is not supported: gpubpls reads BP4 only\n", val);
+            return 1;
+        }
+        break;
+    }
+    return 0;
+}
+
+static const opt_def *find_long(const char *arg, const char **val)
+{
+    *val = NULL;
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        size_t n = strlen(kOptions[i].lng);
+        if (strncmp(arg, kOptions[i].lng, n) != 0)
+            continue;
+        if (arg[n] == '\0')
+            return &kOptions[i];
+        if (arg[n] == '=' && kOptions[i].id >= O_OUTPUT) {
+            *val = arg + n + 1;
+            return &kOptions[i];
+        }
+    }
+    return NULL;
+}
+
+static const opt_def *find_short(char ch)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (kOptions[i].shrt == ch)
+            return &kOptions[i];
+    return NULL;
+}
+
+/* bpls's command line: options anywhere; the first other argument is the file, the rest are
+ * masks. Short flags combine (-la); an option's value is the next argument (or attached, -n4). */
+static int parse_args(ls_options *o, parse_state *ps, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] != '-' || a[1] == '\0') {
+            if (o->path == NULL) {
+                o->path = a;
+            } else {
+                char **m = realloc(o->masks, (o->nmasks + 1) * sizeof *m);
+                if (!m)
+                    return ls_nomem(), 1;
+                o->masks = m;
+                o->masks[o->nmasks++] = argv[i];
+            }
+            continue;
+        }
+        const opt_def *d;
+        const char *val = NULL;
+        if (a[1] == '-') {
+            d = find_long(a, &val);
+            if (!d) {
+                fprintf(stderr, "Unknown long option: %s\n", a);
+                return 1;
+            }
+            if (d->id >= O_OUTPUT && val == NULL) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "Parsing arguments failed: %s needs a value\n", a);
+                    return 1;
+                }
+                val = argv[++i];
+            }
+            int rc = apply_option(o, ps, d, val);
+            if (rc)
+                return rc;
+            continue;
+        }
+        for (const char *p = a + 1; *p; p++) {
+            d = find_short(*p);
+            if (!d) {
+                fprintf(stderr, "Parsing arguments failed: unknown option -%c in %s\n", *p, a);
+                return 1;
+            }
+            val = NULL;
+            if (d->id >= O_OUTPUT) {
+                if (p[1] != '\0') {
+                    val = p + 1;
+                } else if (i + 1 < argc) {
+                    val = argv[++i];
+                } else {
+                    fprintf(stderr, "Parsing arguments failed: -%c needs a value\n", *p);
+                    return 1;
+                }
+            }
+            int rc = apply_option(o, ps, d, val);
+            if (rc)
+                return rc;
+            if (val)
+                break;
+        }
+    }
+    return 0;
+}
+
+/* ---- masks ---------------------------------------------------------------------------------- */
+
+typedef struct masks {
+    regex_t *re;
+    size_t n;
+} masks;
+
+static int compile_masks(const ls_options *o, masks *m)
+{
+    m->re = calloc(o->nmasks ? o->nmasks : 1, sizeof *m->re);
+    if (!m->re)
+        return ls_nomem(), 1;
+    for (size_t i = 0; i < o->nmasks; i++) {
+        /* the whole name must match, as std::regex_match in bpls */
+        size_t len = strlen(o->masks[i]) + 5;
+        char *anchored = malloc(len);
+        if (!anchored)
+            return ls_nomem(), 1;
+        snprintf(anchored, len, "^(%s)$", o->masks[i]);
+        int err = regcomp(&m->re[i], anchored, REG_EXTENDED | REG_NOSUB);
+        free(anchored);
+        if (err) {
+            char buf[256];
+            regerror(err, &m->re[i], buf, sizeof buf);
+            fprintf(stderr, "Error: \"%s\" is an invalid extended regular expression: %s\n",
+                    o->masks[i], buf);
+            return 2;
+        }
+        m->n = i + 1;
+    }
+    return 0;
+}
+
+static void free_masks(masks *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        regfree(&m->re[i]);
+    free(m->re);
+}
+
+static bool matches_a_mask(const ls_options *o, const masks *m, const char *name)
+{
+    if (o->nmasks == 0)
+        return true;
+    for (size_t i = 0; i < o->nmasks; i++) {
+        if (o->use_regexp) {
+            if (regexec(&m->re[i], name, 0, NULL, 0) == 0 ||
+                (name[0] == '/' && regexec(&m->re[i], name + 1, 0, NULL, 0) == 0))
+                return true;
+        } else {
+            /* a mask without a leading '/' matches a name with one from its second character */
+            int skip = o->masks[i][0] != '/' && name[0] == '/';
+            if (fnmatch(o->masks[i], name + skip, FNM_PATHNAME) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* ---- attributes ----------------------------------------------------------------------------- */
+
+static int print_attribute_value(ls_ctx *c, const char *name)
+{
+    gpubp_type t;
+    size_t n;
+    int is_array;
+    int rc = gpubp_inquire_attribute(c->f, name, &t, &n, &is_array);
+    if (rc < 0)
+        return ls_lib_error(c, rc, "reading attribute", name);
+    void *data = NULL;
+    if (t != GPUBP_TYPE_STRING) {
+        data = malloc(n * gpubp_type_size(t) + 1);
+        if (!data)
+            return ls_nomem();
+        if ((rc = gpubp_attribute_data(c->f, name, data)) < 0) {
+            free(data);
+            return ls_lib_error(c, rc, "reading attribute", name);
+        }
+    }
+    if (is_array)
+        fputc('{', c->out);
+    for (size_t j = 0; j < n; j++) {
+        if (t == GPUBP_TYPE_STRING) {
+            const char *s;
+            if ((rc = gpubp_attribute_string(c->f, name, j, &s)) < 0)
+                return ls_lib_error(c, rc, "reading attribute", name);
+            ls_print_value(c, t, &s, 0, false);
+        } else {
+            ls_print_value(c, t, data, j, false);
+        }
+        if (j + 1 < n)
+            fputs(", ", c->out);
+    }
+    if (is_array)
+        fputc('}', c->out);
+    free(data);
+    return LS_OK;
+}
+
+/* ---- variables ------------------------------------------------------------------------------ */
+
+static int open_var(ls_ctx *c, const char *name, ls_var *v)
+{
+    memset(v, 0, sizeof *v);
+    int rc = gpubp_inquire_variable(&v->v, c->f, name);
+    if (rc >= 0)
+        rc = gpubp_set_memory_space(v->v, GPUBP_MEM_HOST);
+    if (rc >= 0)
+        rc = gpubp_variable_name(v->v, &v->name);
+    if (rc >= 0)
+        rc = gpubp_variable_type(v->v, &v->type);
+    if (rc >= 0)
+        rc = gpubp_variable_shape_kind(v->v, &v->kind);
+    if (rc >= 0)
+        rc = gpubp_variable_ndims(v->v, &v->ndims);
+    if (rc >= 0 && c->random_access)
+        rc = gpubp_variable_steps(v->v, &v->nsteps);
+    if (rc < 0)
+        return ls_lib_error(c, rc, "inquiring variable", name);
+    if (!c->random_access)
+        v->nsteps = 1;
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE)
+        v->ndims = 1;
+    if (v->ndims + 1 > LS_MAX_DIMS) {
+        fprintf(stderr, "gpubpls: error: variable %s has %zu dimensions, more than %d\n", name,
+                v->ndims, LS_MAX_DIMS - 1);
+        return LS_FAIL;
+    }
+    v->esize = gpubp_type_size(v->type);
+    return LS_OK;
+}
+
+static void print_dims(ls_ctx *c, const size_t *d, size_t n)
+{
+    for (size_t j = 0; j < n; j++) {
+        fputs(j ? ", " : "{", c->out);
+        if (d[j] > 0)
+            fprintf(c->out, "%zu", d[j]);
+        else
+            fputs("__", c->out);
+    }
+    fputc('}', c->out);
+}
+
+/* " = min / max" over all steps (from metadata), or the value of a one-step scalar. */
+static int print_minmax(ls_ctx *c, const ls_var *v)
+{
+    if (v->type == GPUBP_TYPE_STRING) {
+        fputs(" = \"\" / \"\"", c->out); /* bpls keeps no min/max for strings */
+        return LS_OK;
+    }
+    unsigned char min[16], max[16];
+    int rc = ls_select_steps(c, v, 0, v->nsteps);
+    if (rc != LS_OK)
+        return rc;
+    rc = gpubp_variable_minmax(v->v, min, max);
+    if (rc < 0)
+        return ls_lib_error(c, rc, "reading min/max of", v->name);
+    fputs(" = ", c->out);
+    ls_print_value(c, v->type, min, 0, false);
+    fputs(" / ", c->out);
+    ls_print_value(c, v->type, max, 0, false);
+    return LS_OK;
+}
+
+static int print_scalar_value(ls_ctx *c, const ls_var *v)
+{
+    int rc = ls_select_steps(c, v, 0, 1);
+    if (rc != LS_OK)
+        return rc;
+    size_t bytes;
+    if ((rc = gpubp_selection_size(v->v, &bytes)) < 0)
+        return ls_lib_error(c, rc, "sizing a read of", v->name);
+    char *buf = malloc(bytes + 1);
+    if (!buf)
+        return ls_nomem();
+    if ((rc = gpubp_get(c->f, v->v, buf, GPUBP_SYNC)) < 0) {
+        free(buf);
+        return ls_lib_error(c, rc, "reading", v->name);
+    }
+    buf[bytes] = '\0';
+    fputs(" = ", c->out);
+    if (v->type == GPUBP_TYPE_STRING) {
+        const char *s = buf;
+        ls_print_value(c, v->type, &s, 0, false);
+    } else {
+        ls_print_value(c, v->type, buf, 0, false);
+    }
+    free(buf);
+    return LS_OK;
+}
+
+/* The rest of a variable's line, then its blocks (-D) or data (-d); bpls printVariableInfo. */
+static int print_variable_info(ls_ctx *c, const ls_var *v)
+{
+    const ls_options *o = &c->opt;
+    size_t d[LS_MAX_DIMS];
+    int rc = LS_OK;
+    bool single_value = v->nsteps == 1 && v->kind == GPUBP_SHAPE_GLOBAL_VALUE;
+
+    if (!single_value) {
+        fputs("  ", c->out);
+        if (v->nsteps > 1)
+            fprintf(c->out, "%zu*", v->nsteps);
+        if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
+            size_t nblocks;
+            if ((rc = ls_local_signature(c, v, &nblocks, d)) != LS_OK)
+                return rc;
+            if (nblocks > 0)
+                fprintf(c->out, "[%zu]*", nblocks);
+            else
+                fputs("[__]*", c->out);
+            print_dims(c, d, v->ndims);
+        } else if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+            fputs("scalar", c->out);
+        } else {
+            if ((rc = ls_global_signature(c, v, d)) != LS_OK)
+                return rc;
+            print_dims(c, d, v->ndims);
+        }
+        if (o->longopt && !o->timestep && (rc = print_minmax(c, v)) != LS_OK)
+            return rc;
+    } else {
+        fputs("  scalar", c->out);
+        if (o->longopt && !o->timestep && (rc = print_scalar_value(c, v)) != LS_OK)
+            return rc;
+    }
+    fputc('\n', c->out);
+
+    if (o->decomp && (rc = ls_print_decomp(c, v)) != LS_OK)
+        return rc;
+
+    if (o->dump && !o->decomp) {
+        if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
+            rc = ls_print_decomp(c, v);
+        else
+            rc = ls_read_var(c, v);
+        if (rc != LS_FAIL)
+            fputc('\n', c->out);
+    }
+    return rc;
+}
+
+/* ---- listing -------------------------------------------------------------------------------- */
+
+typedef struct entry {
+    const char *name;
+    bool is_var;
+    const char *type;
+} entry;
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    int r = strcmp(x->name, y->name);
+    return r ? r : (int)y->is_var - (int)x->is_var;
+}
+
+/* Lists the variables (of the current step in -t mode) and attributes; bpls doList_vars. */
+static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
+{
+    const ls_options *o = &c->opt;
+    size_t nv = 0, na = 0;
+    const char *const *vnames = NULL, *const *anames = NULL;
+    int rc;
+    if (!o->attrsonly && (rc = gpubp_available_variables(c->f, &nv, &vnames)) < 0)
+        return ls_lib_error(c, rc, "listing variables of", o->path);
+    if (o->listattrs && (rc = gpubp_available_attributes(c->f, &na, &anames)) < 0)
+        return ls_lib_error(c, rc, "listing attributes of", o->path);
+
+    entry *e = calloc(nv + na + 1, sizeof *e);
+    if (!e)
+        return ls_nomem();
+    size_t n = 0;
+    for (size_t i = 0; i < nv; i++) {
+        gpubp_variable *v;
+        gpubp_type t;
+        if ((rc = gpubp_inquire_variable(&v, c->f, vnames[i])) < 0 ||
+            (rc = gpubp_variable_type(v, &t)) < 0) {
+            free(e);
+            return ls_lib_error(c, rc, "inquiring variable", vnames[i]);
+        }
+        e[n++] = (entry){vnames[i], true, gpubp_type_name(t)};
+    }
+    for (size_t i = 0; i < na; i++) {
+        gpubp_type t;
+        size_t count;
+        if ((rc = gpubp_inquire_attribute(c->f, anames[i], &t, &count, NULL)) < 0) {
+            free(e);
+            return ls_lib_error(c, rc, "inquiring attribute", anames[i]);
+        }
+        e[n++] = (entry){anames[i], false, gpubp_type_name(t)};
+    }
+    qsort(e, n, sizeof *e, cmp_entry);
+
+    /* a name that is both a variable and an attribute lists as the variable (bpls's map) */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || strcmp(e[k - 1].name, e[i].name) != 0)
+            e[k++] = e[i];
+    n = k;
+
+    int maxlen = 4, maxtypelen = 7;
+    for (size_t i = 0; i < n; i++) {
+        int len = (int)strlen(e[i].name);
+        if (len > maxlen)
+            maxlen = len;
+        len = (int)strlen(e[i].type);
+        if (len > maxtypelen)
+            maxtypelen = len;
+    }
+
+    rc = LS_OK;
+    for (size_t i = 0; i < n && rc == LS_OK; i++) {
+        if (!matches_a_mask(o, m, e[i].name))
+            continue;
+        (*matched)++;
+        fprintf(c->out, "%c %-*s  %-*s", c->commentchar, maxtypelen, e[i].type, maxlen,
+                e[i].name);
+        if (!e[i].is_var) {
+            if (o->longopt || o->dump) {
+                fputs("  attr   = ", c->out);
+                rc = print_attribute_value(c, e[i].name);
+                fputc('\n', c->out);
+            } else {
+                fputs("  attr\n", c->out);
+            }
+            continue;
+        }
+        ls_var v;
+        if ((rc = open_var(c, e[i].name, &v)) == LS_OK)
+            rc = print_variable_info(c, &v);
+    }
+    free(e);
+    return rc;
+}
+
+static int open_dataset(ls_ctx *c)
+{
+    struct stat sb;
+    const char *path = c->opt.path;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "\nError: input path %s does not exist\n", path);
+        return 4;
+    }
+    c->random_access = !c->opt.timestep;
+    int rc = gpubp_open(&c->f, path,
+                        c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ, NULL);
+    if (rc != GPUBP_OK) {
+        const char *msg = gpubp_last_error();
+        fprintf(stderr, "\nError: Could not open %s as a BP4 dataset: %s%s%s\n", path,
+                gpubp_strerror(rc), *msg ? ": " : "", msg);
+        if (rc == GPUBP_ERR_BP5)
+            fprintf(stderr, "gpubpls reads BP4 only; use ADIOS2's bpls for BP5 datasets\n");
+        c->f = NULL;
+        return 4;
+    }
+    if (c->random_access && (rc = gpubp_steps(c->f, &c->file_steps)) < 0) {
+        ls_lib_error(c, rc, "counting the steps of", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* Follows the steps (-t), listing each one: bpls's "Step N:" loop. */
+static int list_steps(ls_ctx *c, const masks *m, size_t *matched)
+{
+    for (;;) {
+        int st = gpubp_begin_step(c->f);
+        if (st == GPUBP_END_OF_STREAM)
+            return LS_OK;
+        if (st == GPUBP_NOT_READY) { /* the writer is still active: wait for its next step */
+            fflush(c->out);
+            sleep(1);
+            continue;
+        }
+        if (st < 0) {
+            fflush(c->out);
+            fprintf(stderr, "\nError: Cannot read more steps due to errors\n");
+            return ls_lib_error(c, st, "starting a step of", c->opt.path);
+        }
+        size_t step = 0;
+        gpubp_current_step(c->f, &step);
+        fflush(c->out);
+        fprintf(stdout, "Step %zu:\n", step);
+        fflush(stdout);
+        int rc = list_entries(c, m, matched);
+        if (rc == LS_FAIL)
+            return rc;
+        if ((st = gpubp_end_step(c->f)) < 0)
+            return ls_lib_error(c, st, "ending a step of", c->opt.path);
+    }
+}
+
+static int do_list(ls_ctx *c, const masks *m)
+{
+    int rc = open_dataset(c);
+    if (rc)
+        return rc;
+    if (c->opt.verbose) {
+        printf("File info:\n");
+        if (c->random_access) {
+            size_t nv = 0, na = 0;
+            const char *const *names;
+            gpubp_available_variables(c->f, &nv, &names);
+            gpubp_available_attributes(c->f, &na, &names);
+            printf("  of variables:  %zu\n", nv);
+            printf("  of attributes: %zu\n", na);
+        }
+        if (c->opt.longopt)
+            printf("  statistics:    Min / Max \n");
+        printf("\n");
+        fflush(stdout);
+    }
+    if (c->opt.list_meshes)
+        fprintf(c->out, "Mesh info: there are no meshes in BP4 datasets\n");
+
+    size_t matched = 0;
+    rc = c->random_access ? list_entries(c, m, &matched) : list_steps(c, m, &matched);
+    int crc = gpubp_close(c->f);
+    c->f = NULL;
+    if (rc == LS_FAIL)
+        return 1;
+    if (crc < 0) {
+        ls_lib_error(c, crc, "closing", c->opt.path);
+        return 1;
+    }
+    if (c->opt.nmasks > 0 && matched == 0) {
+        fflush(c->out);
+        fprintf(stderr,
+                "\nError: None of the variables/attributes matched any name/regexp you provided\n");
+        return 4;
+    }
+    return 0;
+}
+
+/* ---- -V ------------------------------------------------------------------------------------- */
+
+static void print_file_version(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        char name[4096];
+        unsigned char h[64];
+        snprintf(name, sizeof name, "%s/md.0", path);
+        FILE *md = fopen(name, "rb");
+        if (md)
+            fclose(md);
+        snprintf(name, sizeof name, "%s/md.idx", path);
+        FILE *idx = md ? fopen(name, "rb") : NULL;
+        size_t got = idx ? fread(h, 1, sizeof h, idx) : 0;
+        if (idx && got == 0 && !ferror(idx)) {
+            fclose(idx);
+            printf("This could be an active ADIOS BP output just opened but not written to "
+                   "yet\n");
+            return;
+        }
+        if (idx)
+            fclose(idx);
+        if (!idx || got < sizeof h || memcmp(h, "ADIOS-BP ", 9) != 0) {
+            printf("gpubpls does not recognize this directory as an ADIOS dataset\n");
+            return;
+        }
+        /* version bytes are '0' + value, so minor 12 is '<' */
+        int major = h[32] - '0', minor = h[33] - '0', patch = h[34] - '0';
+        const char *endian = h[36] ? "Big Endian" : "Little Endian";
+        if (h[37] == 5)
+            printf("ADIOS-BP Version %d.%d %s - ADIOS v%d.%d.%d %s%s\n", h[37], h[38], endian,
+                   major, minor, patch, h[39] ? "- active" : "", h[41] ? "- flatten_steps " : "");
+        else
+            printf("ADIOS-BP Version %d %s - ADIOS v%d.%d.%d %s\n", h[37], endian, major, minor,
+                   patch, h[37] == 4 && h[38] ? "- active" : "");
+        return;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        printf("File cannot be opened: %s\n", path);
+        return;
+    }
+    unsigned char h[8];
+    static const unsigned char hdf5[8] = {137, 72, 68, 70, 13, 10, 26, 10};
+    if (fread(h, 1, 8, f) == 8 && memcmp(h, hdf5, 8) == 0)
+        printf("Hierarchical Data Format (version 5) data\n");
+    else
+        printf("gpubpls does not recognize this file\n");
+    fclose(f);
+}
+
+/* ---- main ----------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    ls_ctx c;
+    memset(&c, 0, sizeof c);
+    ls_options *o = &c.opt;
+    o->ncols = 6;
+    for (int i = 0; i < LS_MAX_DIMS; i++) {
+        o->istart[i] = 0;
+        o->icount[i] = -1;
+    }
+    parse_state ps = {0};
+    int rc = parse_args(o, &ps, argc, argv);
+    if (rc || ps.help) {
+        free(o->masks);
+        return rc;
+    }
+    if (o->show_version) {
+        if (o->path == NULL) {
+            if (o->verbose) {
+                unsigned feat = gpubp_features();
+                printf("gpubpls: BP4 dataset introspection utility (libgpubp)\n");
+                printf("libgpubp version: %s\n", gpubp_version());
+                printf("Features: CUDA %s, MPI %s, zlib %s\n",
+                       feat & GPUBP_FEATURE_CUDA ? "yes" : "no",
+                       feat & GPUBP_FEATURE_MPI ? "yes" : "no",
+                       feat & GPUBP_FEATURE_ZLIB ? "yes" : "no");
+            } else {
+                printf("%s\n", gpubp_version());
+            }
+        } else {
+            print_file_version(o->path);
+        }
+        free(o->masks);
+        return 0;
+    }
+    if (o->path == NULL) {
+        fprintf(stderr, "Missing file name\n");
+        free(o->masks);
+        return 1;
+    }
+    if (ps.start)
+        o->nspec = parse_dim_spec(ps.start, o->istart);
+    if (ps.count) {
+        size_t n = parse_dim_spec(ps.count, o->icount);
+        if (n > o->nspec)
+            o->nspec = n;
+    }
+    if (o->format) {
+        char msg[512];
+        if (ls_format_check(o->format, msg, sizeof msg) != 0) {
+            fprintf(stderr, "gpubpls: %s\n", msg);
+            free(o->masks);
+            return 1;
+        }
+    }
+    masks m = {0};
+    if (o->use_regexp && (rc = compile_masks(o, &m)) != 0) {
+        free_masks(&m);
+        free(o->masks);
+        return rc;
+    }
+    c.commentchar = o->noindex ? ';' : ' ';
+    if (o->attrsonly)
+        o->listattrs = true;
+
+    c.out = stdout;
+    if (o->outpath && (c.out = fopen(o->outpath, "w")) == NULL) {
+        fprintf(stderr, "Error at opening for writing file %s: %s\n", o->outpath,
+                strerror(errno));
+        free_masks(&m);
+        free(o->masks);
+        return 30;
+    }
+
+    /* bpls drops one trailing '/' of the path */
+    char *path = strdup(o->path);
+    if (!path) {
+        ls_nomem();
+        rc = 1;
+    } else {
+        size_t len = strlen(path);
+        if (len > 1 && path[len - 1] == '/')
+            path[len - 1] = '\0';
+        o->path = path;
+        rc = do_list(&c, &m);
+    }
+    if (c.out != stdout) {
+        if (fclose(c.out) != 0 && rc == 0) {
+            fprintf(stderr, "Error at writing file %s: %s\n", o->outpath, strerror(errno));
+            rc = 30;
+        }
+    } else if (fflush(stdout) != 0 && rc == 0) {
+        rc = 1;
+    }
+    ls_ctx_free(&c);
+    free(path);
+    free_masks(&m);
+    free(o->masks);
+    return rc;
+}

@@ -1,0 +1,742 @@
+/*
+ * gpubpls: shapes, blocks and data dumps (bpls's readVar, readVarBlock, print_decomp).
+ *
+ * Everything goes through the public API. In random-access mode a variable's step selection
+ * persists between calls, so every read and every per-step query sets it first
+ * (ls_select_steps); in -t mode (GPUBP_MODE_READ) the current step is implied.
+ *
+ * Dumps read in pieces of at most LS_READ_BYTES, cut along the slowest dimensions exactly as bpls
+ * cuts them, and print as one stream: a line of values may span two reads.
+ */
+#include "gpubpls.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ls_select_steps(ls_ctx *c, const ls_var *v, size_t step, size_t n)
+{
+    if (!c->random_access)
+        return LS_OK;
+    int rc = gpubp_set_step_selection(v->v, step, n);
+    return rc < 0 ? ls_lib_error(c, rc, "selecting steps of", v->name) : LS_OK;
+}
+
+static int nblocks_at(ls_ctx *c, const ls_var *v, size_t step, size_t *n)
+{
+    int rc = gpubp_variable_blocks(v->v, c->random_access ? step : 0, n);
+    return rc < 0 ? ls_lib_error(c, rc, "counting the blocks of", v->name) : LS_OK;
+}
+
+/* Start and count of one block in file order (local arrays: start 0; local values: the block
+ * index along their one dimension), and min/max (one element each; either may be NULL). */
+static int block_info(ls_ctx *c, const ls_var *v, size_t step, size_t b, size_t *start,
+                      size_t *count, void *min, void *max)
+{
+    size_t st = c->random_access ? step : 0;
+    int rc;
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        start[0] = b;
+        count[0] = 1;
+        rc = gpubp_variable_block_info(v->v, st, b, NULL, NULL, min, max);
+    } else {
+        rc = gpubp_variable_block_info(v->v, st, b, start, count, min, max);
+        if (rc >= 0 && v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
+            memset(start, 0, v->ndims * sizeof *start);
+    }
+    return rc < 0 ? ls_lib_error(c, rc, "reading the blocks of", v->name) : LS_OK;
+}
+
+int ls_var_shape(ls_ctx *c, const ls_var *v, size_t step, size_t *dims)
+{
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE)
+        return nblocks_at(c, v, step, &dims[0]);
+    if (v->ndims == 0)
+        return LS_OK;
+    int rc = ls_select_steps(c, v, step, 1);
+    if (rc != LS_OK)
+        return rc;
+    rc = gpubp_variable_shape(v->v, GPUBP_MEM_HOST, dims);
+    return rc < 0 ? ls_lib_error(c, rc, "reading the shape of", v->name) : LS_OK;
+}
+
+int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims)
+{
+    if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
+        size_t start[LS_MAX_DIMS];
+        return block_info(c, v, 0, 0, start, dims, NULL, NULL);
+    }
+    return ls_var_shape(c, v, v->nsteps ? v->nsteps - 1 : 0, dims);
+}
+
+int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims)
+{
+    /* a local value keeps one shape, its last step's block count (bpls reads it so) */
+    if (!c->random_access || v->kind == GPUBP_SHAPE_LOCAL_VALUE)
+        return ls_var_last_shape(c, v, dims);
+    size_t d[LS_MAX_DIMS];
+    for (size_t s = 0; s < v->nsteps; s++) {
+        int rc = ls_var_shape(c, v, s, d);
+        if (rc != LS_OK)
+            return rc;
+        for (size_t k = 0; k < v->ndims; k++)
+            if (s == 0)
+                dims[k] = d[k];
+            else if (dims[k] != d[k])
+                dims[k] = 0;
+    }
+    return LS_OK;
+}
+
+int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims)
+{
+    size_t first_step = 0, last_step = v->nsteps;
+    bool first_block = true;
+    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+    *nblocks = 0;
+    memset(dims, 0, v->ndims * sizeof *dims);
+    if (!c->random_access)
+        last_step = 1;
+    for (size_t s = first_step; s < last_step; s++) {
+        size_t n;
+        int rc = nblocks_at(c, v, s, &n);
+        if (rc != LS_OK)
+            return rc;
+        if (s == first_step)
+            *nblocks = n;
+        else if (*nblocks != n)
+            *nblocks = 0;
+        for (size_t b = 0; b < n; b++) {
+            rc = block_info(c, v, s, b, start, count, NULL, NULL);
+            if (rc != LS_OK)
+                return rc;
+            for (size_t k = 0; k < v->ndims; k++)
+                if (first_block)
+                    dims[k] = count[k];
+                else if (dims[k] != count[k])
+                    dims[k] = 0;
+            first_block = false;
+        }
+    }
+    return LS_OK;
+}
+
+/* ---- absolute steps ------------------------------------------------------------------------- */
+
+/* The public API counts a variable's steps from 0 over the steps where it appears; bpls prints
+ * the dataset's step. When a variable skips steps, one pass over the dataset in READ mode finds
+ * in which steps each variable appears. */
+static void build_stepmap(ls_ctx *c)
+{
+    c->stepmap_done = true;
+    gpubp_file *f = NULL;
+    if (gpubp_open(&f, c->opt.path, GPUBP_MODE_READ, NULL) != GPUBP_OK)
+        return;
+    while (gpubp_begin_step(f) == GPUBP_OK) {
+        size_t step, n;
+        const char *const *names;
+        if (gpubp_current_step(f, &step) != GPUBP_OK ||
+            gpubp_available_variables(f, &n, &names) != GPUBP_OK)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            size_t k;
+            for (k = 0; k < c->stepmap_n; k++)
+                if (strcmp(c->stepmap_names[k], names[i]) == 0)
+                    break;
+            if (k == c->stepmap_n) {
+                char **nn = realloc(c->stepmap_names, (k + 1) * sizeof *nn);
+                if (nn)
+                    c->stepmap_names = nn;
+                size_t **ns = realloc(c->stepmap_steps, (k + 1) * sizeof *ns);
+                if (ns)
+                    c->stepmap_steps = ns;
+                size_t *nc = realloc(c->stepmap_counts, (k + 1) * sizeof *nc);
+                if (nc)
+                    c->stepmap_counts = nc;
+                char *name = strdup(names[i]);
+                if (!nn || !ns || !nc || !name) {
+                    free(name);
+                    goto done;
+                }
+                c->stepmap_names[k] = name;
+                c->stepmap_steps[k] = NULL;
+                c->stepmap_counts[k] = 0;
+                c->stepmap_n++;
+            }
+            size_t *steps = realloc(c->stepmap_steps[k], (c->stepmap_counts[k] + 1) * sizeof *steps);
+            if (!steps)
+                goto done;
+            steps[c->stepmap_counts[k]++] = step;
+            c->stepmap_steps[k] = steps;
+        }
+        if (gpubp_end_step(f) != GPUBP_OK)
+            break;
+    }
+done:
+    gpubp_close(f);
+}
+
+size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel)
+{
+    if (!c->random_access) {
+        size_t step = 0;
+        gpubp_current_step(c->f, &step);
+        return step;
+    }
+    if (v->nsteps >= c->file_steps)
+        return rel;
+    if (!c->stepmap_done)
+        build_stepmap(c);
+    for (size_t k = 0; k < c->stepmap_n; k++)
+        if (strcmp(c->stepmap_names[k], v->name) == 0)
+            return rel < c->stepmap_counts[k] ? c->stepmap_steps[k][rel] : rel;
+    return rel;
+}
+
+void ls_ctx_free(ls_ctx *c)
+{
+    for (size_t k = 0; k < c->stepmap_n; k++) {
+        free(c->stepmap_names[k]);
+        free(c->stepmap_steps[k]);
+    }
+    free(c->stepmap_names);
+    free(c->stepmap_steps);
+    free(c->stepmap_counts);
+    c->stepmap_names = NULL;
+    c->stepmap_steps = NULL;
+    c->stepmap_counts = NULL;
+    c->stepmap_n = 0;
+}
+
+/* ---- reading -------------------------------------------------------------------------------- */
+
+/* A piece of data read for printing: numbers in `data`, strings as an array of pointers. */
+typedef struct piece {
+    void *data;
+    char **strings;
+    size_t nstrings;
+} piece;
+
+static void piece_free(piece *p)
+{
+    for (size_t i = 0; i < p->nstrings; i++)
+        free(p->strings[i]);
+    free(p->strings);
+    free(p->data);
+    memset(p, 0, sizeof *p);
+}
+
+/* Reads v with its current selections into p (numbers) or appends one string to p. */
+static int get_into(ls_ctx *c, const ls_var *v, piece *p, size_t expect)
+{
+    size_t bytes;
+    int rc = gpubp_selection_size(v->v, &bytes);
+    if (rc < 0)
+        return ls_lib_error(c, rc, "sizing a read of", v->name);
+    if (v->type != GPUBP_TYPE_STRING && bytes != expect * v->esize) {
+        fprintf(stderr, "gpubpls: error: a read of %s needs %zu bytes, %zu expected\n", v->name,
+                bytes, expect * v->esize);
+        return LS_FAIL;
+    }
+    void *buf = malloc(bytes ? bytes : 1);
+    if (!buf)
+        return ls_nomem();
+    rc = gpubp_get(c->f, v->v, buf, GPUBP_SYNC);
+    if (rc < 0) {
+        free(buf);
+        return ls_lib_error(c, rc, "reading", v->name);
+    }
+    if (v->type != GPUBP_TYPE_STRING) {
+        p->data = buf;
+        return LS_OK;
+    }
+    ((char *)buf)[bytes ? bytes - 1 : 0] = '\0';
+    char **s = realloc(p->strings, (p->nstrings + 1) * sizeof *s);
+    if (!s) {
+        free(buf);
+        return ls_nomem();
+    }
+    p->strings = s;
+    p->strings[p->nstrings++] = buf;
+    return LS_OK;
+}
+
+/* The value of block b of a single value (global or local) at step. */
+static int value_of_block(ls_ctx *c, const ls_var *v, size_t step, size_t b, piece *p)
+{
+    if (v->type == GPUBP_TYPE_STRING) {
+        int rc = ls_select_steps(c, v, step, 1);
+        if (rc == LS_OK && b > 0 && (rc = gpubp_set_block_selection(v->v, b)) < 0)
+            return ls_lib_error(c, rc, "selecting a block of", v->name);
+        return rc == LS_OK ? get_into(c, v, p, 1) : rc;
+    }
+    size_t start[1], count[1];
+    p->data = malloc(v->esize);
+    if (!p->data)
+        return ls_nomem();
+    return block_info(c, v, step, b, start, count, p->data, NULL);
+}
+
+static const void *piece_ptr(const piece *p)
+{
+    return p->strings ? (const void *)p->strings : p->data;
+}
+
+/* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. */
+static int read_piece(ls_ctx *c, const ls_var *v, bool timed, uint64_t s0, uint64_t ns,
+                      const uint64_t *s, const uint64_t *n, uint64_t nelems, piece *p)
+{
+    int rc;
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        p->data = malloc(nelems * v->esize + 1);
+        if (!p->data)
+            return ls_nomem();
+        size_t k = 0;
+        for (uint64_t st = s0; st < s0 + ns; st++)
+            for (uint64_t b = s[0]; b < s[0] + n[0]; b++, k++) {
+                size_t bs[1], bc[1];
+                rc = block_info(c, v, (size_t)st, (size_t)b, bs, bc,
+                                (char *)p->data + k * v->esize, NULL);
+                if (rc != LS_OK)
+                    return rc;
+            }
+        return LS_OK;
+    }
+    if (v->type == GPUBP_TYPE_STRING) {
+        for (uint64_t st = s0; st < s0 + ns; st++) {
+            if ((rc = ls_select_steps(c, v, (size_t)st, 1)) != LS_OK ||
+                (rc = get_into(c, v, p, 1)) != LS_OK)
+                return rc;
+        }
+        return LS_OK;
+    }
+    if (v->ndims > 0) {
+        size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+        for (size_t k = 0; k < v->ndims; k++) {
+            start[k] = (size_t)s[k];
+            count[k] = (size_t)n[k];
+        }
+        rc = gpubp_set_selection(v->v, v->ndims, start, count);
+        if (rc < 0)
+            return ls_lib_error(c, rc, "selecting a box of", v->name);
+    }
+    (void)timed;
+    if ((rc = ls_select_steps(c, v, (size_t)s0, (size_t)ns)) != LS_OK)
+        return rc;
+    return get_into(c, v, p, (size_t)nelems);
+}
+
+/* bpls's read strategy: whole fastest dimensions, as many of them as fit in LS_READ_BYTES. */
+static void read_strategy(const ls_var *v, int tdims, const uint64_t *count, uint64_t nelems,
+                          uint64_t *readn)
+{
+    uint64_t esize = v->esize ? v->esize : 32;
+    uint64_t maxreadn = LS_READ_BYTES / esize;
+    if (nelems < maxreadn)
+        maxreadn = nelems;
+    uint64_t sum = 1;
+    for (int i = tdims - 1; i >= 0; i--) {
+        if (sum >= maxreadn) {
+            readn[i] = 1;
+        } else {
+            readn[i] = maxreadn / sum;
+            if (readn[i] > count[i])
+                readn[i] = count[i];
+        }
+        sum *= count[i];
+    }
+}
+
+/* Moves the piece (s, n) to the next one in row-major order of the selection (st, ct). */
+static void next_piece(int tdims, const uint64_t *st, const uint64_t *ct, const uint64_t *readn,
+                       uint64_t *s, uint64_t *n)
+{
+    bool incdim = true;
+    for (int j = tdims - 1; j >= 0 && incdim; j--) {
+        if (s[j] + n[j] == st[j] + ct[j]) {
+            s[j] = st[j];
+            n[j] = readn[j];
+        } else {
+            s[j] += readn[j];
+            if (s[j] + n[j] > st[j] + ct[j])
+                n[j] = st[j] + ct[j] - s[j];
+            incdim = false;
+        }
+    }
+}
+
+/* "slice (a:b, c:d)" when the selection is smaller than the variable. ndim counts the dims
+ * bpls takes from the variable's shape (0 for local arrays, so their blocks never say it). */
+static void print_slice_info(ls_ctx *c, size_t ndim, bool timed, size_t nsteps,
+                             const uint64_t *s, const uint64_t *n, const size_t *dims)
+{
+    int tidx = timed ? 1 : 0;
+    bool slice = timed && n[0] < nsteps;
+    for (size_t i = 0; i < ndim; i++)
+        if (n[i + tidx] < dims[i])
+            slice = true;
+    if (!slice)
+        return;
+    fprintf(c->out, "%c   slice (%" PRIu64 ":%" PRIu64, c->commentchar, s[0], s[0] + n[0] - 1);
+    for (size_t i = 1; i < ndim + tidx; i++)
+        fprintf(c->out, ", %" PRIu64 ":%" PRIu64, s[i], s[i] + n[i] - 1);
+    fputs(")\n", c->out);
+}
+
+/* Reads the selection (st, ct) piece by piece and prints it. */
+static int dump_selection(ls_ctx *c, const ls_var *v, int tdims, int tidx, uint64_t step,
+                          const uint64_t *st, const uint64_t *ct, uint64_t nelems,
+                          const size_t *offset, size_t block)
+{
+    uint64_t readn[LS_MAX_DIMS], s[LS_MAX_DIMS], n[LS_MAX_DIMS];
+    int ndigits[LS_MAX_DIMS];
+    read_strategy(v, tdims, ct, nelems, readn);
+    for (int j = 0; j < tdims; j++) {
+        s[j] = st[j];
+        n[j] = readn[j];
+        ndigits[j] = ls_ndigits(st[j] + ct[j] - 1);
+    }
+    for (uint64_t done = 0; done < nelems;) {
+        uint64_t piecen = 1, box_s[LS_MAX_DIMS];
+        for (int j = 0; j < tdims; j++)
+            piecen *= n[j];
+        for (int j = tidx; j < tdims; j++)
+            box_s[j - tidx] = s[j] + (offset ? offset[j - tidx] : 0);
+        piece p = {0};
+        int rc;
+        if (block != SIZE_MAX && v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+            rc = value_of_block(c, v, (size_t)step, block, &p);
+        } else if (block != SIZE_MAX && v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
+            rc = gpubp_set_block_selection(v->v, block);
+            if (rc < 0)
+                rc = ls_lib_error(c, rc, "selecting a block of", v->name);
+            else
+                rc = read_piece(c, v, false, step, 1, box_s, n + tidx, piecen, &p);
+        } else {
+            rc = read_piece(c, v, tidx == 1, tidx ? s[0] : step, tidx ? n[0] : 1, box_s,
+                            n + tidx, piecen, &p);
+        }
+        if (rc == LS_OK)
+            ls_print_dataset(c, piece_ptr(&p), v->type, s, n, tdims, ndigits);
+        piece_free(&p);
+        if (rc != LS_OK)
+            return rc;
+        done += piecen;
+        next_piece(tdims, st, ct, readn, s, n);
+    }
+    ls_print_endline(c);
+    return LS_OK;
+}
+
+/* Start (python-style negative) and count (-1 = to the end) of dimension j against size dim. */
+static void resolve_spec(const ls_ctx *c, int j, uint64_t dim, uint64_t *st, uint64_t *ct)
+{
+    int64_t is = j < LS_MAX_DIMS ? c->opt.istart[j] : 0;
+    int64_t ic = j < LS_MAX_DIMS ? c->opt.icount[j] : -1;
+    *st = is < 0 ? dim + (uint64_t)is : (uint64_t)is;
+    *ct = ic < 0 ? dim + (uint64_t)ic + 1 - *st : (uint64_t)ic;
+}
+
+int ls_read_var(ls_ctx *c, const ls_var *v)
+{
+    uint64_t st[LS_MAX_DIMS] = {0}, ct[LS_MAX_DIMS] = {0};
+    size_t shape[LS_MAX_DIMS] = {0};
+    const int ndim = (int)v->ndims;
+    const size_t nsteps = v->nsteps;
+    int tidx = 0;
+    uint64_t step0 = 0, nelems = 1;
+    int rc;
+
+    if (c->random_access && nsteps > 1) {
+        /* the selection starts with the step dimension */
+        resolve_spec(c, 0, nsteps, &st[0], &ct[0]);
+        if (st[0] >= nsteps || ct[0] > nsteps - st[0]) {
+            printf("ERROR: The sum of start step (%" PRIu64 ") and step count (%" PRIu64
+                   ") is larger than the number of steps available (%d)\n",
+                   st[0], ct[0], (int)nsteps);
+            return LS_STOP;
+        }
+        step0 = st[0];
+        nelems *= ct[0];
+        tidx = 1;
+    }
+    const int tdims = ndim + tidx;
+
+    if ((rc = ls_var_shape(c, v, (size_t)step0, shape)) != LS_OK)
+        return rc;
+
+    if (tidx && ct[0] > 1 && ndim > 0) {
+        size_t sig[LS_MAX_DIMS];
+        if ((rc = ls_global_signature(c, v, sig)) != LS_OK)
+            return rc;
+        bool changing = false;
+        for (int j = 0; j < ndim; j++)
+            changing |= sig[j] == 0;
+        if (changing) {
+            printf("ERROR: This variable has a changing shape over time, "
+                   "so bpls cannot dump it as a global array. \n");
+            printf("You can dump a single step with\n    bpls -d %s -s \"T", v->name);
+            for (int j = 0; j < ndim; j++)
+                printf(",0");
+            printf("\" -c \"1");
+            for (int j = 0; j < ndim; j++)
+                printf(",-1");
+            printf("\"\nwhere T is a number between 0 and %d,\n", (int)nsteps - 1);
+            printf("or dump each block separately with \n    bpls -dD %s\n", v->name);
+            return LS_STOP;
+        }
+    }
+
+    int bad = -1;
+    for (int j = 0; j < ndim; j++) {
+        resolve_spec(c, j + tidx, shape[j], &st[j + tidx], &ct[j + tidx]);
+        uint64_t s = st[j + tidx], n = ct[j + tidx];
+        bool inside = n == 0 ? s <= shape[j] : s < shape[j] && n <= shape[j] - s;
+        if (!inside && bad < 0)
+            bad = j;
+        nelems *= ct[j + tidx];
+    }
+
+    print_slice_info(c, v->ndims, tidx == 1, nsteps, st, ct, shape);
+
+    if (bad >= 0) {
+        fflush(c->out);
+        fprintf(stderr,
+                "gpubpls: error: the selection start %" PRId64 " count %" PRId64
+                " is outside dimension %d (size %zu) of variable %s\n",
+                (int64_t)st[bad + tidx], (int64_t)ct[bad + tidx], bad, shape[bad], v->name);
+        return LS_FAIL;
+    }
+    if (nelems == 0) {
+        ls_print_endline(c);
+        return LS_OK;
+    }
+    return dump_selection(c, v, tdims, tidx, step0, st, ct, nelems, NULL, SIZE_MAX);
+}
+
+/* bpls's readVarBlock: the selection applies inside the block (count, and start for global
+ * arrays), clipped to it; with several steps the first spec selects steps. */
+static int read_block(ls_ctx *c, const ls_var *v, size_t step, size_t block, const size_t *count,
+                      const size_t *start)
+{
+    uint64_t st[LS_MAX_DIMS] = {0}, ct[LS_MAX_DIMS] = {0};
+    const int ndim = (int)v->ndims;
+    int tidx = 0;
+    uint64_t nelems = 1;
+
+    if (v->nsteps > 1) {
+        uint64_t s0, c0;
+        resolve_spec(c, 0, v->nsteps, &s0, &c0);
+        if (step < s0 || step >= s0 + c0)
+            return LS_OK;
+        tidx = 1;
+    }
+    bool out_of_bound = false;
+    for (int j = 0; j < ndim; j++) {
+        resolve_spec(c, j + tidx, count[j], &st[j], &ct[j]);
+        if (st[j] > count[j])
+            out_of_bound = true;
+        else if (ct[j] > count[j] - st[j])
+            ct[j] = count[j] - st[j];
+        nelems *= ct[j];
+    }
+    size_t shape_dims = v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? 0 : v->ndims;
+    print_slice_info(c, shape_dims, false, v->nsteps, st, ct, count);
+    if (out_of_bound)
+        return LS_OK;
+    if (nelems == 0) {
+        ls_print_endline(c);
+        return LS_OK;
+    }
+    bool global = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY || v->kind == GPUBP_SHAPE_JOINED_ARRAY;
+    return dump_selection(c, v, ndim, 0, step, st, ct, nelems, global ? start : NULL,
+                          global ? SIZE_MAX : block);
+}
+
+static bool greater(gpubp_type t, const void *a, const void *b)
+{
+    union {
+        int64_t i;
+        uint64_t u;
+        double d;
+    } x = {0}, y = {0};
+    switch (t) {
+#define CMP(T, field)                                                                              \
+    {                                                                                              \
+        T p, q;                                                                                    \
+        memcpy(&p, a, sizeof p);                                                                   \
+        memcpy(&q, b, sizeof q);                                                                   \
+        x.field = p;                                                                               \
+        y.field = q;                                                                               \
+        return x.field > y.field;                                                                  \
+    }
+    case GPUBP_TYPE_INT8:
+    case GPUBP_TYPE_CHAR:
+        CMP(int8_t, i)
+    case GPUBP_TYPE_INT16:
+        CMP(int16_t, i)
+    case GPUBP_TYPE_INT32:
+        CMP(int32_t, i)
+    case GPUBP_TYPE_INT64:
+        CMP(int64_t, i)
+    case GPUBP_TYPE_UINT8:
+        CMP(uint8_t, u)
+    case GPUBP_TYPE_UINT16:
+        CMP(uint16_t, u)
+    case GPUBP_TYPE_UINT32:
+        CMP(uint32_t, u)
+    case GPUBP_TYPE_UINT64:
+        CMP(uint64_t, u)
+    case GPUBP_TYPE_FLOAT:
+        CMP(float, d)
+    case GPUBP_TYPE_DOUBLE:
+        CMP(double, d)
+#undef CMP
+    default:
+        return false;
+    }
+}
+
+/* One "block j: [a:b, c:d]" line (with min/max under -l) and, when dumping, the block's data. */
+static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, int nd_blocks,
+                            const int *nd_dims)
+{
+    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+    unsigned char min[16], max[16];
+    bool stats = c->opt.longopt && v->type != GPUBP_TYPE_STRING;
+    int rc = block_info(c, v, step, j, start, count, stats ? min : NULL, stats ? max : NULL);
+    if (rc != LS_OK)
+        return rc;
+    bool local = v->kind == GPUBP_SHAPE_LOCAL_ARRAY;
+    fprintf(c->out, "%c         block %*zu: [", c->commentchar, nd_blocks, j);
+    for (size_t k = 0; k < v->ndims; k++) {
+        if (count[k] == 0)
+            fprintf(c->out, "%-*s", 2 * nd_dims[k] + 1, "null");
+        else if (local)
+            fprintf(c->out, "0:%*zu", nd_dims[k], count[k] - 1);
+        else
+            fprintf(c->out, "%*zu:%*zu", nd_dims[k], start[k], nd_dims[k],
+                    start[k] + count[k] - 1);
+        if (k + 1 < v->ndims)
+            fputs(", ", c->out);
+    }
+    fputc(']', c->out);
+    if (c->opt.longopt) {
+        if (!stats || greater(v->type, min, max)) {
+            fputs("N/A / N/A", c->out);
+        } else {
+            fputs(" = ", c->out);
+            ls_print_value(c, v->type, min, 0, false);
+            fputs(" / ", c->out);
+            ls_print_value(c, v->type, max, 0, false);
+        }
+    }
+    fputc('\n', c->out);
+    if (c->opt.dump)
+        return read_block(c, v, step, j, count, start);
+    return LS_OK;
+}
+
+/* Widths of the block bounds: from the variable's shape as bpls keeps it after opening. */
+static int dims_digits(ls_ctx *c, const ls_var *v, int *nd_dims)
+{
+    size_t d[LS_MAX_DIMS];
+    int rc = ls_var_last_shape(c, v, d);
+    if (rc != LS_OK)
+        return rc;
+    for (size_t k = 0; k < v->ndims; k++)
+        nd_dims[k] = ls_ndigits((uint64_t)d[k] - 1);
+    return LS_OK;
+}
+
+/* The values of single-value blocks, ncols to a line (bpls's -dD listing of scalars). */
+static int print_values_of_step(ls_ctx *c, const ls_var *v, size_t step, size_t n, bool indexed,
+                                int nd_blocks)
+{
+    int col = 0;
+    int maxcols = indexed && v->type == GPUBP_TYPE_STRING ? 1 : c->opt.ncols;
+    if (!indexed)
+        fputs("               ", c->out);
+    for (size_t j = 0; j < n; j++) {
+        piece p = {0};
+        if (indexed && col == 0 && !c->opt.noindex)
+            fprintf(c->out, "    (%*zu)    ", nd_blocks, j);
+        int rc = value_of_block(c, v, step, j, &p);
+        if (rc == LS_OK)
+            ls_print_value(c, v->type, piece_ptr(&p), 0, true);
+        piece_free(&p);
+        if (rc != LS_OK)
+            return rc;
+        ++col;
+        if (j + 1 < n) {
+            if (col < maxcols) {
+                fputc(' ', c->out);
+            } else {
+                fputs(indexed ? "\n" : "\n               ", c->out);
+                col = 0;
+            }
+        }
+    }
+    fputc('\n', c->out);
+    return LS_OK;
+}
+
+/* -t: the blocks of the current step, without step headers (bpls print_decomp_singlestep). */
+static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
+{
+    size_t n;
+    int rc = nblocks_at(c, v, 0, &n);
+    if (rc != LS_OK || n == 0)
+        return rc;
+    int nd_blocks = ls_ndigits((uint64_t)n - 1);
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE)
+        return c->opt.dump ? print_values_of_step(c, v, 0, n, true, nd_blocks) : LS_OK;
+    int nd_dims[LS_MAX_DIMS];
+    if ((rc = dims_digits(c, v, nd_dims)) != LS_OK)
+        return rc;
+    for (size_t j = 0; j < n && rc == LS_OK; j++)
+        rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims);
+    return rc;
+}
+
+int ls_print_decomp(ls_ctx *c, const ls_var *v)
+{
+    if (!c->random_access)
+        return print_decomp_singlestep(c, v);
+    if (v->nsteps == 0)
+        return LS_OK;
+    int nd_steps = ls_ndigits(ls_abs_step(c, v, v->nsteps - 1));
+    int nd_dims[LS_MAX_DIMS];
+    int rc = LS_OK;
+    bool values = v->kind == GPUBP_SHAPE_GLOBAL_VALUE;
+    if (!values && (rc = dims_digits(c, v, nd_dims)) != LS_OK)
+        return rc;
+
+    for (size_t s = 0; s < v->nsteps && rc == LS_OK; s++) {
+        size_t n;
+        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
+            return rc;
+        fprintf(c->out, "%c       step %*zu: ", c->commentchar, nd_steps, ls_abs_step(c, v, s));
+        if (!values) {
+            fputc('\n', c->out);
+            int nd_blocks = ls_ndigits((uint64_t)n - 1);
+            for (size_t j = 0; j < n && rc == LS_OK; j++)
+                rc = print_block_line(c, v, s, j, nd_blocks, nd_dims);
+            continue;
+        }
+        if (n == 1) {
+            piece p = {0};
+            fputs(" = ", c->out);
+            rc = value_of_block(c, v, s, 0, &p);
+            if (rc == LS_OK)
+                ls_print_value(c, v->type, piece_ptr(&p), 0, true);
+            piece_free(&p);
+            fputc('\n', c->out);
+        } else {
+            fprintf(c->out, "%zu instances available\n", n);
+        }
+        if (rc == LS_OK && c->opt.dump)
+            rc = print_values_of_step(c, v, s, n, false, 0);
+    }
+    return rc;
+}
