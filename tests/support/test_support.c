@@ -45,10 +45,10 @@ const char *ts_tmpdir(void)
 
 const char *ts_path(const char *name)
 {
-    static char slots[8][4096];
+    static char slots[8][8300];
     static int next;
     char *s = slots[next++ % 8];
-    snprintf(s, 4096, "%s/%s", ts_tmpdir(), name);
+    snprintf(s, sizeof slots[0], "%s/%s", ts_tmpdir(), name);
     return s;
 }
 
@@ -136,7 +136,7 @@ int ts_file_byte(const char *path, long off)
 
 const char *ts_join(const char *dir, const char *name)
 {
-    static char slots[8][4096];
+    static char slots[8][8300];
     static int next;
     char *s = slots[next++ % 8];
     snprintf(s, 4096, "%s/%s", dir, name);
