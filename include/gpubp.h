@@ -205,7 +205,7 @@ GPUBP_API int gpubp_current_step(const gpubp_file *f, size_t *step);
  * gpubp_set_memory_space). Strings (GPUBP_TYPE_STRING) are single values only.
  * The handle is owned by f, valid until gpubp_close(f).
  * Errors: INVALID_ARG, WRONG_MODE (read mode), EXISTS (name defined already in this open),
- *   INVALID_DIMS (ndims > 32, string with ndims > 0, zero count), INVALID_SELECTION
+ *   INVALID_DIMS (ndims > 32, string with ndims > 0), INVALID_SELECTION
  *   (start + count > shape), NOMEM. */
 GPUBP_API int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
                                     gpubp_type type, size_t ndims, const size_t *shape,
@@ -257,7 +257,8 @@ GPUBP_API int gpubp_variable_memory_space(const gpubp_variable *v, gpubp_memory_
 /* The shape in the layout of `space`: HOST gives the file (row-major) shape, GPU the GPU layout
  * (reversed by default), DETECT the variable's own space (HOST while unresolved). Read: the shape
  * at the current step (READ), or the first selected step (random access; the last step's shape
- * when no step selection is set). Local arrays: the count of the selected block. Global values:
+ * when no step selection is set, as ADIOS2's BP4 reader; a get without a step selection reads
+ * step 0 with step 0's shape). Local arrays: the count of the selected block. Global values:
  * nothing is written (ndims 0). `dims` must hold gpubp_variable_ndims() values. */
 GPUBP_API int gpubp_variable_shape(const gpubp_variable *v, gpubp_memory_space space, size_t *dims);
 

@@ -296,6 +296,9 @@ int gpubp_variable_shape(const gpubp_variable *v, gpubp_memory_space space, size
     }
     size_t first, n;
     GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    /* random access with no step selection: the shape of the last step, as ADIOS2's BP4 reader */
+    if (v->file->mode == GPUBP_MODE_READ_RANDOM_ACCESS && !v->sel.has_steps)
+        first = v->rv->nsteps - 1;
     GBP_FORWARD_IF_ERROR(file_shape(v, &v->sel, first, dims));
     if (gbp_space_reverses(v->file, eff_space(v, space))) gbp_reverse(dims, nd);
     return GPUBP_OK;
