@@ -114,6 +114,9 @@ typedef struct gbp_params {
     int retries;
     double retry_delay;
     int simulated_device;   /* test hook: "device=simulated" uses the simulated device */
+    int compress;           /* compress=zlib: every array variable gets the zlib operator */
+    int compress_level;     /* 1 */
+    int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
 } gbp_params;
 
 int gbp_params_parse(gbp_params *p, const char *s);

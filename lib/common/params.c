@@ -64,6 +64,21 @@ static int set_param(gbp_params *p, const char *k, const char *v)
     if (!strcmp(k, "connect_timeout")) return parse_double(k, v, 0, 1e6, &p->connect_timeout);
     if (!strcmp(k, "retries")) return parse_int(k, v, 0, 1000000, &p->retries);
     if (!strcmp(k, "retry_delay")) return parse_double(k, v, 0, 1e6, &p->retry_delay);
+    if (!strcmp(k, "compress")) {
+        if (!strcmp(v, "zlib")) p->compress = 1;
+        else if (!strcmp(v, "none")) p->compress = 0;
+        else return gbp_error(GPUBP_ERR_PARAM, 0, "parameter compress: '%s' is not zlib or none", v);
+        return 0;
+    }
+    if (!strcmp(k, "compress_level")) return parse_int(k, v, 0, 9, &p->compress_level);
+    if (!strcmp(k, "compress_shuffle")) {
+        if (!strcmp(v, "none")) p->compress_shuffle = 0;
+        else if (!strcmp(v, "byte")) p->compress_shuffle = 1;
+        else if (!strcmp(v, "bit")) p->compress_shuffle = 2;
+        else return gbp_error(GPUBP_ERR_PARAM, 0,
+                              "parameter compress_shuffle: '%s' is not byte, bit or none", v);
+        return 0;
+    }
     if (!strcmp(k, "device")) {
         if (!strcmp(v, "simulated")) p->simulated_device = 1;
         else if (!strcmp(v, "auto")) p->simulated_device = 0;
@@ -89,6 +104,8 @@ int gbp_params_parse(gbp_params *p, const char *s)
     p->connect_timeout = 10;
     p->retries = 20;
     p->retry_delay = 0.1;
+    p->compress_level = 1;
+    p->compress_shuffle = 1;
     if (!s) return GPUBP_OK;
     char *copy = gbp_strdup(s);
     if (!copy) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");

@@ -208,6 +208,27 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
     gbp_buf_u8(b, BP4_CHR_PAYLOAD_OFFSET);
     gbp_buf_u64(b, blk->payload_offset);
     n += 2;
+    if (blk->op) {
+        /* the operator record: name, then the uncompressed type and dims, then 16 bytes of
+         * operator metadata: input size and output (payload) size (bp4-format.md section 9) */
+        int local = kind == GPUBP_SHAPE_LOCAL_ARRAY;
+        size_t nl = strlen(blk->op->name);
+        gbp_buf_u8(b, BP4_CHR_TRANSFORM);
+        gbp_buf_u8(b, (uint8_t)nl);
+        gbp_buf_put(b, blk->op->name, nl);
+        gbp_buf_u8(b, (uint8_t)type);
+        gbp_buf_u8(b, blk->ndims);
+        gbp_buf_u16(b, (uint16_t)(24 * blk->ndims));
+        for (size_t i = 0; i < blk->ndims; i++) {
+            gbp_buf_u64(b, BP4_COUNT(blk)[i]);
+            gbp_buf_u64(b, local ? 0 : BP4_SHAPE(blk)[i]);
+            gbp_buf_u64(b, local ? 0 : BP4_START(blk)[i]);
+        }
+        gbp_buf_u16(b, 16);
+        gbp_buf_u64(b, blk->op->raw_size);
+        gbp_buf_u64(b, blk->op->size);
+        n++;
+    }
     if (b->failed) return;
     b->data[head] = n;
     gbp_buf_set_u32(b, head + 1, (uint32_t)(b->len - body));
