@@ -471,8 +471,12 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
     size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = 1;
     int rev = gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT));
     GBP_FORWARD_IF_ERROR(get_box(v, &v->sel, first, rev, start, count));
-    for (size_t i = 0; i < nd; i++) elems *= count[i];
-    *bytes = elems * es * n;
+    int ok = 1;
+    for (size_t i = 0; i < nd; i++) ok = ok && gbp_mul_ok(elems, count[i], &elems);
+    ok = ok && gbp_mul_ok(elems, es, &elems) && gbp_mul_ok(elems, n, &elems);
+    GBP_RETURN_ERROR_IF(!ok, GPUBP_ERR_INVALID_SELECTION,
+                        "gpubp_selection_size: '%s': the selection's size overflows", v->name);
+    *bytes = elems;
     return GPUBP_OK;
 }
 

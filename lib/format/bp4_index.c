@@ -168,8 +168,7 @@ static int on_var_block(void *ctx, const bp4_block *blk)
 {
     bp4_index *ix = ctx;
     bp4_var *v = ix->cur;
-    if (v->nsteps && v->steps[v->nsteps - 1].nblocks == 0 && v->kind >= 0 &&
-        v->ndims != blk->ndims && v->kind != GPUBP_SHAPE_GLOBAL_VALUE)
+    if (v->kind >= 0 && v->ndims != blk->ndims)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "variable %s changes its number of dimensions from %zu to %u in step %u",
                          v->name, v->ndims, blk->ndims, ix->cur_step + 1);
