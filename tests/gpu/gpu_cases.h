@@ -1,0 +1,519 @@
+/* GPU memory-space cases through the public API, written once and run twice: against the
+ * simulated device (tests/memspace/test_api_sim.c, every build, CI) and against a real CUDA
+ * device (tests/gpu/test_gpu_api.c, label `gpu`, skipped without a device). A test file defines
+ * the device helpers in `tdev` and includes this header. */
+#ifndef GPUBP_TEST_GPU_CASES_H
+#define GPUBP_TEST_GPU_CASES_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "simdev.h"
+#include "test_support.h"
+
+typedef struct tdev {
+    const char *name;
+    const char *params;                /* params every open adds ("device=simulated" or "") */
+    void *(*alloc)(size_t n);          /* device memory, NULL on failure */
+    void (*free)(void *p);
+    void (*h2d)(void *d, const void *h, size_t n);
+    void (*d2h)(void *h, const void *d, size_t n);
+    int sim;                           /* the simulated device: failure hooks available */
+} tdev;
+
+extern const tdev *td; /* set by the test file's main */
+
+static const char *tc_params(const char *extra)
+{
+    static char buf[8][512];
+    static int next;
+    char *b = buf[next++ % 8];
+    snprintf(b, 512, "%s%s%s", td->params, (*td->params && extra && *extra) ? "," : "",
+             extra ? extra : "");
+    return b;
+}
+
+static void *tc_dev_from(const void *host, size_t n)
+{
+    void *d = td->alloc(n);
+    assert_non_null(d);
+    td->h2d(d, host, n);
+    return d;
+}
+
+static void *tc_host_from(const void *dev, size_t n)
+{
+    void *h = malloc(n ? n : 1);
+    assert_non_null(h);
+    td->d2h(h, dev, n);
+    return h;
+}
+
+static void *tc_dev_fill(size_t n, unsigned char byte)
+{
+    void *h = malloc(n);
+    memset(h, byte, n);
+    void *d = tc_dev_from(h, n);
+    free(h);
+    return d;
+}
+
+static void tc_pattern(gpubp_type t, void *buf, size_t n, int salt)
+{
+    for (size_t i = 0; i < n; i++) {
+        long long s = (long long)((i * 2654435761u + (size_t)salt * 97u) % 20011u) - 10005;
+        switch (t) {
+        case GPUBP_TYPE_INT8: ((int8_t *)buf)[i] = (int8_t)(s % 120); break;
+        case GPUBP_TYPE_INT16: ((int16_t *)buf)[i] = (int16_t)s; break;
+        case GPUBP_TYPE_INT32: ((int32_t *)buf)[i] = (int32_t)(s * 1000); break;
+        case GPUBP_TYPE_INT64: ((int64_t *)buf)[i] = s * 1000000007LL; break;
+        case GPUBP_TYPE_UINT8: ((uint8_t *)buf)[i] = (uint8_t)s; break;
+        case GPUBP_TYPE_UINT16: ((uint16_t *)buf)[i] = (uint16_t)s; break;
+        case GPUBP_TYPE_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(s * 7777); break;
+        case GPUBP_TYPE_UINT64: ((uint64_t *)buf)[i] = (uint64_t)s * 3000000019ULL; break;
+        case GPUBP_TYPE_FLOAT: ((float *)buf)[i] = (float)s * 0.25f; break;
+        case GPUBP_TYPE_DOUBLE: ((double *)buf)[i] = (double)s * 0.125; break;
+        case GPUBP_TYPE_FLOAT_COMPLEX:
+            ((float *)buf)[2 * i] = (float)s; ((float *)buf)[2 * i + 1] = (float)(s % 17); break;
+        case GPUBP_TYPE_DOUBLE_COMPLEX:
+            ((double *)buf)[2 * i] = (double)s; ((double *)buf)[2 * i + 1] = (double)(-s % 13); break;
+        default: break;
+        }
+    }
+}
+
+/* ---- the ADIOS2 CuPy/CUDA steps scenario ------------------------------------------------------- */
+static void tc_steps_flip(void **state)
+{
+    (void)state;
+    const char *path = ts_path("steps_flip.bp");
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params(NULL)));
+    size_t shape[2] = {2, 3}, zero[2] = {0, 0};
+    gpubp_variable *g, *c;
+    TS_OK(gpubp_define_variable(&g, w, "gpuArray", GPUBP_TYPE_FLOAT, 2, shape, zero, shape));
+    TS_OK(gpubp_define_variable(&c, w, "cpuArray", GPUBP_TYPE_FLOAT, 2, shape, zero, shape));
+    TS_OK(gpubp_set_memory_space(g, GPUBP_MEM_GPU));
+    float gh[6] = {0, 1, 2, 3, 4, 5}, ch[6] = {0, 1, 2, 3, 4, 5};
+    float *gd = tc_dev_from(gh, sizeof gh);
+    for (int step = 0; step < 2; step++) {
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, g, gd, GPUBP_DEFERRED));
+        TS_OK(gpubp_put(w, c, ch, GPUBP_DEFERRED));
+        TS_OK(gpubp_end_step(w));
+        for (int i = 0; i < 6; i++) {
+            gh[i] *= 2;
+            ch[i] += 1;
+        }
+        td->h2d(gd, gh, sizeof gh);
+    }
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_bp4check(path), 0);
+
+    /* GPU reader: Shape(GPU) = (2,3), a bit-identical round trip */
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, tc_params(NULL)));
+    float *back = tc_dev_fill(sizeof gh, 0xFF);
+    int step = 0;
+    while (gpubp_begin_step(r) == GPUBP_OK) {
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, r, "gpuArray"));
+        size_t dims[2], hdims[2];
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_GPU, dims));
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, hdims));
+        assert_int_equal(dims[0], 2);
+        assert_int_equal(dims[1], 3);
+        assert_int_equal(hdims[0], 3);
+        assert_int_equal(hdims[1], 2);
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        TS_OK(gpubp_set_selection(v, 2, zero, dims));
+        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+        float got[6];
+        td->d2h(got, back, sizeof got);
+        for (int i = 0; i < 6; i++) assert_true(got[i] == (float)(i * (step ? 2 : 1)));
+        float mn, mx;
+        TS_OK(gpubp_variable_minmax(v, &mn, &mx));
+        assert_true(mn == 0.0f && mx == (step ? 10.0f : 5.0f));
+        /* the host array reads the same as before */
+        gpubp_variable *cv;
+        TS_OK(gpubp_inquire_variable(&cv, r, "cpuArray"));
+        float cpu[6];
+        TS_OK(gpubp_get(r, cv, cpu, GPUBP_SYNC));
+        for (int i = 0; i < 6; i++) assert_true(cpu[i] == (float)(i + step));
+        TS_OK(gpubp_end_step(r));
+        step++;
+    }
+    assert_int_equal(step, 2);
+    TS_OK(gpubp_close(r));
+
+    /* a host reader sees (3,2) and the bytes verbatim */
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params(NULL)));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, r, "gpuArray"));
+    TS_OK(gpubp_set_step_selection(v, 1, 1));
+    float host[6];
+    TS_OK(gpubp_get(r, v, host, GPUBP_SYNC));
+    for (int i = 0; i < 6; i++) assert_true(host[i] == (float)(2 * i));
+    TS_OK(gpubp_close(r));
+    td->free(gd);
+    td->free(back);
+}
+
+/* ---- every numeric type, min/max from the device reduction ------------------------------------- */
+static void tc_all_types(void **state)
+{
+    (void)state;
+    static const gpubp_type types[] = {
+        GPUBP_TYPE_INT8, GPUBP_TYPE_INT16, GPUBP_TYPE_INT32, GPUBP_TYPE_INT64,
+        GPUBP_TYPE_UINT8, GPUBP_TYPE_UINT16, GPUBP_TYPE_UINT32, GPUBP_TYPE_UINT64,
+        GPUBP_TYPE_FLOAT, GPUBP_TYPE_DOUBLE, GPUBP_TYPE_FLOAT_COMPLEX, GPUBP_TYPE_DOUBLE_COMPLEX};
+    const size_t nt = sizeof types / sizeof *types;
+    const char *path = ts_path("types.bp");
+    size_t gshape[3] = {3, 4, 30011}; /* GPU order: 30011 fastest; blocks of several 1 MiB
+                                         chunks for the wide types */
+    size_t zero[3] = {0, 0, 0}, n = gshape[0] * gshape[1] * gshape[2];
+    void *host[12], *dev[12];
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("chunk_mib=1,pool_slots=3")));
+    gpubp_variable *vars[12];
+    TS_OK(gpubp_begin_step(w));
+    for (size_t t = 0; t < nt; t++) {
+        size_t es = gpubp_type_size(types[t]);
+        host[t] = malloc(n * es);
+        tc_pattern(types[t], host[t], n, (int)t);
+        dev[t] = tc_dev_from(host[t], n * es);
+        char name[32];
+        snprintf(name, sizeof name, "v%zu", t);
+        TS_OK(gpubp_define_variable(&vars[t], w, name, types[t], 3, gshape, zero, gshape));
+        TS_OK(gpubp_set_memory_space(vars[t], GPUBP_MEM_GPU));
+        TS_OK(gpubp_put(w, vars[t], dev[t], GPUBP_DEFERRED));
+    }
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_bp4check(path), 0);
+
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params("chunk_mib=1")));
+    for (size_t t = 0; t < nt; t++) {
+        size_t es = gpubp_type_size(types[t]);
+        char name[32];
+        snprintf(name, sizeof name, "v%zu", t);
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, r, name));
+        size_t fshape[3];
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, fshape));
+        assert_int_equal(fshape[0], gshape[2]);
+        assert_int_equal(fshape[2], gshape[0]);
+        /* min/max of the device reduction == the host loop's */
+        unsigned char mn[16], mx[16], rmn[16], rmx[16];
+        TS_OK(gpubp_variable_minmax(v, mn, mx));
+        gbp_minmax(types[t], host[t], n, rmn, rmx, 0);
+        assert_memory_equal(mn, rmn, es);
+        assert_memory_equal(mx, rmx, es);
+        /* GPU read: bit-identical */
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        void *back = tc_dev_fill(n * es, 0xEE);
+        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+        void *got = tc_host_from(back, n * es);
+        assert_memory_equal(got, host[t], n * es);
+        free(got);
+        td->free(back);
+        td->free(dev[t]);
+        free(host[t]);
+    }
+    TS_OK(gpubp_close(r));
+}
+
+/* ---- blocks much larger than the pool, a sub-box read across blocks into a ghosted buffer ------ */
+static void tc_big_blocks_subbox(void **state)
+{
+    (void)state;
+    const char *path = ts_path("big.bp");
+    /* host (file) order: (NY, NX) doubles, two blocks of (NY/2, NX) written from the GPU */
+    const size_t NY = 600, NX = 1500; /* 7.2 MB, blocks of 3.6 MB, pool 2 x 1 MiB */
+    double *h = malloc(NY * NX * sizeof(double));
+    for (size_t i = 0; i < NY * NX; i++) h[i] = (double)i * 0.5 - 7.0;
+    double *d = tc_dev_from(h, NY * NX * sizeof(double));
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("pool_slots=2,chunk_mib=1")));
+    gpubp_variable *v;
+    size_t gshape[2] = {NX, NY}, gstart[2] = {0, 0}, gcount[2] = {NX, NY / 2}; /* GPU order */
+    TS_OK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_DOUBLE, 2, gshape, gstart, gcount));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    for (int step = 0; step < 2; step++) {
+        TS_OK(gpubp_begin_step(w));
+        for (size_t b = 0; b < 2; b++) {
+            gstart[1] = b * (NY / 2);
+            TS_OK(gpubp_set_selection(v, 2, gstart, gcount));
+            TS_OK(gpubp_put(w, v, d + b * (NY / 2) * NX, GPUBP_SYNC));
+        }
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_bp4check(path), 0);
+
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params("pool_slots=2,chunk_mib=1")));
+    gpubp_variable *rv;
+    TS_OK(gpubp_inquire_variable(&rv, r, "field"));
+    TS_OK(gpubp_set_memory_space(rv, GPUBP_MEM_GPU));
+    TS_OK(gpubp_set_step_selection(rv, 1, 1));
+    /* GPU order box: x in [100, 1300), y in [250, 350) crosses the block boundary at y = 300 */
+    size_t sstart[2] = {100, 250}, scount[2] = {1200, 100};
+    TS_OK(gpubp_set_selection(rv, 2, sstart, scount));
+    /* into a ghosted buffer of (1204, 103) GPU order at (2, 1) */
+    size_t mstart[2] = {2, 1}, mcount[2] = {1204, 103};
+    TS_OK(gpubp_set_memory_selection(rv, 2, mstart, mcount));
+    size_t mbytes = 1204 * 103 * sizeof(double);
+    double *dd = tc_dev_fill(mbytes, 0x7F);
+    TS_OK(gpubp_get(r, rv, dd, GPUBP_SYNC));
+    double *got = tc_host_from(dd, mbytes);
+    unsigned char ghost[8];
+    memset(ghost, 0x7F, 8);
+    /* host order of the buffer: (103 rows of y, 1204 of x) */
+    for (size_t y = 0; y < 103; y++) {
+        for (size_t x = 0; x < 1204; x++) {
+            double g = got[y * 1204 + x];
+            int inside = y >= 1 && y < 101 && x >= 2 && x < 1202;
+            if (inside) {
+                size_t fy = 250 + (y - 1), fx = 100 + (x - 2);
+                assert_true(g == h[fy * NX + fx]);
+            } else {
+                assert_memory_equal(&g, ghost, 8);
+            }
+        }
+    }
+    free(got);
+    td->free(dd);
+    TS_OK(gpubp_close(r));
+    td->free(d);
+    free(h);
+}
+
+/* ---- ghost cells on the write side, on the device ---------------------------------------------- */
+static void tc_memory_selection_put(void **state)
+{
+    (void)state;
+    const char *path = ts_path("ghost.bp");
+    size_t count[3] = {5, 6, 7}, mcount[3] = {9, 10, 11}, mstart[3] = {2, 2, 2}, zero[3] = {0};
+    size_t mn = mcount[0] * mcount[1] * mcount[2];
+    int32_t *h = malloc(mn * 4);
+    for (size_t i = 0; i < mn; i++) h[i] = (int32_t)(i * 7 % 1000) - 400;
+    /* ghosts: a huge value that must not show up in the file nor in min/max */
+    for (size_t a = 0; a < mcount[0]; a++)
+        for (size_t b = 0; b < mcount[1]; b++)
+            for (size_t c = 0; c < mcount[2]; c++) {
+                int in = a >= 2 && a < 7 && b >= 2 && b < 8 && c >= 2 && c < 9;
+                if (!in) h[(a * mcount[1] + b) * mcount[2] + c] = 999999;
+            }
+    int32_t *d = tc_dev_from(h, mn * 4);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("gpu_layout=row_major")));
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "g", GPUBP_TYPE_INT32, 3, count, zero, count));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_set_memory_selection(v, 3, mstart, mcount));
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    gpubp_variable *rv;
+    TS_OK(gpubp_inquire_variable(&rv, r, "g"));
+    size_t fs[3];
+    TS_OK(gpubp_variable_shape(rv, GPUBP_MEM_HOST, fs)); /* row_major GPU layout: no flip */
+    assert_int_equal(fs[0], 5);
+    assert_int_equal(fs[2], 7);
+    int32_t got[5 * 6 * 7];
+    TS_OK(gpubp_get(r, rv, got, GPUBP_SYNC));
+    int32_t emin = 1 << 30, emax = -(1 << 30);
+    for (size_t a = 0; a < 5; a++)
+        for (size_t b = 0; b < 6; b++)
+            for (size_t c = 0; c < 7; c++) {
+                int32_t e = h[((a + 2) * mcount[1] + b + 2) * mcount[2] + c + 2];
+                assert_int_equal(got[(a * 6 + b) * 7 + c], e);
+                if (e < emin) emin = e;
+                if (e > emax) emax = e;
+            }
+    int32_t mn32, mx32;
+    TS_OK(gpubp_variable_minmax(rv, &mn32, &mx32));
+    assert_int_equal(mn32, emin);
+    assert_int_equal(mx32, emax);
+    TS_OK(gpubp_close(r));
+    td->free(d);
+    free(h);
+}
+
+/* ---- deferred puts read the device buffer at end_step / perform_puts --------------------------- */
+static void tc_deferred(void **state)
+{
+    (void)state;
+    const char *path = ts_path("deferred.bp");
+    size_t n = 1000, zero = 0;
+    double a[1000], b[1000];
+    for (size_t i = 0; i < n; i++) {
+        a[i] = (double)i;
+        b[i] = -(double)i;
+    }
+    double *d = tc_dev_from(a, sizeof a);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params(NULL)));
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_DOUBLE, 1, &n, &zero, &n));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    /* step 0: deferred, then the buffer changes before end_step: the file has the new values */
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+    td->h2d(d, b, sizeof b);
+    TS_OK(gpubp_end_step(w));
+    /* step 1: perform_puts consumes it; changing the buffer afterwards changes nothing */
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+    TS_OK(gpubp_perform_puts(w));
+    td->h2d(d, a, sizeof a);
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    gpubp_variable *rv;
+    TS_OK(gpubp_inquire_variable(&rv, r, "x"));
+    double got[2000];
+    TS_OK(gpubp_set_step_selection(rv, 0, 2));
+    TS_OK(gpubp_get(r, rv, got, GPUBP_SYNC));
+    assert_memory_equal(got, b, sizeof b);
+    assert_memory_equal(got + 1000, b, sizeof b);
+    TS_OK(gpubp_close(r));
+    td->free(d);
+}
+
+/* ---- wrong memory spaces are errors, never crashes ---------------------------------------------- */
+static void tc_wrong_space(void **state)
+{
+    (void)state;
+    const char *path = ts_path("wrong.bp");
+    size_t n = 16, zero = 0;
+    float host[16] = {0};
+    float *d = tc_dev_from(host, sizeof host);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params(NULL)));
+    gpubp_variable *g, *h, *det;
+    TS_OK(gpubp_define_variable(&g, w, "g", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+    TS_OK(gpubp_define_variable(&h, w, "h", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+    TS_OK(gpubp_define_variable(&det, w, "det", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+    TS_OK(gpubp_set_memory_space(g, GPUBP_MEM_GPU));
+    TS_OK(gpubp_set_memory_space(h, GPUBP_MEM_HOST));
+    assert_int_equal(gpubp_set_memory_space(g, GPUBP_MEM_HOST), GPUBP_ERR_MEMORY_SPACE);
+    TS_OK(gpubp_begin_step(w));
+    assert_int_equal(gpubp_put(w, g, host, GPUBP_SYNC), GPUBP_ERR_MEMORY_SPACE);
+    assert_true(strlen(gpubp_last_error()) > 0);
+    assert_int_equal(gpubp_put(w, h, d, GPUBP_SYNC), GPUBP_ERR_MEMORY_SPACE);
+    /* DETECT resolves from the pointer */
+    TS_OK(gpubp_put(w, det, d, GPUBP_SYNC));
+    gpubp_memory_space sp;
+    TS_OK(gpubp_variable_memory_space(det, &sp));
+    assert_int_equal(sp, GPUBP_MEM_GPU);
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    td->free(d);
+}
+
+/* ---- the ADIOS2-written GPU file, read into device memory -------------------------------------- */
+static void tc_adios2_file(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/interop/adios2/gpu/BP4/StepsWriteReadCuPy.bp", ts_shared_dir());
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, tc_params(NULL)));
+    float *d = tc_dev_fill(6 * sizeof(float), 0xFF);
+    int step = 0;
+    while (gpubp_begin_step(r) == GPUBP_OK) {
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, r, "gpuArray"));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        size_t dims[2], zero[2] = {0, 0};
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_GPU, dims));
+        assert_int_equal(dims[0], 2);
+        assert_int_equal(dims[1], 3);
+        TS_OK(gpubp_set_selection(v, 2, zero, dims));
+        TS_OK(gpubp_get(r, v, d, GPUBP_SYNC));
+        float got[6];
+        td->d2h(got, d, sizeof got);
+        for (int i = 0; i < 6; i++) assert_true(got[i] == (float)(i * (step ? 2 : 1)));
+        TS_OK(gpubp_end_step(r));
+        step++;
+    }
+    assert_int_equal(step, 2);
+    TS_OK(gpubp_close(r));
+    td->free(d);
+}
+
+/* ---- a failure mid-write leaves the committed steps readable ------------------------------------ */
+static void tc_failure_keeps_committed(void **state)
+{
+    (void)state;
+    const char *path = ts_path("fail.bp");
+    size_t n = 300000, zero = 0; /* 2.4 MB a step: 3 chunks of 1 MiB */
+    double *h = malloc(n * sizeof(double));
+    double *d = td->alloc(n * sizeof(double));
+    assert_non_null(d);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("chunk_mib=1,pool_slots=2")));
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_DOUBLE, 1, &n, &zero, &n));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    for (int step = 0; step < 4; step++) {
+        for (size_t i = 0; i < n; i++) h[i] = (double)i + 1000.0 * step;
+        td->h2d(d, h, n * sizeof(double));
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+        if (step == 2) gbp_sim_fail_io_after(1); /* the second chunk's pwrite fails */
+        if (step == 3 && td->sim) gbp_sim_fail_copy_after(2); /* the third copy fails */
+        int rc = gpubp_end_step(w);
+        if (step == 2) {
+            assert_int_equal(rc, GPUBP_ERR_IO);
+            assert_int_equal(gpubp_last_errno(), EIO);
+        } else if (step == 3 && td->sim) {
+            assert_int_equal(rc, GPUBP_ERR_DEVICE);
+        } else {
+            assert_int_equal(rc, GPUBP_OK);
+        }
+        gbp_sim_fail_io_after(-1);
+        gbp_sim_fail_copy_after(-1);
+    }
+    (void)gpubp_close(w);
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    size_t nsteps;
+    TS_OK(gpubp_steps(r, &nsteps));
+    size_t expect = td->sim ? 2 : 3; /* steps 0, 1 (and 3 on a real device) */
+    assert_int_equal(nsteps, expect);
+    gpubp_variable *rv;
+    TS_OK(gpubp_inquire_variable(&rv, r, "x"));
+    for (size_t s = 0; s < nsteps; s++) {
+        TS_OK(gpubp_set_step_selection(rv, s, 1));
+        TS_OK(gpubp_get(r, rv, h, GPUBP_SYNC));
+        double base = 1000.0 * (double)(s < 2 ? s : 3);
+        for (size_t i = 0; i < n; i += 997) assert_true(h[i] == (double)i + base);
+        assert_true(h[n - 1] == (double)(n - 1) + base);
+    }
+    TS_OK(gpubp_close(r));
+    td->free(d);
+    free(h);
+}
+
+#define TC_ALL_CASES                                   \
+    cmocka_unit_test(tc_steps_flip),                   \
+    cmocka_unit_test(tc_all_types),                    \
+    cmocka_unit_test(tc_big_blocks_subbox),            \
+    cmocka_unit_test(tc_memory_selection_put),         \
+    cmocka_unit_test(tc_deferred),                     \
+    cmocka_unit_test(tc_wrong_space),                  \
+    cmocka_unit_test(tc_adios2_file),                  \
+    cmocka_unit_test(tc_failure_keeps_committed)
+
+#endif
