@@ -4,17 +4,102 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* ---- fault injection (tests) ----------------------------------------------------------------
+ * One armed fault at a time; every pwrite/pread of this file goes through io_pwrite/io_pread,
+ * which count the calls and fire the fault at its index. Off, the cost is two atomic loads and
+ * an atomic increment per system call. */
+static atomic_int fault_kind = GBP_IO_FAULT_NONE;
+static atomic_long fault_at = -1;
+static atomic_ulong fault_torn = 0;
+static atomic_long n_writes = 0, n_reads = 0, n_fired = 0;
+static atomic_int env_done = 0;
+
+void gbp_io_fault_inject(int kind, long n, unsigned long torn)
+{
+    atomic_store(&fault_kind, GBP_IO_FAULT_NONE);
+    atomic_store(&n_writes, 0);
+    atomic_store(&n_reads, 0);
+    atomic_store(&n_fired, 0);
+    atomic_store(&fault_at, n);
+    atomic_store(&fault_torn, torn);
+    atomic_store(&env_done, 1); /* an explicit call wins over the environment */
+    atomic_store(&fault_kind, n < 0 ? GBP_IO_FAULT_NONE : kind);
+}
+
+void gbp_io_fault_reset(void) { gbp_io_fault_inject(GBP_IO_FAULT_NONE, -1, 0); }
+long gbp_io_write_calls(void) { return atomic_load(&n_writes); }
+long gbp_io_read_calls(void) { return atomic_load(&n_reads); }
+long gbp_io_faults_fired(void) { return atomic_load(&n_fired); }
+
+static void env_arm(void)
+{
+    if (atomic_load(&env_done) || atomic_exchange(&env_done, 1)) return;
+    const char *s = getenv("GPUBP_IO_KILL_AT");
+    if (!s || !*s) return;
+    char *end;
+    long n = strtol(s, &end, 10);
+    unsigned long torn = *end == ':' ? strtoul(end + 1, NULL, 10) : 0;
+    if (n >= 0) {
+        atomic_store(&fault_at, n);
+        atomic_store(&fault_torn, torn);
+        atomic_store(&fault_kind, GBP_IO_FAULT_KILL);
+    }
+}
+
+static ssize_t io_pwrite(int fd, const void *p, size_t n, uint64_t off)
+{
+    env_arm();
+    long i = atomic_fetch_add(&n_writes, 1);
+    int k = atomic_load(&fault_kind);
+    if (k != GBP_IO_FAULT_NONE && k != GBP_IO_FAULT_READ_EIO) {
+        long at = atomic_load(&fault_at);
+        if (k == GBP_IO_FAULT_SHORT_ALL ? i >= at : i == at) {
+            atomic_fetch_add(&n_fired, 1);
+            switch (k) {
+            case GBP_IO_FAULT_ENOSPC: errno = ENOSPC; return -1;
+            case GBP_IO_FAULT_EIO: errno = EIO; return -1;
+            case GBP_IO_FAULT_SHORT:
+            case GBP_IO_FAULT_SHORT_ALL:
+                if (n > 1) n = (n + 1) / 2;
+                break;
+            case GBP_IO_FAULT_KILL: {
+                size_t t = (size_t)(atomic_load(&fault_torn) % ((unsigned long)n + 1));
+                if (t > 0 && pwrite(fd, p, t, (off_t)off) < 0) { /* the kill follows anyway */ }
+                raise(SIGKILL);
+                break;
+            }
+            default: break;
+            }
+        }
+    }
+    return pwrite(fd, p, n, (off_t)off);
+}
+
+static ssize_t io_pread(int fd, void *p, size_t n, uint64_t off)
+{
+    long i = atomic_fetch_add(&n_reads, 1);
+    if (atomic_load(&fault_kind) == GBP_IO_FAULT_READ_EIO && i == atomic_load(&fault_at)) {
+        atomic_fetch_add(&n_fired, 1);
+        errno = EIO;
+        return -1;
+    }
+    return pread(fd, p, n, (off_t)off);
+}
 
 int gbp_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *what)
 {
     const uint8_t *c = p;
     while (n > 0) {
         size_t step = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
-        ssize_t w = pwrite(fd, c, step, (off_t)off);
+        ssize_t w = io_pwrite(fd, c, step, off);
         if (w < 0) {
             if (errno == EINTR) continue;
             int e = errno;
@@ -37,7 +122,7 @@ int gbp_pread_some(int fd, void *p, size_t n, uint64_t off, size_t *got, const c
     size_t done = 0;
     while (done < n) {
         size_t step = n - done > ((size_t)1 << 30) ? ((size_t)1 << 30) : n - done;
-        ssize_t r = pread(fd, c + done, step, (off_t)(off + done));
+        ssize_t r = io_pread(fd, c + done, step, off + done);
         if (r < 0) {
             if (errno == EINTR) continue;
             int e = errno;

@@ -39,4 +39,38 @@ int gbp_path_exists(const char *path);
 /* path + "/" + name into a new string. */
 char *gbp_path_join(const char *dir, const char *name);
 
+/* ---- fault injection (tests) ----------------------------------------------------------------
+ * Process-wide and thread-safe; they act on the pwrite/pread system calls made by
+ * gbp_pwrite_all, gbp_pread_all, gbp_pread_some and gbp_read_file (every data, md.0 and md.idx
+ * write of the library goes through gbp_pwrite_all). Calls are counted from the last
+ * gbp_io_fault_inject (or gbp_io_fault_reset), 0-based: n = 0 is the next call.
+ *
+ *   GBP_IO_FAULT_ENOSPC   the n-th write fails with ENOSPC, writing nothing
+ *   GBP_IO_FAULT_EIO      the n-th write fails with EIO, writing nothing
+ *   GBP_IO_FAULT_SHORT    the n-th write writes only part of its bytes (at least one) and returns
+ *                         the short count; gbp_pwrite_all must carry on with the rest
+ *   GBP_IO_FAULT_SHORT_ALL every write from the n-th on is short (a pipe-like device)
+ *   GBP_IO_FAULT_KILL     the process kills itself (SIGKILL) at the n-th write: before it when
+ *                         `torn` is 0, after writing a prefix of torn % size bytes otherwise
+ *   GBP_IO_FAULT_READ_EIO the n-th read fails with EIO
+ *
+ * The environment variable GPUBP_IO_KILL_AT=n[:torn] arms GBP_IO_FAULT_KILL in any program
+ * (read once, at the first write). */
+enum {
+    GBP_IO_FAULT_NONE = 0,
+    GBP_IO_FAULT_ENOSPC = 1,
+    GBP_IO_FAULT_EIO = 2,
+    GBP_IO_FAULT_SHORT = 3,
+    GBP_IO_FAULT_SHORT_ALL = 4,
+    GBP_IO_FAULT_KILL = 5,
+    GBP_IO_FAULT_READ_EIO = 6
+};
+void gbp_io_fault_inject(int kind, long n, unsigned long torn);
+/* Disarms the fault and zeroes the counters. */
+void gbp_io_fault_reset(void);
+/* Write / read system calls (attempts) since the last inject or reset, and faults fired. */
+long gbp_io_write_calls(void);
+long gbp_io_read_calls(void);
+long gbp_io_faults_fired(void);
+
 #endif

@@ -1,0 +1,80 @@
+/* Shared by the fuzz targets: splitting one input into the files of a dataset, and a private
+ * scratch directory per process. The same sources build as libFuzzer targets (fuzz_<target>,
+ * GPUBP_FUZZ=ON with clang) and as plain replay programs (fuzz_replay_<target>) that ctest runs
+ * over the checked-in corpus and regression inputs in every build. */
+#ifndef GBP_FUZZ_UTIL_H
+#define GBP_FUZZ_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Parts of an input are separated by this marker: "md.idx" SEP "md.0" SEP "data.0". Seeds are
+ * made by concatenating real files with it (tests/fuzz/make_seeds.sh). */
+#define FZ_SEP "#GBPSPLIT#"
+#define FZ_SEP_LEN 10
+#define FZ_MAX_PARTS 4
+
+typedef struct fz_part {
+    const uint8_t *p;
+    size_t n;
+    int present;
+} fz_part;
+
+/* Splits data into up to FZ_MAX_PARTS parts; returns the number of parts found. */
+static inline int fz_split(const uint8_t *data, size_t size, fz_part *parts)
+{
+    int k = 0;
+    size_t start = 0;
+    for (int i = 0; i < FZ_MAX_PARTS; i++) parts[i] = (fz_part){NULL, 0, 0};
+    for (size_t i = 0; k < FZ_MAX_PARTS - 1 && i + FZ_SEP_LEN <= size; i++) {
+        if (data[i] == '#' && memcmp(data + i, FZ_SEP, FZ_SEP_LEN) == 0) {
+            parts[k++] = (fz_part){data + start, i - start, 1};
+            start = i + FZ_SEP_LEN;
+            i = start - 1;
+        }
+    }
+    parts[k++] = (fz_part){data + start, size - start, 1};
+    return k;
+}
+
+/* A scratch directory private to this process (under $TMPDIR or /tmp); created once. */
+static inline const char *fz_tmpdir(void)
+{
+    static char dir[512];
+    if (dir[0]) return dir;
+    const char *t = getenv("GPUBP_FUZZ_TMP");
+    if (!t) t = getenv("TMPDIR");
+    if (!t) t = "/tmp";
+    snprintf(dir, sizeof dir, "%s/gpubp_fuzz_%ld", t, (long)getpid());
+    mkdir(dir, 0777);
+    return dir;
+}
+
+/* Writes a file (or removes it when !present). */
+static inline void fz_put_file(const char *dir, const char *name, const fz_part *part)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    unlink(path);
+    if (!part || !part->present) return;
+    FILE *f = fopen(path, "wb");
+    if (!f) return;
+    if (part->n) fwrite(part->p, 1, part->n, f);
+    fclose(f);
+}
+
+/* Bytes consumed from the front of an input, then zeros. */
+typedef struct fz_reader {
+    const uint8_t *p;
+    size_t n, at;
+} fz_reader;
+
+static inline unsigned fz_u8(fz_reader *r) { return r->at < r->n ? r->p[r->at++] : 0; }
+static inline unsigned fz_u16(fz_reader *r) { unsigned a = fz_u8(r); return a | fz_u8(r) << 8; }
+
+#endif
