@@ -1,0 +1,26 @@
+# Runs the CUDA example and compares its output; then lists the dataset with gpubpls and compares.
+# Prints "no CUDA device: skipped" (the test's SKIP_REGULAR_EXPRESSION) when the example exits 77.
+cmake_minimum_required(VERSION 3.20)
+file(MAKE_DIRECTORY "${WORKDIR}")
+execute_process(COMMAND "${PROGRAM}" ${ARGS} WORKING_DIRECTORY "${WORKDIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 77)
+  message(FATAL_ERROR "no CUDA device: skipped")
+endif()
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${PROGRAM} exited with ${rc}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+file(READ "${EXPECTED}" want)
+if(NOT out STREQUAL want)
+  message(FATAL_ERROR "output differs\n--- got:\n${out}--- expected:\n${want}")
+endif()
+message(STATUS "output matches ${EXPECTED}:\n${out}")
+if(LISTER)
+  execute_process(COMMAND "${LISTER}" "${DATASET}" WORKING_DIRECTORY "${WORKDIR}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  file(READ "${EXPECTED_LS}" want)
+  if(NOT rc EQUAL 0 OR NOT out STREQUAL want)
+    message(FATAL_ERROR "gpubpls ${DATASET} (${rc}):\n--- got:\n${out}${err}--- expected:\n${want}")
+  endif()
+  message(STATUS "gpubpls ${DATASET}:\n${out}")
+endif()
