@@ -2,6 +2,8 @@
  * gets, attributes. */
 #include "internal.h"
 
+#include "blosczlib.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -506,6 +508,43 @@ static int data_fd(gpubp_file *f, uint32_t k, int *fd)
     return GPUBP_OK;
 }
 
+/* A compressed block: read the operator buffer, decompress the whole block on the host, then
+ * copy the wanted box out (the box may be strided, the destination on the device). */
+static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                           int fd, const bp4_block *b, const gbp_box *fbox, uint8_t *dst,
+                           const gbp_box *dbox)
+{
+    size_t es = gbp_type_size(v->type), n = 1;
+    for (size_t i = 0; i < fbox->ndims; i++)
+        if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
+    if (strcmp(b->op->name, "blosc") != 0)
+        return gbp_error(GPUBP_ERR_CODEC, 0,
+                         "'%s': block compressed with operator '%s' is not supported (only blosc "
+                         "with the zlib codec)", v->name, b->op->name);
+    size_t raw = 0;
+    if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s: '%s': operator says %llu uncompressed bytes, the block has %zu",
+                         f->path, v->name, (unsigned long long)b->op->raw_size, raw);
+    uint64_t fsize;
+    GBP_FORWARD_IF_ERROR(gbp_file_size(fd, &fsize, f->path));
+    if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s/data.%u: '%s': compressed block of %llu bytes at offset %llu runs past "
+                         "the end of the file (%llu bytes)", f->path, b->file_index, v->name,
+                         (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
+                         (unsigned long long)fsize);
+    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = gbp_malloc(raw);
+    int rc = (z && r) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    if (rc == GPUBP_OK) rc = gbp_pread_all(fd, z, (size_t)b->op->size, b->payload_offset, f->path);
+    if (rc == GPUBP_OK)
+        rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
+    if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+    gbp_free(z);
+    gbp_free(r);
+    return rc;
+}
+
 /* Reads the part of one array block that intersects the box (start, count) into dst. */
 static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            const bp4_block *b, const size_t *start, const size_t *count,
@@ -540,12 +579,9 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
             dbox.start[i] += ms[i];
         }
     }
-    if (b->op)
-        return gbp_error(GPUBP_ERR_CODEC, 0,
-                         "'%s': block compressed with operator '%s' is not supported", v->name,
-                         b->op->name);
     int fd = -1;
     GBP_FORWARD_IF_ERROR(data_fd(f, b->file_index, &fd));
+    if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);
     return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
 }
 

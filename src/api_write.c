@@ -2,6 +2,9 @@
  * the md.idx record: the step is visible to readers once its record is written). */
 #include "internal.h"
 
+#include "blosczlib.h"
+#include "box.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <time.h>
@@ -126,7 +129,10 @@ void gbp_writer_free(gpubp_file *f)
     gbp_free(f->cursor);
     gbp_free(f->pg_nvars);
     gbp_free(f->data_has_header);
-    for (size_t i = 0; i < f->nblocks; i++) gbp_free(f->blocks[i].meta.str);
+    for (size_t i = 0; i < f->nblocks; i++) {
+        gbp_free(f->blocks[i].meta.str);
+        gbp_free(f->blocks[i].zbuf);
+    }
     gbp_free(f->blocks);
     for (size_t i = 0; i < f->nattrs; i++) {
         gbp_attr_def *a = &f->attrs[i];
@@ -204,6 +210,11 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     v->kind = kind;
     v->space = GPUBP_MEM_DETECT;
     v->member_id = f->next_member++;
+    if (f->params.compress && kind != GPUBP_SHAPE_GLOBAL_VALUE) {
+        v->op = 1;
+        v->op_level = f->params.compress_level;
+        v->op_shuffle = f->params.compress_shuffle;
+    }
     v->sel.ndims = ndims;
     for (size_t i = 0; i < ndims; i++) {
         v->sel.shape[i] = shape ? shape[i] : 0;
@@ -229,10 +240,74 @@ int gbp_writer_begin_step(gpubp_file *f)
     return GPUBP_OK;
 }
 
+typedef struct gather_ctx {
+    gbp_mem *mem;
+    gpubp_memory_space space;
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t at;
+} gather_ctx;
+
+static int gather_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    gather_ctx *g = ctx;
+    (void)b_off;
+    int rc = gbp_mem_copy_out(g->mem, g->space, g->dst + g->at, g->src + a_off, bytes);
+    g->at += bytes;
+    return rc;
+}
+
+/* Compresses the block (min/max from the uncompressed values) into wb->zbuf; the payload length
+ * becomes the operator buffer's. Device or strided data is gathered into host memory first. */
+static int compress_block(gpubp_file *f, gbp_wblock *wb)
+{
+    gpubp_variable *v = wb->var;
+    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len, n = raw / es;
+    const uint8_t *src;
+    uint8_t *tmp = NULL;
+    if (wb->space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&wb->box)) {
+        src = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es;
+    } else {
+        tmp = gbp_malloc(raw);
+        if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes to compress)", raw);
+        gather_ctx g = {f->mem, wb->space, wb->data, tmp, 0};
+        int rc = gbp_box_foreach_run(&wb->box, NULL, es, gather_run, &g);
+        if (rc) {
+            gbp_free(tmp);
+            return rc;
+        }
+        src = tmp;
+    }
+    gbp_minmax(v->type, src, n, wb->meta.mm, wb->meta.mm + 16, 0);
+    size_t cap = gbp_blosc_bound(raw), out = 0;
+    wb->zbuf = gbp_malloc(cap);
+    int rc = wb->zbuf ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
+    int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
+    if (rc == GPUBP_OK)
+        rc = gbp_blosc_compress(src, raw, es, v->op_level, v->op_shuffle, threads, wb->zbuf, cap,
+                                &out);
+    gbp_free(tmp);
+    if (rc != GPUBP_OK) {
+        gbp_free(wb->zbuf);
+        wb->zbuf = NULL;
+        return rc;
+    }
+    memset(&wb->opstore, 0, sizeof wb->opstore);
+    memcpy(wb->opstore.name, "blosc", 6);
+    wb->opstore.pre_type = (uint8_t)v->type;
+    wb->opstore.raw_size = raw;
+    wb->opstore.size = out;
+    wb->meta.op = &wb->opstore;
+    wb->payload_len = out;
+    return GPUBP_OK;
+}
+
 static int perform_block(gpubp_file *f, gbp_wblock *wb)
 {
     gpubp_variable *v = wb->var;
     wb->meta.dims = wb->dimstore;
+    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE)
+        GBP_FORWARD_IF_ERROR(compress_block(f, wb));
     int k = 0;
     for (int j = 1; j < f->nsub; j++)
         if (f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k]) k = j;
@@ -261,6 +336,12 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
                               wb->meta.payload_offset, p);
     }
     if (wb->payload_len == 0) return GPUBP_OK;
+    if (wb->zbuf) {
+        int rc = gbp_pwrite_all(f->data_fd[k], wb->zbuf, wb->payload_len, wb->meta.payload_offset, p);
+        gbp_free(wb->zbuf);
+        wb->zbuf = NULL;
+        return rc;
+    }
     return gbp_mem_write(f->mem, wb->space, f->data_fd[k], wb->meta.payload_offset, wb->data,
                          v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
                          wb->meta.has_minmax ? wb->meta.mm + 16 : NULL);
@@ -276,6 +357,7 @@ static int write_headers(gpubp_file *f)
         gbp_wblock *wb = &f->blocks[i];
         if (!wb->performed || wb->header_written) continue;
         wb->meta.dims = wb->dimstore;
+        wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
         gbp_buf_reset(&b);
         bp4_put_vmd_header(&b, wb->var->member_id, wb->var->name, wb->var->type, &wb->meta,
                            wb->var->kind == GPUBP_SHAPE_LOCAL_ARRAY, wb->payload_len);
@@ -408,6 +490,7 @@ int gpubp_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch m
     }
     f->nblocks++;
     v->in_step = 1;
+    v->puts++;
     if (mode == GPUBP_SYNC) return gbp_writer_perform(f);
     return GPUBP_OK;
 }
@@ -520,6 +603,8 @@ static void discard_step(gpubp_file *f)
     for (size_t i = 0; i < f->nblocks; i++) {
         gbp_free(f->blocks[i].meta.str);
         f->blocks[i].meta.str = NULL;
+        gbp_free(f->blocks[i].zbuf);
+        f->blocks[i].zbuf = NULL;
     }
     f->nblocks = 0;
     f->in_step = 0;
@@ -640,6 +725,7 @@ int gbp_writer_end_step(gpubp_file *f)
             gbp_wblock *wb = &f->blocks[j];
             if (wb->var != v) continue;
             wb->meta.dims = wb->dimstore;
+            wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
             bp4_put_var_charset(&md, v->type, v->kind, &wb->meta);
         }
         bp4_entry_end(&md, at);
@@ -701,4 +787,30 @@ int gbp_writer_end_step(gpubp_file *f)
     gbp_buf_free(&one);
     discard_step(f);
     return rc;
+}
+
+int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *params)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(op);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_add_operation: '%s' belongs to a file open for reading",
+                        v->name);
+    GBP_RETURN_ERROR_IF(v->puts > 0, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_add_operation: '%s' has been put already", v->name);
+    GBP_RETURN_ERROR_IF(strcmp(op, "zlib") != 0, GPUBP_ERR_CODEC,
+                        "gpubp_variable_add_operation: operator '%s' is not supported (only zlib)",
+                        op);
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || v->kind == GPUBP_SHAPE_GLOBAL_VALUE,
+                        GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_variable_add_operation: '%s' is a single value; only arrays are "
+                        "compressed", v->name);
+    int level = v->file->params.compress_level, shuffle = v->file->params.compress_shuffle;
+    int threads = 0;
+    if (params) GBP_FORWARD_IF_ERROR(gbp_blosc_parse_params(params, &level, &shuffle, &threads));
+    v->op = 1;
+    v->op_level = level;
+    v->op_shuffle = shuffle;
+    v->op_threads = threads;
+    return GPUBP_OK;
 }

@@ -35,6 +35,8 @@ typedef struct gbp_wblock {
     bp4_block meta;          /* dims -> dimstore */
     uint64_t dimstore[3 * GBP_MAX_DIMS];
     uint64_t payload_len;
+    bp4_op opstore;          /* meta.op -> opstore for compressed blocks */
+    uint8_t *zbuf;           /* the compressed payload until written */
     uint32_t subfile;
     int performed;
     int header_written;
@@ -58,6 +60,9 @@ struct gpubp_variable {
     gpubp_memory_space space;
     gbp_sel sel;
     uint32_t member_id;      /* write */
+    int op;                  /* write: 1 = zlib (blosc-framed) */
+    int op_level, op_shuffle, op_threads;
+    size_t puts;             /* write: puts so far */
     size_t steps_written;    /* write: steps in which it has blocks */
     int in_step;             /* write: has blocks in the current step */
     bp4_var *rv;             /* read */
