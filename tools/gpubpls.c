@@ -671,10 +671,7 @@ static int open_dataset(ls_ctx *c)
                         c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ, NULL);
     if (rc != GPUBP_OK) {
         const char *msg = gpubp_last_error();
-        fprintf(stderr, "\nError: Could not open %s as a BP4 dataset: %s%s%s\n", path,
-                gpubp_strerror(rc), *msg ? ": " : "", msg);
-        if (rc == GPUBP_ERR_BP5)
-            fprintf(stderr, "gpubpls reads BP4 only; use ADIOS2's bpls for BP5 datasets\n");
+        fprintf(stderr, "\nError: Could not open %s: %s\n", path, *msg ? msg : gpubp_strerror(rc));
         c->f = NULL;
         return 4;
     }

@@ -450,7 +450,7 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     if (c->random_access && nsteps > 1) {
         /* the selection starts with the step dimension */
         resolve_spec(c, 0, nsteps, &st[0], &ct[0]);
-        if (st[0] >= nsteps || ct[0] > nsteps - st[0]) {
+        if (st[0] > nsteps || ct[0] > nsteps - st[0]) {
             printf("ERROR: The sum of start step (%" PRIu64 ") and step count (%" PRIu64
                    ") is larger than the number of steps available (%d)\n",
                    st[0], ct[0], (int)nsteps);
@@ -462,7 +462,8 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     }
     const int tdims = ndim + tidx;
 
-    if ((rc = ls_var_shape(c, v, (size_t)step0, shape)) != LS_OK)
+    /* an empty step selection at the end (bpls accepts it) takes the last step's shape */
+    if ((rc = ls_var_shape(c, v, step0 < nsteps ? (size_t)step0 : nsteps - 1, shape)) != LS_OK)
         return rc;
 
     if (tidx && ct[0] > 1 && ndim > 0) {
