@@ -68,6 +68,25 @@ static inline void fz_put_file(const char *dir, const char *name, const fz_part 
     fclose(f);
 }
 
+/* Strict mode (GPUBP_FUZZ_STRICT=1, set by the replay tests): oracles for known, reported,
+ * not-yet-fixed bugs abort, so that their regression inputs fail until the fix. While fuzzing
+ * they only print once, so that the fuzzer can get past them and find other bugs. */
+static inline int fz_known_bug(const char *what)
+{
+    static int strict = -1, told = 0;
+    if (strict < 0) {
+        const char *s = getenv("GPUBP_FUZZ_STRICT");
+        strict = s && *s == '1';
+    }
+    if (strict) {
+        fprintf(stderr, "known bug (see build-rel/BUGS.txt): %s\n", what);
+        abort();
+    }
+    if (!told) fprintf(stderr, "note: known bug hit (not fatal while fuzzing): %s\n", what);
+    told = 1;
+    return 0;
+}
+
 /* Bytes consumed from the front of an input, then zeros. */
 typedef struct fz_reader {
     const uint8_t *p;

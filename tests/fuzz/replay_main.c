@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -27,10 +29,19 @@ static int run_file(const char *path)
         return 1;
     }
     fclose(f);
-    fprintf(stderr, "%s (%ld bytes)\n", path, n);
-    LLVMFuzzerTestOneInput(buf, (size_t)n);
+    /* each input in a child, so that one finding does not hide the others */
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        LLVMFuzzerTestOneInput(buf, (size_t)n);
+        _exit(0);
+    }
     free(buf);
-    return 0;
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) < 0) return 1;
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    fprintf(stderr, "%s %s (%ld bytes)\n", ok ? "ok  " : "FAIL", path, n);
+    return ok ? 0 : 1;
 }
 
 static int cmp(const void *a, const void *b)
@@ -40,13 +51,12 @@ static int cmp(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    long ran = 0;
-    int bad = 0;
+    long ran = 0, bad = 0;
     for (int i = 1; i < argc; i++) {
         struct stat st;
         if (stat(argv[i], &st) != 0) continue; /* an absent folder: nothing to replay */
         if (!S_ISDIR(st.st_mode)) {
-            bad |= run_file(argv[i]);
+            bad += run_file(argv[i]);
             ran++;
             continue;
         }
@@ -66,12 +76,12 @@ int main(int argc, char **argv)
         closedir(d);
         if (n) qsort(names, n, sizeof *names, cmp);
         for (size_t k = 0; k < n; k++) {
-            bad |= run_file(names[k]);
+            bad += run_file(names[k]);
             ran++;
             free(names[k]);
         }
         free(names);
     }
-    fprintf(stderr, "replayed %ld inputs\n", ran);
-    return bad;
+    fprintf(stderr, "replayed %ld inputs, %ld failed\n", ran, bad);
+    return bad ? 1 : 0;
 }
