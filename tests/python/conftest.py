@@ -98,9 +98,24 @@ class SimBackend:
         return a.host()
 
 
+def _unavailable(reason):
+    """Skips a GPU backend that cannot run here, or fails when GPUBP_REQUIRE_GPU=1 (run_gpu.sh:
+    on the GPU machine a skipped case would hide a broken setup)."""
+    if os.environ.get("GPUBP_REQUIRE_GPU") == "1":
+        pytest.fail("GPUBP_REQUIRE_GPU=1 but " + reason)
+    pytest.skip(reason)
+
+
+def _import(name, what):
+    try:
+        return __import__(name)
+    except ImportError as e:
+        _unavailable("%s is not installed (%s)" % (what, e))
+
+
 def _need_cuda_library():
     if not gpubp.has_cuda():
-        pytest.skip("libgpubp at %s was built without CUDA (-DGPUBP_USE_CUDA=ON)"
+        _unavailable("libgpubp at %s was built without CUDA (-DGPUBP_USE_CUDA=ON)"
                     % gpubp.library_path())
 
 
@@ -109,13 +124,13 @@ class CupyBackend:
     params = None
 
     def __init__(self):
-        cp = pytest.importorskip("cupy", reason="CuPy is not installed")
+        cp = _import("cupy", "CuPy")
         try:
             n = cp.cuda.runtime.getDeviceCount()
         except Exception as e:  # no driver, no device
-            pytest.skip("CuPy: no CUDA device (%s)" % e)
+            _unavailable("CuPy: no CUDA device (%s)" % e)
         if n < 1:
-            pytest.skip("CuPy: no CUDA device")
+            _unavailable("CuPy: no CUDA device")
         _need_cuda_library()
         self.cp = cp
 
@@ -134,9 +149,9 @@ class TorchBackend:
     params = None
 
     def __init__(self):
-        torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+        torch = _import("torch", "PyTorch")
         if not torch.cuda.is_available():
-            pytest.skip("PyTorch: no CUDA device")
+            _unavailable("PyTorch: no CUDA device")
         _need_cuda_library()
         self.torch = torch
 

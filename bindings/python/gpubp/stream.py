@@ -180,15 +180,21 @@ class Stream:
         self._implicit_step = False
         ll.gpubp_end_step(f)
 
-    def steps(self):
-        """Iterates over the steps of a Stream opened with mode "r": each iteration begins a
-        step and yields the Stream; the step is ended when the loop goes on (or is left).
-        Stops at the end of the stream, and when no new step comes within the open parameter
-        ``timeout`` (0 by default) while a writer is still active."""
-        self._reading("steps()")
-        if self._mode != "r":
-            raise ValueError("steps() needs mode 'r' (use read(..., step=) in mode 'rra')")
-        while True:
+    def steps(self, n=None):
+        """Iterates over steps, yielding the Stream with a step begun; the step is ended when
+        the loop goes on (or is left).
+
+        Reading (mode "r"): the steps in order, at most `n`; stops at the end of the stream, and
+        when no new step comes within the open parameter ``timeout`` (0 by default) while a
+        writer is still active. Writing (modes "w", "a"): `n` new steps."""
+        self._live()
+        if self._mode == "rra":
+            raise ValueError("steps() needs mode 'r', 'w' or 'a' (use read(..., step=) in "
+                             "mode 'rra')")
+        if self._mode != "r" and n is None:
+            raise ValueError("steps(n) needs the number of steps to write")
+        done = 0
+        while n is None or done < n:
             if self.begin_step() != StepStatus.OK:
                 return
             try:
@@ -196,6 +202,7 @@ class Stream:
             finally:
                 if self._in_step and not self.closed:
                     self.end_step()
+            done += 1
 
     def current_step(self):
         """The current step (0-based): the one being written, or the one open for reading."""
