@@ -3,6 +3,7 @@
  * expected outputs are derived by hand from the values below.
  *
  *   cli_make_data DIR.bp
+ *   cli_make_data --live DIR.bp     (see write_live)
  *
  *   a     int32  global (4,5), 3 steps, two blocks of two rows;  a[step][i][j] = 100*step + 10*i + j
  *   s     double value, 3 steps;                                 s[step] = step + 0.5
@@ -17,6 +18,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #define CHECK(call)                                                                                \
     do {                                                                                           \
@@ -28,10 +31,33 @@
         }                                                                                          \
     } while (0)
 
+/* --live: three steps of a scalar "n" (n = step), committed 0.7 s apart, so that a reader
+ * following the dataset (gpubpls -t) sees a writer that is still active. */
+static int write_live(const char *path)
+{
+    gpubp_file *f;
+    gpubp_variable *n;
+    CHECK(gpubp_open(&f, path, GPUBP_MODE_WRITE, NULL));
+    CHECK(gpubp_define_variable(&n, f, "n", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    for (int32_t step = 0; step < 3; step++) {
+        if (step > 0) {
+            struct timespec ts = {0, 700 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        CHECK(gpubp_begin_step(f));
+        CHECK(gpubp_put(f, n, &step, GPUBP_SYNC));
+        CHECK(gpubp_end_step(f));
+    }
+    CHECK(gpubp_close(f));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--live") == 0)
+        return write_live(argv[2]);
     if (argc != 2) {
-        fprintf(stderr, "usage: cli_make_data DIR.bp\n");
+        fprintf(stderr, "usage: cli_make_data [--live] DIR.bp\n");
         return 2;
     }
     const size_t shape[2] = {4, 5}, bcount[2] = {2, 5}, zero[2] = {0, 0};

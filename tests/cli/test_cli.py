@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 CASES = {}
 ARGS = None
@@ -413,6 +414,25 @@ def timestep_dump():
            "  double   s     scalar\n1.5 \n\n"
            "Step 2:\n  int32_t  a     {4, 5}\n    slice (1:1, 2:3)\n    (1,2)    212 213 \n\n"
            "  double   s     scalar\n2.5 \n\n")
+
+
+@case
+def timestep_follows_a_live_writer():
+    # -t opens in READ mode and waits for the steps of a writer that is still active, until the
+    # writer closes the dataset; random access lists what is committed and returns at once
+    path = os.path.join(ARGS.tmp, "live.bp")
+    writer = subprocess.Popen([ARGS.make_data, "--live", path])
+    try:
+        for _ in range(500):
+            if os.path.exists(os.path.join(path, "md.idx")) or writer.poll() is not None:
+                break
+            time.sleep(0.01)
+        rc, out, err = run("-t", path, timeout=60)
+    finally:
+        assert writer.wait(timeout=60) == 0, "cli_make_data --live failed"
+    want = "".join(f"Step {s}:\n  int32_t  n     scalar\n" for s in range(3))
+    assert rc == 0 and out == want, (rc, out, err)
+    expect(["-l", path], "  int32_t  n     3*scalar = 0 / 2\n")
 
 
 @case
