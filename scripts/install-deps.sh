@@ -20,6 +20,8 @@ present() {
     zlib1g-dev) [ -e /usr/include/zlib.h ] ;;
     libcmocka-dev) command -v pkg-config >/dev/null && pkg-config --exists cmocka ;;
     valgrind) command -v valgrind >/dev/null ;;
+    python3-numpy) /usr/bin/python3 -c "import numpy" 2>/dev/null ;;
+    python3-pytest) /usr/bin/python3 -c "import pytest" 2>/dev/null ;;
     *) return 1 ;;
     esac
 }
