@@ -295,3 +295,45 @@ def test_adios2_written_file_on_device(device):
             np.testing.assert_array_equal(s.read("cpuArray"), CPU[step])
             steps += 1
         assert steps == 2
+
+
+def test_producer_stream_is_synchronised_on_put_and_get(device, tmp_bp, monkeypatch):
+    """__cuda_array_interface__ v3: the array's stream is waited for before libgpubp uses the
+    pointer, for a write and for a read into the array."""
+    if device.name != "sim":
+        pytest.skip("checked with stand-in streams on the simulated device")
+    from gpubp import _cuda
+    calls = []
+    monkeypatch.setattr(_cuda, "synchronize", calls.append)
+    path = tmp_bp()
+    src = device.from_numpy(GPU0)
+    src.stream = 0x77
+    with gpubp.Stream(path, "w", device.params) as s:
+        s.write("g", src)
+    assert calls == [0x77]
+    with gpubp.Stream(path, "rra", device.params) as s:
+        dst = device.zeros((2, 3), np.float32)
+        dst.stream = 0x99
+        s.read("g", buffer=dst)
+    assert calls == [0x77, 0x99]
+    check(device, dst, GPU0)
+
+
+def test_non_contiguous_device_array_is_refused(device, tmp_bp):
+    path = tmp_bp()
+    a = device.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    t = a.T if device.name != "sim" else a
+    if device.name == "sim":
+        t.strides = (4, 16)
+        t.shape = (4, 3)
+    with gpubp.Stream(path, "w", device.params) as s:
+        with pytest.raises(gpubp.NotContiguousError, match="not C-contiguous"):
+            s.write("t", t)
+        if device.name != "sim":  # CuPy and torch make the contiguous copy themselves
+            s.write("t", t, copy=True)
+    if device.name != "sim":
+        with gpubp.Stream(path, "r", device.params) as s:
+            s.begin_step()
+            buf = device.zeros((4, 3), np.float32)
+            s.read("t", buffer=buf)
+            check(device, buf, np.arange(12, dtype=np.float32).reshape(3, 4).T)

@@ -169,6 +169,9 @@ _PROTOTYPES = {
     "gpubp_attribute_string": (c_int, [_P, c_char_p, _S, POINTER(c_char_p)]),
     "gpubp_type_size": (c_size_t, [c_int]),
     "gpubp_type_name": (c_char_p, [c_int]),
+    "gpubp_variable_add_operation": (c_int, [_P, c_char_p, c_char_p]),
+    # <gpubp/cuda.h>
+    "gpubp_set_stream": (c_int, [_P, _P]),
 }
 
 _c = None
@@ -180,11 +183,22 @@ def lib():
     if _c is None:
         cdll = _loader.load()
         for name, (res, args) in _PROTOTYPES.items():
-            fn = getattr(cdll, name)
+            try:
+                fn = getattr(cdll, name)
+            except AttributeError:  # an older library: the call says so when made
+                continue
             fn.restype = res
             fn.argtypes = args
         _c = cdll
     return _c
+
+
+def _fn(name):
+    try:
+        return getattr(lib(), name)
+    except AttributeError:
+        raise Error(Status.ERR_NOT_SUPPORTED, "%s is not in the libgpubp %s loaded from %s"
+                    % (name, gpubp_version(), library_path()), 0, name) from None
 
 
 def library_path():
@@ -445,6 +459,12 @@ def gpubp_available_variables(f):
     return _names(n, arr)
 
 
+def gpubp_variable_add_operation(v, op, params=None):
+    """Adds a compression operator ("zlib") before the variable's first put."""
+    return _check(_fn("gpubp_variable_add_operation")(v, _enc(op), _enc(params)),
+                  "gpubp_variable_add_operation")
+
+
 # --- data ------------------------------------------------------------------------------------
 
 def gpubp_put(f, v, data, mode=Launch.SYNC):
@@ -517,6 +537,14 @@ def gpubp_attribute_string(f, name, i):
     _check(lib().gpubp_attribute_string(f, _enc(name), int(i), byref(s)),
            "gpubp_attribute_string")
     return _dec(s.value)
+
+
+# --- <gpubp/cuda.h> ---------------------------------------------------------------------------
+
+def gpubp_set_stream(f, cuda_stream):
+    """Orders the library's device work for f after `cuda_stream` (a cudaStream_t as an int;
+    None or 0 forgets it)."""
+    return _check(_fn("gpubp_set_stream")(f, cuda_stream or None), "gpubp_set_stream")
 
 
 def gpubp_type_size(type):

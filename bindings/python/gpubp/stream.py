@@ -204,6 +204,21 @@ class Stream:
                     self.end_step()
             done += 1
 
+    def set_stream(self, stream):
+        """Orders the library's device work for this file after the work queued on a CUDA
+        stream (gpubp_set_stream): a cupy.cuda.Stream, a torch.cuda.Stream, or a cudaStream_t
+        as an int; None forgets it. Arrays carrying their own stream (__cuda_array_interface__
+        v3) are synchronised on in any case."""
+        if stream is not None and not isinstance(stream, int):
+            for attr in ("ptr", "cuda_stream"):  # CuPy, torch
+                if hasattr(stream, attr):
+                    stream = int(getattr(stream, attr))
+                    break
+            else:
+                raise TypeError("set_stream: expected a CUDA stream object or an int, not %s"
+                                % type(stream).__name__)
+        ll.gpubp_set_stream(self._live(), stream)
+
     def current_step(self):
         """The current step (0-based): the one being written, or the one open for reading."""
         return ll.gpubp_current_step(self._live())
@@ -221,7 +236,7 @@ class Stream:
             self._implicit_step = True
 
     def write(self, name, array, start=None, count=None, shape=None, *, copy=False,
-              local=False):
+              local=False, operations=None):
         """Writes one block of variable `name` in the current step.
 
         `array` is a NumPy array, a CuPy / Numba array or torch tensor (host or CUDA), anything
@@ -234,7 +249,8 @@ class Stream:
         local array (blocks with a count and no shape). Later writes may change `shape` and give
         another block (`start`, `count`). The array must hold exactly prod(count) elements and be
         C-contiguous; ``copy=True`` writes a contiguous copy of a non-contiguous array instead of
-        raising NotContiguousError.
+        raising NotContiguousError. `operations` (first write only): compression operators as
+        a list of (name, params) pairs, e.g. ``[("zlib", {"level": 6})]``.
 
         The data is consumed before the call returns. Outside begin_step()/end_step() a step is
         begun implicitly and ended at the next begin_step() or at close()."""
@@ -267,6 +283,8 @@ class Stream:
                 start = start if start is not None else (0,) * len(count)
                 v = ll.gpubp_define_variable(f, name, t, shape, start, count)
             self._vars[name] = v
+            for op, op_params in operations or ():
+                ll.gpubp_variable_add_operation(v, op, _params_string(op_params))
             # The memory space comes from the array, set explicitly (never DETECT).
             ll.gpubp_set_memory_space(v, info.space)
         else:
