@@ -266,7 +266,7 @@ static int value_of_block(ls_ctx *c, const ls_var *v, size_t step, size_t b, pie
 {
     if (v->type == GPUBP_TYPE_STRING) {
         int rc = ls_select_steps(c, v, step, 1);
-        if (rc == LS_OK && b > 0 && (rc = gpubp_set_block_selection(v->v, b)) < 0)
+        if (rc == LS_OK && (rc = gpubp_set_block_selection(v->v, b)) < 0)
             return ls_lib_error(c, rc, "selecting a block of", v->name);
         return rc == LS_OK ? get_into(c, v, p, 1) : rc;
     }
