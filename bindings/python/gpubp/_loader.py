@@ -96,9 +96,11 @@ def load():
     hint = ("GPUBP_LIBRARY=%s does not name a loadable libgpubp" % env if env else
             "set GPUBP_LIBRARY to the path of libgpubp.so, or install libgpubp "
             "(cmake --install) into a standard prefix")
-    shown = [t for t in tried if "(" in t] or tried[:8]
-    raise LibraryNotFoundError("libgpubp shared library not found: %s. Tried: %s"
-                               % (hint, "; ".join(shown)))
+    failed = [t for t in tried if "(" in t]
+    folders = list(dict.fromkeys(os.path.dirname(t) for t in tried if "(" not in t))
+    raise LibraryNotFoundError("libgpubp shared library not found: %s. Looked in: %s%s"
+                               % (hint, ", ".join(folders) or "-",
+                                  "; failed to load: " + "; ".join(failed) if failed else ""))
 
 
 def path():
