@@ -144,7 +144,7 @@ typedef struct parse_state {
 
 /* Parses "0, 3; 027" into dims, as bpls: separators " ,;x\t\n", C integer syntax. Exits with 200
  * on a value out of range or too many dimensions. */
-static size_t parse_dim_spec(const char *str, int64_t *dims)
+static void parse_dim_spec(const char *str, int64_t *dims)
 {
     char *s = strdup(str);
     if (!s) {
@@ -172,7 +172,6 @@ static size_t parse_dim_spec(const char *str, int64_t *dims)
         exit(200);
     }
     free(s);
-    return i;
 }
 
 /* Applies option `d` with value `val` (NULL for flags). Returns 0, or the exit status. */
@@ -486,33 +485,6 @@ static int print_minmax(ls_ctx *c, const ls_var *v)
     return LS_OK;
 }
 
-static int print_scalar_value(ls_ctx *c, const ls_var *v)
-{
-    int rc = ls_select_steps(c, v, 0, 1);
-    if (rc != LS_OK)
-        return rc;
-    size_t bytes;
-    if ((rc = gpubp_selection_size(v->v, &bytes)) < 0)
-        return ls_lib_error(c, rc, "sizing a read of", v->name);
-    char *buf = malloc(bytes + 1);
-    if (!buf)
-        return ls_nomem();
-    if ((rc = gpubp_get(c->f, v->v, buf, GPUBP_SYNC)) < 0) {
-        free(buf);
-        return ls_lib_error(c, rc, "reading", v->name);
-    }
-    buf[bytes] = '\0';
-    fputs(" = ", c->out);
-    if (v->type == GPUBP_TYPE_STRING) {
-        const char *s = buf;
-        ls_print_value(c, v->type, &s, 0, false);
-    } else {
-        ls_print_value(c, v->type, buf, 0, false);
-    }
-    free(buf);
-    return LS_OK;
-}
-
 /* The rest of a variable's line, then its blocks (-D) or data (-d); bpls printVariableInfo. */
 static int print_variable_info(ls_ctx *c, const ls_var *v)
 {
@@ -545,8 +517,11 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
             return rc;
     } else {
         fputs("  scalar", c->out);
-        if (o->longopt && !o->timestep && (rc = print_scalar_value(c, v)) != LS_OK)
-            return rc;
+        if (o->longopt && !o->timestep) {
+            fputs(" = ", c->out);
+            if ((rc = ls_print_block_value(c, v, 0, 0, false)) != LS_OK)
+                return rc;
+        }
     }
     fputc('\n', c->out);
 
@@ -849,12 +824,9 @@ int main(int argc, char **argv)
         return 1;
     }
     if (ps.start)
-        o->nspec = parse_dim_spec(ps.start, o->istart);
-    if (ps.count) {
-        size_t n = parse_dim_spec(ps.count, o->icount);
-        if (n > o->nspec)
-            o->nspec = n;
-    }
+        parse_dim_spec(ps.start, o->istart);
+    if (ps.count)
+        parse_dim_spec(ps.count, o->icount);
     if (o->format) {
         char msg[512];
         if (ls_format_check(o->format, msg, sizeof msg) != 0) {

@@ -48,7 +48,6 @@ typedef struct ls_options {
     size_t nmasks;
     int64_t istart[LS_MAX_DIMS]; /* -s, negative = from the end (python style) */
     int64_t icount[LS_MAX_DIMS]; /* -c, -1 = to the end */
-    size_t nspec;                /* how many dims -s or -c gave */
 } ls_options;
 
 /* One variable as the listing sees it. */
@@ -130,6 +129,9 @@ int ls_read_var(ls_ctx *c, const ls_var *v);
 
 /* The block listing (-D), with the data of each block when dumping (bpls print_decomp). */
 int ls_print_decomp(ls_ctx *c, const ls_var *v);
+
+/* Prints the value of block b of a single value (global or local) at relative step `step`. */
+int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool allowformat);
 
 /* The step of the dataset (0-based) that is relative step `rel` of v. */
 size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel);

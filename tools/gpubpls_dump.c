@@ -282,9 +282,19 @@ static const void *piece_ptr(const piece *p)
     return p->strings ? (const void *)p->strings : p->data;
 }
 
+int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool allowformat)
+{
+    piece p = {0};
+    int rc = value_of_block(c, v, step, b, &p);
+    if (rc == LS_OK)
+        ls_print_value(c, v->type, piece_ptr(&p), 0, allowformat);
+    piece_free(&p);
+    return rc;
+}
+
 /* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. */
-static int read_piece(ls_ctx *c, const ls_var *v, bool timed, uint64_t s0, uint64_t ns,
-                      const uint64_t *s, const uint64_t *n, uint64_t nelems, piece *p)
+static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
+                      const uint64_t *n, uint64_t nelems, piece *p)
 {
     int rc;
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
@@ -320,7 +330,6 @@ static int read_piece(ls_ctx *c, const ls_var *v, bool timed, uint64_t s0, uint6
         if (rc < 0)
             return ls_lib_error(c, rc, "selecting a box of", v->name);
     }
-    (void)timed;
     if ((rc = ls_select_steps(c, v, (size_t)s0, (size_t)ns)) != LS_OK)
         return rc;
     return get_into(c, v, p, (size_t)nelems);
@@ -411,10 +420,10 @@ static int dump_selection(ls_ctx *c, const ls_var *v, int tdims, int tidx, uint6
             if (rc < 0)
                 rc = ls_lib_error(c, rc, "selecting a block of", v->name);
             else
-                rc = read_piece(c, v, false, step, 1, box_s, n + tidx, piecen, &p);
+                rc = read_piece(c, v, step, 1, box_s, n + tidx, piecen, &p);
         } else {
-            rc = read_piece(c, v, tidx == 1, tidx ? s[0] : step, tidx ? n[0] : 1, box_s,
-                            n + tidx, piecen, &p);
+            rc = read_piece(c, v, tidx ? s[0] : step, tidx ? n[0] : 1, box_s, n + tidx, piecen,
+                            &p);
         }
         if (rc == LS_OK)
             ls_print_dataset(c, piece_ptr(&p), v->type, s, n, tdims, ndigits);
@@ -659,13 +668,9 @@ static int print_values_of_step(ls_ctx *c, const ls_var *v, size_t step, size_t 
     if (!indexed)
         fputs("               ", c->out);
     for (size_t j = 0; j < n; j++) {
-        piece p = {0};
         if (indexed && col == 0 && !c->opt.noindex)
             fprintf(c->out, "    (%*zu)    ", nd_blocks, j);
-        int rc = value_of_block(c, v, step, j, &p);
-        if (rc == LS_OK)
-            ls_print_value(c, v->type, piece_ptr(&p), 0, true);
-        piece_free(&p);
+        int rc = ls_print_block_value(c, v, step, j, true);
         if (rc != LS_OK)
             return rc;
         ++col;
@@ -726,12 +731,8 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
             continue;
         }
         if (n == 1) {
-            piece p = {0};
             fputs(" = ", c->out);
-            rc = value_of_block(c, v, s, 0, &p);
-            if (rc == LS_OK)
-                ls_print_value(c, v->type, piece_ptr(&p), 0, true);
-            piece_free(&p);
+            rc = ls_print_block_value(c, v, s, 0, true);
             fputc('\n', c->out);
         } else {
             fprintf(c->out, "%zu instances available\n", n);
