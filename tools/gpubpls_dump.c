@@ -90,19 +90,16 @@ int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims)
 
 int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims)
 {
-    size_t first_step = 0, last_step = v->nsteps;
     bool first_block = true;
     size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
     *nblocks = 0;
     memset(dims, 0, v->ndims * sizeof *dims);
-    if (!c->random_access)
-        last_step = 1;
-    for (size_t s = first_step; s < last_step; s++) {
+    for (size_t s = 0; s < v->nsteps; s++) { /* one step, the current one, in -t mode */
         size_t n;
         int rc = nblocks_at(c, v, s, &n);
         if (rc != LS_OK)
             return rc;
-        if (s == first_step)
+        if (s == 0)
             *nblocks = n;
         else if (*nblocks != n)
             *nblocks = 0;
