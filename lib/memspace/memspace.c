@@ -34,6 +34,9 @@
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
 #define GBP_MAX_DIRECT_FDS 16
+#define GBP_HOST_CHUNK ((size_t)8 << 20) /* host transfers handed to I/O threads in such pieces */
+#define GBP_HOST_JOBS 4                  /* host pieces queued at most (beyond the slots) */
+#define GBP_HOST_ASYNC_MIN ((size_t)4 << 20) /* smaller host transfers stay on the caller */
 
 /* ---- test hook: injected I/O failures in the pipeline ---------------------------------------- */
 static atomic_long fail_io = -1;
@@ -54,7 +57,10 @@ typedef struct slot {
     int ev_pending; /* host-to-device copies out of it may still run: wait ev before reuse */
 } slot;
 
+typedef enum job_kind { JOB_DEV_WRITE, JOB_DEV_READ, JOB_HOST_WRITE, JOB_HOST_READ } job_kind;
+
 typedef struct job {
+    job_kind kind;
     int is_read;
     int slot;
     int fd;
@@ -65,6 +71,7 @@ typedef struct job {
     size_t span_off; /* byte offset in the block of the span's first byte */
     size_t elsize;
     void *dst;
+    const void *src; /* host jobs: the user's bytes (write) */
 } job;
 
 typedef struct mm_pending {
@@ -104,8 +111,8 @@ struct gbp_mem {
     int threads_started;
     pthread_mutex_t lock;
     pthread_cond_t cv;
-    job *queue; /* ring of nslots */
-    int q_head, q_len;
+    job *queue; /* ring of qcap */
+    int q_head, q_len, qcap;
     int inflight;
     int stop;
     void *misc_ev;
@@ -152,7 +159,7 @@ static void stop_threads(gbp_mem *m)
 void gbp_mem_close(gbp_mem *m)
 {
     if (!m) return;
-    if (m->pool_ready) {
+    if (m->pool_ready || m->threads_started) {
         (void)gbp_mem_sync(m); /* nothing may still write into freed slots */
         gbp_error_clear();
     }
@@ -310,6 +317,15 @@ static int h2d_piece(void *vc, const gbp_piece *p)
 
 static int run_job(gbp_mem *m, job *j)
 {
+    if (j->kind == JOB_HOST_WRITE || j->kind == JOB_HOST_READ) {
+        if (has_error(m)) return GPUBP_OK;
+        if (io_fail_now())
+            return gbp_error(GPUBP_ERR_IO, EIO, "%s data file at offset %llu failed: %s (injected)",
+                             j->kind == JOB_HOST_WRITE ? "write to" : "read of",
+                             (unsigned long long)j->off, strerror(EIO));
+        if (j->kind == JOB_HOST_WRITE) return gbp_pwrite_all(j->fd, j->src, j->len, j->off, "data file");
+        return gbp_pread_all(j->fd, j->dst, j->len, j->off, "data file");
+    }
     slot *s = &m->slots[j->slot];
     size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
     if (!j->is_read) {
@@ -353,22 +369,31 @@ static int run_job(gbp_mem *m, job *j)
 static void *io_main(void *arg)
 {
     gbp_mem *m = arg;
-    int bound = m->ops->bind_thread(m->dctx);
+    int bound = 0; /* this thread was made ready for the device context */
     pthread_mutex_lock(&m->lock);
     for (;;) {
         while (!m->q_len && !m->stop) pthread_cond_wait(&m->cv, &m->lock);
         if (!m->q_len) break;
         job j = m->queue[m->q_head];
-        m->q_head = (m->q_head + 1) % m->nslots;
+        m->q_head = (m->q_head + 1) % m->qcap;
         m->q_len--;
+        pthread_cond_broadcast(&m->cv); /* room in the queue */
         pthread_mutex_unlock(&m->lock);
 
-        int rc = bound != GPUBP_OK ? bound : run_job(m, &j);
+        int host = j.kind == JOB_HOST_WRITE || j.kind == JOB_HOST_READ;
+        int rc = GPUBP_OK;
+        if (!host && !bound) {
+            rc = m->ops->bind_thread(m->dctx);
+            bound = rc == GPUBP_OK;
+        }
+        if (rc == GPUBP_OK) rc = run_job(m, &j);
 
         pthread_mutex_lock(&m->lock);
         keep_error_locked(m, rc);
-        m->slots[j.slot].busy = 0;
-        if (j.is_read) m->slots[j.slot].ev_pending = 1;
+        if (!host) {
+            m->slots[j.slot].busy = 0;
+            if (j.is_read) m->slots[j.slot].ev_pending = 1;
+        }
         m->inflight--;
         pthread_cond_broadcast(&m->cv);
     }
@@ -382,30 +407,41 @@ static int default_io_threads(const gbp_params *p)
     return p->pool_slots > 0 ? p->pool_slots : 4;
 }
 
-/* The pool, its events and the I/O threads, once per file at the first device transfer. */
-static int pool_open(gbp_mem *m)
+/* The I/O threads and their queue, once per file at the first transfer that uses them. */
+static int threads_open(gbp_mem *m)
 {
-    if (m->pool_ready) return GPUBP_OK;
-    if (!dev_open(m)) return device_unsupported(m);
-    m->nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
-    m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
-    m->slot_alloc = m->slot_bytes + (m->params.direct_io ? 2 * GBP_DIRECT_ALIGN : 0);
+    if (m->threads_started) return GPUBP_OK;
+    int slots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
     m->nthreads = default_io_threads(&m->params);
-    m->slots = gbp_calloc((size_t)m->nslots, sizeof *m->slots);
-    m->queue = gbp_calloc((size_t)m->nslots, sizeof *m->queue);
-    m->threads = gbp_calloc((size_t)m->nthreads, sizeof *m->threads);
-    if (!m->slots || !m->queue || !m->threads)
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
-    for (int i = 0; i < m->nslots; i++) {
-        GBP_FORWARD_IF_ERROR(m->ops->host_alloc(m->dctx, (void **)&m->slots[i].buf, m->slot_alloc));
-        GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->slots[i].ev));
-    }
-    GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->misc_ev));
+    m->qcap = slots + GBP_HOST_JOBS;
+    if (!m->queue) m->queue = gbp_calloc((size_t)m->qcap, sizeof *m->queue);
+    if (!m->threads) m->threads = gbp_calloc((size_t)m->nthreads, sizeof *m->threads);
+    if (!m->queue || !m->threads) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (I/O threads)");
     for (int i = 0; i < m->nthreads; i++) {
         int e = pthread_create(&m->threads[i], NULL, io_main, m);
         if (e) return gbp_error(GPUBP_ERR_IO, e, "cannot start an I/O thread: %s", strerror(e));
         m->threads_started++;
     }
+    return GPUBP_OK;
+}
+
+/* The pinned pool and its events, once per file at the first device transfer. */
+static int pool_open(gbp_mem *m)
+{
+    if (m->pool_ready) return GPUBP_OK;
+    if (!dev_open(m)) return device_unsupported(m);
+    GBP_FORWARD_IF_ERROR(threads_open(m));
+    m->nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
+    m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
+    m->slot_alloc = m->slot_bytes + (m->params.direct_io ? 2 * GBP_DIRECT_ALIGN : 0);
+    if (!m->slots) m->slots = gbp_calloc((size_t)m->nslots, sizeof *m->slots);
+    if (!m->slots) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
+    for (int i = 0; i < m->nslots; i++) {
+        if (!m->slots[i].buf)
+            GBP_FORWARD_IF_ERROR(m->ops->host_alloc(m->dctx, (void **)&m->slots[i].buf, m->slot_alloc));
+        if (!m->slots[i].ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->slots[i].ev));
+    }
+    if (!m->misc_ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->misc_ev));
     m->pool_ready = 1;
     return GPUBP_OK;
 }
@@ -446,7 +482,8 @@ static void slot_release(gbp_mem *m, int i)
 static void submit(gbp_mem *m, const job *j)
 {
     pthread_mutex_lock(&m->lock);
-    m->queue[(m->q_head + m->q_len) % m->nslots] = *j;
+    while (m->q_len == m->qcap) pthread_cond_wait(&m->cv, &m->lock);
+    m->queue[(m->q_head + m->q_len) % m->qcap] = *j;
     m->q_len++;
     m->inflight++;
     pthread_cond_broadcast(&m->cv);
@@ -553,6 +590,7 @@ static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int 
         }
         job j;
         memset(&j, 0, sizeof j);
+        j.kind = JOB_DEV_WRITE;
         j.slot = s;
         j.fd = fd;
         j.off = foff;
@@ -625,6 +663,32 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
     }
     size_t elsize = gbp_type_size(type);
     size_t n = gbp_box_elements(src);
+    if (gbp_box_is_contiguous(src) && n * elsize >= GBP_HOST_ASYNC_MIN) {
+        /* I/O threads pwrite the pieces straight from the user's buffer while this thread
+         * computes min/max: the two overlap (the buffer stays valid until gbp_mem_sync) */
+        GBP_FORWARD_IF_ERROR(threads_open(m));
+        const uint8_t *p = (const uint8_t *)base + gbp_box_offset(src) * elsize;
+        size_t bytes = n * elsize, done = 0;
+        int have = 0;
+        while (done < bytes) {
+            size_t step = bytes - done < GBP_HOST_CHUNK ? bytes - done : GBP_HOST_CHUNK;
+            if (has_error(m)) return GPUBP_OK; /* reported by gbp_mem_sync */
+            job j;
+            memset(&j, 0, sizeof j);
+            j.kind = JOB_HOST_WRITE;
+            j.fd = fd;
+            j.off = off + done;
+            j.len = step;
+            j.src = p + done;
+            submit(m, &j);
+            if (min) {
+                gbp_minmax(type, p + done, step / elsize, min, max, have);
+                have = 1;
+            }
+            done += step;
+        }
+        return GPUBP_OK;
+    }
     if (gbp_box_is_contiguous(src)) {
         const uint8_t *p = (const uint8_t *)base + gbp_box_offset(src) * elsize;
         size_t bytes = n * elsize, done = 0;
@@ -667,6 +731,7 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
         GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
         job j;
         memset(&j, 0, sizeof j);
+        j.kind = JOB_DEV_READ;
         j.is_read = 1;
         j.slot = s;
         j.fd = fd;
@@ -683,15 +748,31 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
 }
 
 typedef struct read_ctx {
+    gbp_mem *m;
     int fd;
     uint64_t off;
     uint8_t *dst;
 } read_ctx;
 
+/* Large runs are read by the I/O threads in parallel pieces; small ones here. */
 static int read_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 {
     read_ctx *c = ctx;
-    return gbp_pread_all(c->fd, c->dst + b_off, bytes, c->off + a_off, "data file");
+    if (bytes < GBP_HOST_ASYNC_MIN)
+        return gbp_pread_all(c->fd, c->dst + b_off, bytes, c->off + a_off, "data file");
+    GBP_FORWARD_IF_ERROR(threads_open(c->m));
+    for (size_t done = 0; done < bytes; done += GBP_HOST_CHUNK) {
+        if (has_error(c->m)) return GPUBP_OK;
+        job j;
+        memset(&j, 0, sizeof j);
+        j.kind = JOB_HOST_READ;
+        j.fd = c->fd;
+        j.off = c->off + a_off + done;
+        j.len = bytes - done < GBP_HOST_CHUNK ? bytes - done : GBP_HOST_CHUNK;
+        j.dst = c->dst + b_off + done;
+        submit(c->m, &j);
+    }
+    return GPUBP_OK;
 }
 
 int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t elsize,
@@ -701,7 +782,7 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
         if (!dev_open(m)) return device_unsupported(m);
         return device_read(m, fd, off, elsize, fbox, dst, dbox);
     }
-    read_ctx c = {fd, off, dst};
+    read_ctx c = {m, fd, off, dst};
     return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
 }
 
@@ -771,12 +852,11 @@ int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const vo
 /* ---- sync ------------------------------------------------------------------------------------ */
 int gbp_mem_sync(gbp_mem *m)
 {
-    if (!m->pool_ready && !(m->dev_state == 1 && m->npend)) return GPUBP_OK;
+    if (!m->pool_ready && !m->threads_started) return GPUBP_OK;
     pthread_mutex_lock(&m->lock);
     while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
     pthread_mutex_unlock(&m->lock);
-    int rc = m->ops->sync(m->dctx);
-    keep_error(m, rc);
+    if (m->pool_ready) keep_error(m, m->ops->sync(m->dctx));
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
     int err = m->err;

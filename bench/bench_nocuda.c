@@ -1,0 +1,15 @@
+/* gpubp-bench without CUDA: no device. */
+#include "bench_dev.h"
+
+int bench_dev_init(const char **why)
+{
+    *why = "this build of gpubp-bench has no CUDA";
+    return 0;
+}
+void *bench_dev_alloc(size_t bytes) { (void)bytes; return NULL; }
+void bench_dev_free(void *p) { (void)p; }
+int bench_dev_fill(double *p, size_t n, double salt) { (void)p; (void)n; (void)salt; return -1; }
+long bench_dev_check(const double *p, size_t n, double salt) { (void)p; (void)n; (void)salt; return -1; }
+void *bench_pinned_alloc(size_t bytes) { (void)bytes; return NULL; }
+void bench_pinned_free(void *p) { (void)p; }
+double bench_copy_GBps(int d2h, size_t total, size_t chunk) { (void)d2h; (void)total; (void)chunk; return -1; }

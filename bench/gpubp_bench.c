@@ -1,0 +1,501 @@
+/* gpubp-bench: writes and reads steps through libgpubp and prints one line
+ *
+ *     write_GBps=<x> read_GBps=<y>
+ *
+ * (the medians of --repeat runs; GB = 1e9 bytes; a run's time covers open, every step and close).
+ *
+ *   gpubp-bench --dir D --mib-per-step N --steps S --blocks B --mem host|gpu
+ *               [--repeat R] [--params "key=value,..."] [--cold] [--baseline] [--keep]
+ *
+ * Each step is a global 2-D array of doubles (rows of 1024 doubles, N MiB) put as B blocks of
+ * rows; the reader gets the whole array of every step and checks the values.
+ * --mem gpu: the arrays live in device memory (cudaMalloc); GPU memory space, GPU layout.
+ * --cold: before each read, the dataset's files are flushed and dropped from the page cache
+ *   (fdatasync + posix_fadvise DONTNEED), so reads come from the disk.
+ * --baseline: before the result line, prints in the same run the raw limits:
+ *   host: "baseline: dd_write_GBps=... raw_read_GBps=..." (one thread writing the same bytes
+ *     with write(2) of 4 MiB blocks to a file in D, as dd bs=4M does, then reading it back), and
+ *     "gpubp: rss_extra_MiB=..." (peak host memory during the writes beyond the user's arrays);
+ *   gpu: "baseline: d2h_GBps=... h2d_GBps=... raw_write_GBps=... raw_read_GBps=... threads=T
+ *     files=F" (pinned copies of 16 MiB; T threads pwrite-ing pinned 16 MiB buffers into F files
+ *     in D, T and F as the library uses them; cold pread of those files), and
+ *     "gpubp: sub_read_GBps=... rss_growth_MiB=... pool_MiB=..." (a strided half-box read into
+ *     device memory; the growth of peak host memory over the writes, from a baseline taken after
+ *     CUDA context creation and pool allocation).
+ * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gpubp.h>
+
+#include "bench_dev.h"
+
+#define COLS 1024
+#define MAX_REPEAT 64
+
+typedef struct opts {
+    const char *dir;
+    size_t mib, steps, blocks;
+    int gpu, baseline, cold, keep, repeat;
+    const char *params;
+} opts;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int fail(const char *what, int rc)
+{
+    fprintf(stderr, "gpubp-bench: %s: %s: %s\n", what, gpubp_strerror(rc), gpubp_last_error());
+    return 1;
+}
+
+#define CHECK(call)                          \
+    do {                                     \
+        int rc_ = (call);                    \
+        if (rc_ != GPUBP_OK) return fail(#call, rc_); \
+    } while (0)
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* kB fields of /proc/self/status */
+static long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, kl) && line[kl] == ':') v = strtol(line + kl + 1, NULL, 10);
+    fclose(f);
+    return v;
+}
+
+static void reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) {
+        fputs("5", f); /* resets VmHWM to the current RSS */
+        fclose(f);
+    }
+}
+
+/* fdatasync + DONTNEED on every file of dir whose name starts with one of the prefixes */
+static void drop_cache(const char *dir)
+{
+    static const char *names[] = {"md.idx", "md.0", NULL};
+    char p[4096];
+    for (int k = 0; k < 4096; k++) {
+        snprintf(p, sizeof p, "%s/data.%d", dir, k);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0) break;
+        (void)fdatasync(fd);
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        close(fd);
+    }
+    for (int i = 0; names[i]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        int fd = open(p, O_RDONLY);
+        if (fd < 0) continue;
+        (void)fdatasync(fd);
+        (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        close(fd);
+    }
+}
+
+static void drop_file(const char *p)
+{
+    int fd = open(p, O_RDONLY);
+    if (fd < 0) return;
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
+/* ---- the library runs ------------------------------------------------------------------------ */
+typedef struct run {
+    const opts *o;
+    char path[4096];
+    size_t rows, nel;   /* rows of COLS doubles per step */
+    double *data;       /* host or device: the step array */
+    double *back;       /* host or device: the read buffer */
+} run;
+
+static size_t block_rows(const run *r, size_t b, size_t *first)
+{
+    size_t per = r->rows / r->o->blocks, extra = r->rows % r->o->blocks;
+    *first = b * per + (b < extra ? b : extra);
+    return per + (b < extra ? 1 : 0);
+}
+
+static int do_write(run *r, double *secs)
+{
+    const opts *o = r->o;
+    double t0 = now();
+    gpubp_file *w;
+    CHECK(gpubp_open(&w, r->path, GPUBP_MODE_WRITE, o->params));
+    gpubp_variable *v;
+    /* dims in the layout of the memory space: GPU is column-major (reversed) */
+    size_t shape[2] = {r->rows, COLS}, start[2] = {0, 0}, count[2] = {r->rows, COLS};
+    if (o->gpu) {
+        shape[0] = COLS;
+        shape[1] = r->rows;
+        count[0] = COLS;
+        count[1] = r->rows;
+    }
+    CHECK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_DOUBLE, 2, shape, start, count));
+    CHECK(gpubp_set_memory_space(v, o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+    for (size_t s = 0; s < o->steps; s++) {
+        CHECK(gpubp_begin_step(w));
+        for (size_t b = 0; b < o->blocks; b++) {
+            size_t first, n = block_rows(r, b, &first);
+            if (o->gpu) {
+                size_t st[2] = {0, first}, ct[2] = {COLS, n};
+                CHECK(gpubp_set_selection(v, 2, st, ct));
+            } else {
+                size_t st[2] = {first, 0}, ct[2] = {n, COLS};
+                CHECK(gpubp_set_selection(v, 2, st, ct));
+            }
+            CHECK(gpubp_put(w, v, r->data + first * COLS, GPUBP_DEFERRED));
+        }
+        CHECK(gpubp_end_step(w));
+    }
+    CHECK(gpubp_close(w));
+    *secs = now() - t0;
+    return 0;
+}
+
+static int check_host(const double *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 4099)
+        if (p[i] != (double)i) return -1;
+    return p[n - 1] == (double)(n - 1) ? 0 : -1;
+}
+
+/* half: read columns [0, COLS/2) of every row (a strided sub-box) instead of the whole array */
+static int do_read(run *r, int half, double *secs)
+{
+    const opts *o = r->o;
+    if (o->cold) drop_cache(r->path);
+    double t0 = now();
+    gpubp_file *f;
+    CHECK(gpubp_open(&f, r->path, GPUBP_MODE_READ, o->params));
+    size_t steps = 0;
+    int rc;
+    while ((rc = gpubp_begin_step(f)) == GPUBP_OK) {
+        gpubp_variable *v;
+        CHECK(gpubp_inquire_variable(&v, f, "field"));
+        CHECK(gpubp_set_memory_space(v, o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+        size_t st[2] = {0, 0}, ct[2];
+        CHECK(gpubp_variable_shape(v, GPUBP_MEM_DETECT, ct));
+        if (half) ct[o->gpu ? 0 : 1] = COLS / 2;
+        CHECK(gpubp_set_selection(v, 2, st, ct));
+        CHECK(gpubp_get(f, v, r->back, GPUBP_SYNC));
+        CHECK(gpubp_end_step(f));
+        steps++;
+    }
+    if (rc != GPUBP_END_OF_STREAM) return fail("gpubp_begin_step", rc);
+    CHECK(gpubp_close(f));
+    *secs = now() - t0;
+    if (steps != o->steps) {
+        fprintf(stderr, "gpubp-bench: read %zu steps, wrote %zu\n", steps, o->steps);
+        return 1;
+    }
+    if (!half) {
+        long bad = o->gpu ? bench_dev_check(r->back, r->nel, 0.0) : check_host(r->back, r->nel);
+        if (bad != 0) {
+            fprintf(stderr, "gpubp-bench: the data read back is wrong (%ld)\n", bad);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- raw baselines ---------------------------------------------------------------------------- */
+static int dd_baseline(const opts *o, const double *data, size_t bytes, double *wgbps,
+                       double *rgbps)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s/gpubp-bench-dd.tmp", o->dir);
+    const size_t bs = (size_t)4 << 20;
+    double t0 = now();
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return fprintf(stderr, "gpubp-bench: %s: %s\n", p, strerror(errno)), 1;
+    for (size_t s = 0; s < o->steps; s++) {
+        const char *src = (const char *)data;
+        for (size_t off = 0; off < bytes; off += bs) {
+            size_t n = bytes - off < bs ? bytes - off : bs;
+            if (write(fd, src + off, n) != (ssize_t)n) {
+                fprintf(stderr, "gpubp-bench: write %s: %s\n", p, strerror(errno));
+                close(fd);
+                return 1;
+            }
+        }
+    }
+    close(fd);
+    double t1 = now();
+    *wgbps = (double)bytes * (double)o->steps / (t1 - t0) / 1e9;
+    if (o->cold) drop_file(p);
+    char *buf = malloc(bs);
+    fd = open(p, O_RDONLY);
+    double t2 = now();
+    ssize_t got;
+    size_t total = 0;
+    while (fd >= 0 && buf && (got = read(fd, buf, bs)) > 0) total += (size_t)got;
+    double t3 = now();
+    if (fd >= 0) close(fd);
+    free(buf);
+    *rgbps = (double)total / (t3 - t2) / 1e9;
+    unlink(p);
+    return 0;
+}
+
+typedef struct raw_thread {
+    const opts *o;
+    int t, nthreads, nfiles;
+    size_t per_file, chunk;
+    int *fds;
+    void *buf;
+    int rd;
+    int err;
+} raw_thread;
+
+/* thread t handles chunks t, t+T, ... of the global sequence; chunk c goes to file c % F */
+static void *raw_main(void *arg)
+{
+    raw_thread *a = arg;
+    size_t chunks_per_file = (a->per_file + a->chunk - 1) / a->chunk;
+    size_t total_chunks = chunks_per_file * (size_t)a->nfiles;
+    for (size_t c = (size_t)a->t; c < total_chunks; c += (size_t)a->nthreads) {
+        int f = (int)(c % (size_t)a->nfiles);
+        size_t k = c / (size_t)a->nfiles, off = k * a->chunk;
+        size_t n = a->per_file - off < a->chunk ? a->per_file - off : a->chunk;
+        ssize_t r = a->rd ? pread(a->fds[f], a->buf, n, (off_t)off)
+                          : pwrite(a->fds[f], a->buf, n, (off_t)off);
+        if (r != (ssize_t)n) {
+            a->err = errno ? errno : EIO;
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int rd)
+{
+    const size_t chunk = (size_t)16 << 20;
+    int fds[256];
+    raw_thread th[256];
+    pthread_t tid[256];
+    if (nthreads > 256) nthreads = 256;
+    if (nfiles > 256) nfiles = 256;
+    char p[4096];
+    for (int f = 0; f < nfiles; f++) {
+        snprintf(p, sizeof p, "%s/gpubp-bench-raw.%d", o->dir, f);
+        if (rd) drop_file(p);
+        fds[f] = open(p, rd ? O_RDONLY : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
+        if (fds[f] < 0) return -1;
+    }
+    double t0 = now();
+    int started = 0;
+    for (int t = 0; t < nthreads; t++) {
+        th[t] = (raw_thread){o, t, nthreads, nfiles, total / (size_t)nfiles, chunk, fds,
+                             bench_pinned_alloc(chunk), rd, 0};
+        if (!th[t].buf) break;
+        if (pthread_create(&tid[t], NULL, raw_main, &th[t])) break;
+        started++;
+    }
+    int err = started == nthreads ? 0 : EIO;
+    for (int t = 0; t < started; t++) {
+        pthread_join(tid[t], NULL);
+        if (th[t].err) err = th[t].err;
+    }
+    double secs = now() - t0;
+    for (int t = 0; t < started; t++) bench_pinned_free(th[t].buf);
+    for (int f = 0; f < nfiles; f++) close(fds[f]);
+    if (err) return -1;
+    return (double)(total / (size_t)nfiles * (size_t)nfiles) / secs / 1e9;
+}
+
+static void raw_cleanup(const opts *o, int nfiles)
+{
+    char p[4096];
+    for (int f = 0; f < nfiles; f++) {
+        snprintf(p, sizeof p, "%s/gpubp-bench-raw.%d", o->dir, f);
+        unlink(p);
+    }
+}
+
+/* the value of key in a params string, or dflt */
+static int param_int(const char *params, const char *key, int dflt)
+{
+    if (!params) return dflt;
+    size_t kl = strlen(key);
+    for (const char *s = params; *s;) {
+        while (*s == ' ' || *s == ',') s++;
+        if (!strncmp(s, key, kl) && s[kl] == '=') return atoi(s + kl + 1);
+        s = strchr(s, ',');
+        if (!s) break;
+    }
+    return dflt;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: gpubp-bench --dir D --mib-per-step N --steps S --blocks B "
+                    "--mem host|gpu [--repeat R] [--params P] [--cold] [--baseline] [--keep]\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--dir") && v) o.dir = argv[++i];
+        else if (!strcmp(a, "--mib-per-step") && v) o.mib = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--steps") && v) o.steps = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--blocks") && v) o.blocks = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--repeat") && v) o.repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "--params") && v) o.params = argv[++i];
+        else if (!strcmp(a, "--mem") && v) {
+            v = argv[++i];
+            if (!strcmp(v, "gpu")) o.gpu = 1;
+            else if (strcmp(v, "host")) return usage();
+        } else if (!strcmp(a, "--baseline")) o.baseline = 1;
+        else if (!strcmp(a, "--cold")) o.cold = 1;
+        else if (!strcmp(a, "--keep")) o.keep = 1;
+        else return usage();
+    }
+    if (!o.dir || o.mib == 0 || o.steps == 0 || o.blocks == 0 || o.repeat < 1 ||
+        o.repeat > MAX_REPEAT)
+        return usage();
+    if (mkdir(o.dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "gpubp-bench: cannot create %s: %s\n", o.dir, strerror(errno));
+        return 1;
+    }
+    run r;
+    memset(&r, 0, sizeof r);
+    r.o = &o;
+    snprintf(r.path, sizeof r.path, "%s/gpubp-bench.bp", o.dir);
+    r.rows = (o.mib << 20) / (COLS * sizeof(double));
+    if (r.rows < o.blocks) r.rows = o.blocks;
+    r.nel = r.rows * COLS;
+    size_t bytes = r.nel * sizeof(double);
+
+    if (o.gpu) {
+        const char *why = "";
+        if (!bench_dev_init(&why)) {
+            fprintf(stderr, "gpubp-bench: --mem gpu: %s\n", why);
+            return 1;
+        }
+        r.data = bench_dev_alloc(bytes);
+        r.back = bench_dev_alloc(bytes);
+        if (!r.data || !r.back || bench_dev_fill(r.data, r.nel, 0.0)) return 1;
+    } else {
+        r.data = malloc(bytes);
+        r.back = malloc(bytes);
+        if (!r.data || !r.back) {
+            fprintf(stderr, "gpubp-bench: out of memory for %zu MiB steps\n", o.mib);
+            return 1;
+        }
+        for (size_t i = 0; i < r.nel; i++) r.data[i] = (double)i;
+        memset(r.back, 0, bytes);
+    }
+    double total = (double)bytes * (double)o.steps;
+
+    /* a warm-up write creates the CUDA context's pool once, so that RSS growth is measured from
+     * a baseline taken after context creation and pool allocation, as the issue defines it */
+    double secs, wr[MAX_REPEAT], rd[MAX_REPEAT], sub[MAX_REPEAT];
+    long rss0 = 0, hwm = 0;
+    for (int k = 0; k < o.repeat; k++) {
+        if (k == 0) {
+            reset_peak_rss();
+            rss0 = status_kb("VmRSS");
+        }
+        if (do_write(&r, &secs)) return 1;
+        if (k == 0) hwm = status_kb("VmHWM");
+        wr[k] = total / secs / 1e9;
+        if (do_read(&r, 0, &secs)) return 1;
+        rd[k] = total / secs / 1e9;
+        if (o.baseline) {
+            if (do_read(&r, 1, &secs)) return 1;
+            sub[k] = total / 2 / secs / 1e9;
+        }
+    }
+    double wmed = median(wr, o.repeat), rmed = median(rd, o.repeat);
+
+    if (o.baseline) {
+        int pool_slots = param_int(o.params, "pool_slots", 4);
+        int chunk_mib = param_int(o.params, "chunk_mib", 16);
+        int threads = param_int(o.params, "io_threads", pool_slots);
+        int files = param_int(o.params, "subfiles", 1);
+        if (o.gpu) {
+            size_t cbytes = bytes < ((size_t)1 << 30) ? bytes : ((size_t)1 << 30);
+            double d2h = bench_copy_GBps(1, cbytes, (size_t)16 << 20);
+            double h2d = bench_copy_GBps(0, cbytes, (size_t)16 << 20);
+            double rw[MAX_REPEAT], rr[MAX_REPEAT];
+            for (int k = 0; k < o.repeat; k++) {
+                rw[k] = raw_io(&o, threads, files, (size_t)total, 0);
+                rr[k] = raw_io(&o, threads, files, (size_t)total, 1);
+            }
+            raw_cleanup(&o, files);
+            printf("baseline: d2h_GBps=%.2f h2d_GBps=%.2f raw_write_GBps=%.2f raw_read_GBps=%.2f "
+                   "threads=%d files=%d\n", d2h, h2d, median(rw, o.repeat), median(rr, o.repeat),
+                   threads, files);
+            printf("gpubp: sub_read_GBps=%.2f rss_growth_MiB=%.1f pool_MiB=%d\n",
+                   median(sub, o.repeat), (double)(hwm - rss0) / 1024.0, pool_slots * chunk_mib);
+        } else {
+            double dw[MAX_REPEAT], dr[MAX_REPEAT];
+            for (int k = 0; k < o.repeat; k++)
+                if (dd_baseline(&o, r.data, bytes, &dw[k], &dr[k])) return 1;
+            printf("baseline: dd_write_GBps=%.2f raw_read_GBps=%.2f\n", median(dw, o.repeat),
+                   median(dr, o.repeat));
+            printf("gpubp: sub_read_GBps=%.2f rss_extra_MiB=%.1f\n", median(sub, o.repeat),
+                   (double)(hwm - rss0) / 1024.0);
+        }
+    }
+    printf("write_GBps=%.2f read_GBps=%.2f\n", wmed, rmed);
+
+    if (!o.keep) {
+        char p[4200];
+        for (int k = 0; k < 4096; k++) {
+            snprintf(p, sizeof p, "%s/data.%d", r.path, k);
+            if (unlink(p) < 0) break;
+        }
+        snprintf(p, sizeof p, "%s/md.0", r.path);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/md.idx", r.path);
+        unlink(p);
+        rmdir(r.path);
+    }
+    if (o.gpu) {
+        bench_dev_free(r.data);
+        bench_dev_free(r.back);
+    } else {
+        free(r.data);
+        free(r.back);
+    }
+    return 0;
+}
