@@ -116,7 +116,7 @@ def _import(name, what):
 def _need_cuda_library():
     if not gpubp.has_cuda():
         _unavailable("libgpubp at %s was built without CUDA (-DGPUBP_USE_CUDA=ON)"
-                    % gpubp.library_path())
+                     % gpubp.library_path())
 
 
 class CupyBackend:

@@ -122,8 +122,8 @@ def test_lowlevel_round_trip(tmp_bp):
         assert ll.gpubp_variable_shape_kind(v) == ShapeKind.GLOBAL_ARRAY
         assert ll.gpubp_variable_shape(v, MemorySpace.HOST) == (2, 3)
         assert ll.gpubp_variable_shape(v, MemorySpace.GPU) == (3, 2)
-        assert ll.gpubp_variable_memory_space(v) == (MemorySpace.DETECT if s == 0
-                                                      else MemorySpace.HOST)
+        space = ll.gpubp_variable_memory_space(v)
+        assert space == (MemorySpace.DETECT if s == 0 else MemorySpace.HOST)
         assert ll.gpubp_variable_blocks(v, 0) == 1
         start, count, lo, hi = ll.gpubp_variable_block_info(v, 0, 0)
         assert (start, count, lo, hi) == ((0, 0), (2, 3), 0, 5 * (s + 1))

@@ -460,3 +460,13 @@ def test_compression_operation(tmp_bp):
         np.testing.assert_array_equal(s.read("z"), data)
     size = os.path.getsize(os.path.join(path, "data.0"))
     assert size < data.nbytes // 4
+
+
+def test_zero_size_blocks(tmp_bp):
+    path = tmp_bp()
+    with gpubp.Stream(path, "w") as s:
+        s.write("e", np.zeros((0, 3)), start=(0, 0), count=(0, 3), shape=(4, 3))
+        s.write("e", np.ones((4, 3)), start=(0, 0), count=(4, 3))
+    with gpubp.Stream(path, "rra") as s:
+        np.testing.assert_array_equal(s.read("e"), np.ones((4, 3)))
+        assert s.read("e", start=(1, 0), count=(0, 3)).shape == (0, 3)

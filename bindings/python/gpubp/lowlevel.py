@@ -468,7 +468,7 @@ def gpubp_variable_add_operation(v, op, params=None):
 # --- data ------------------------------------------------------------------------------------
 
 def gpubp_put(f, v, data, mode=Launch.SYNC):
-    """data: an address (int), None, bytes (strings: NUL-terminated by ctypes) or a ctypes object."""
+    """data: an address (int), None, bytes (strings are NUL-terminated) or a ctypes object."""
     return _check(lib().gpubp_put(f, v, data, int(mode)), "gpubp_put")
 
 
