@@ -92,6 +92,8 @@ def test_python_numbers_and_strings_as_single_values(tmp_bp):
             assert s.read("name") == "step \u00e9 %d" % k
             assert s.shape("name") == ()
             assert s.dtype("name") is str
+            with pytest.raises(TypeError, match="returned as a str"):
+                s.read("name", buffer=bytearray(20))
     with gpubp.Stream(path, "rra") as s:
         assert s.read("name", step=1, step_count=2) == ["step \u00e9 1", "step \u00e9 2"]
         np.testing.assert_array_equal(s.read("i", step=0, step_count=3), [0, 7, 14])

@@ -354,8 +354,9 @@ class Stream:
         t = ll.gpubp_variable_type(v)
         info = array_info(buffer, writing=False) if buffer is not None else None
         space = info.space if info is not None else MemorySpace.HOST
-        if t == Type.STRING and space != MemorySpace.HOST:
-            raise TypeError("read('%s'): a string is read into host memory" % name)
+        if t == Type.STRING and info is not None:
+            raise TypeError("read('%s'): a string variable is returned as a str, not read into "
+                            "a buffer" % name)
         # The memory space first: it decides the layout of every selection that follows.
         ll.gpubp_set_memory_space(v, space)
         self._select_steps(v, step, step_count)
