@@ -303,7 +303,6 @@ class Stream:
                     ll.gpubp_set_selection(v, start if start is not None else (0,) * len(count),
                                            count)
         ll.gpubp_put(f, v, info.ptr or None, ll.Launch.SYNC)
-        del info
 
     def _write_string(self, name, text):
         f = self._f
