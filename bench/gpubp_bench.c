@@ -134,6 +134,20 @@ static void drop_file(const char *p)
     close(fd);
 }
 
+static void remove_dataset(const char *path)
+{
+    char p[4200];
+    for (int k = 0; k < 4096; k++) {
+        snprintf(p, sizeof p, "%s/data.%d", path, k);
+        if (unlink(p) < 0) break;
+    }
+    snprintf(p, sizeof p, "%s/md.0", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/md.idx", path);
+    unlink(p);
+    rmdir(path);
+}
+
 /* ---- the library runs ------------------------------------------------------------------------ */
 typedef struct run {
     const opts *o;
@@ -428,8 +442,23 @@ int main(int argc, char **argv)
     /* a warm-up write creates the CUDA context's pool once, so that RSS growth is measured from
      * a baseline taken after context creation and pool allocation, as the issue defines it */
     double secs, wr[MAX_REPEAT], rd[MAX_REPEAT], sub[MAX_REPEAT];
+    double dw[MAX_REPEAT], dr[MAX_REPEAT], rw[MAX_REPEAT], rr[MAX_REPEAT];
     long rss0 = 0, hwm = 0;
+    int pool_slots = param_int(o.params, "pool_slots", 4);
+    int chunk_mib = param_int(o.params, "chunk_mib", 16);
+    int threads = param_int(o.params, "io_threads", pool_slots);
+    int files = param_int(o.params, "subfiles", 1);
+    /* each repetition measures the raw limits first, then the library, on the same bytes; a run
+     * starts from no dataset, as the raw write starts from no file */
     for (int k = 0; k < o.repeat; k++) {
+        if (o.baseline && o.gpu) {
+            rw[k] = raw_io(&o, threads, files, (size_t)total, 0);
+            rr[k] = raw_io(&o, threads, files, (size_t)total, 1);
+            raw_cleanup(&o, files);
+        } else if (o.baseline) {
+            if (dd_baseline(&o, r.data, bytes, &dw[k], &dr[k])) return 1;
+        }
+        remove_dataset(r.path);
         if (k == 0) {
             reset_peak_rss();
             rss0 = status_kb("VmRSS");
@@ -447,29 +476,16 @@ int main(int argc, char **argv)
     double wmed = median(wr, o.repeat), rmed = median(rd, o.repeat);
 
     if (o.baseline) {
-        int pool_slots = param_int(o.params, "pool_slots", 4);
-        int chunk_mib = param_int(o.params, "chunk_mib", 16);
-        int threads = param_int(o.params, "io_threads", pool_slots);
-        int files = param_int(o.params, "subfiles", 1);
         if (o.gpu) {
             size_t cbytes = bytes < ((size_t)1 << 30) ? bytes : ((size_t)1 << 30);
             double d2h = bench_copy_GBps(1, cbytes, (size_t)16 << 20);
             double h2d = bench_copy_GBps(0, cbytes, (size_t)16 << 20);
-            double rw[MAX_REPEAT], rr[MAX_REPEAT];
-            for (int k = 0; k < o.repeat; k++) {
-                rw[k] = raw_io(&o, threads, files, (size_t)total, 0);
-                rr[k] = raw_io(&o, threads, files, (size_t)total, 1);
-            }
-            raw_cleanup(&o, files);
             printf("baseline: d2h_GBps=%.2f h2d_GBps=%.2f raw_write_GBps=%.2f raw_read_GBps=%.2f "
                    "threads=%d files=%d\n", d2h, h2d, median(rw, o.repeat), median(rr, o.repeat),
                    threads, files);
             printf("gpubp: sub_read_GBps=%.2f rss_growth_MiB=%.1f pool_MiB=%d\n",
                    median(sub, o.repeat), (double)(hwm - rss0) / 1024.0, pool_slots * chunk_mib);
         } else {
-            double dw[MAX_REPEAT], dr[MAX_REPEAT];
-            for (int k = 0; k < o.repeat; k++)
-                if (dd_baseline(&o, r.data, bytes, &dw[k], &dr[k])) return 1;
             printf("baseline: dd_write_GBps=%.2f raw_read_GBps=%.2f\n", median(dw, o.repeat),
                    median(dr, o.repeat));
             printf("gpubp: sub_read_GBps=%.2f rss_extra_MiB=%.1f\n", median(sub, o.repeat),
@@ -478,18 +494,7 @@ int main(int argc, char **argv)
     }
     printf("write_GBps=%.2f read_GBps=%.2f\n", wmed, rmed);
 
-    if (!o.keep) {
-        char p[4200];
-        for (int k = 0; k < 4096; k++) {
-            snprintf(p, sizeof p, "%s/data.%d", r.path, k);
-            if (unlink(p) < 0) break;
-        }
-        snprintf(p, sizeof p, "%s/md.0", r.path);
-        unlink(p);
-        snprintf(p, sizeof p, "%s/md.idx", r.path);
-        unlink(p);
-        rmdir(r.path);
-    }
+    if (!o.keep) remove_dataset(r.path);
     if (o.gpu) {
         bench_dev_free(r.data);
         bench_dev_free(r.back);

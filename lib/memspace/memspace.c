@@ -712,6 +712,19 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
     return flush_bounce(&c);
 }
 
+typedef struct scatter_ctx {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t sub; /* subtracted from the offsets in src: src holds the array from that byte on */
+} scatter_ctx;
+
+static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    scatter_ctx *c = ctx;
+    memcpy(c->dst + b_off, c->src + (a_off - c->sub), bytes);
+    return 0;
+}
+
 /* ---- reads ----------------------------------------------------------------------------------- */
 static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gbp_box *fbox,
                        void *dst, const gbp_box *dbox)
@@ -782,6 +795,28 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
         if (!dev_open(m)) return device_unsupported(m);
         return device_read(m, fd, off, elsize, fbox, dst, dbox);
     }
+    if (!gbp_box_is_contiguous(fbox) && gbp_box_elements(fbox) > 0) {
+        /* a strided sub-box: read spans of the file into the bounce buffer and scatter the runs,
+         * rather than one pread per (short) run, where the span is not mostly waste */
+        GBP_FORWARD_IF_ERROR(need_bounce(m));
+        gbp_chunker ch;
+        gbp_chunker_init(&ch, fbox, elsize, GBP_BOUNCE_BYTES, 1);
+        gbp_chunk k;
+        while (gbp_chunker_next(&ch, &k)) {
+            gbp_box da;
+            gbp_box_sub(&da, dbox, k.rel, k.count);
+            if (k.span <= 4 * k.bytes) {
+                GBP_FORWARD_IF_ERROR(gbp_pread_all(fd, m->bounce, k.span, off + k.span_off,
+                                                   "data file"));
+                scatter_ctx sc = {m->bounce, dst, k.span_off};
+                GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, scatter_run, &sc));
+            } else {
+                read_ctx c = {m, fd, off, dst};
+                GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, read_run, &c));
+            }
+        }
+        return GPUBP_OK;
+    }
     read_ctx c = {m, fd, off, dst};
     return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
 }
@@ -809,17 +844,6 @@ static int wait_misc(gbp_mem *m)
     return m->ops->event_wait(m->dctx, m->misc_ev);
 }
 
-typedef struct scatter_ctx {
-    const uint8_t *src;
-    uint8_t *dst;
-} scatter_ctx;
-
-static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
-{
-    scatter_ctx *c = ctx;
-    memcpy(c->dst + b_off, c->src + a_off, bytes);
-    return 0;
-}
 
 int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t elsize,
                     const gbp_box *sbox, void *dst, const gbp_box *dbox)
@@ -831,7 +855,7 @@ int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t e
         GBP_FORWARD_IF_ERROR(gbp_box_walk3d(sbox, dbox, elsize, sync_piece, &c));
         return wait_misc(m);
     }
-    scatter_ctx c = {src, dst};
+    scatter_ctx c = {src, dst, 0};
     return gbp_box_foreach_run(sbox, dbox, elsize, scatter_run, &c);
 }
 

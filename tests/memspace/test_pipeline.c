@@ -597,6 +597,81 @@ static void direct_io_roundtrip(void **state)
     read_case(p, 2, b2, f2, c2, c2, z2, 8, 333);
 }
 
+/* ---- host memory: the I/O threads for big transfers, the bounce buffer for strided reads ------ */
+static void host_read_case(size_t nd, const size_t *bdims, const size_t *fstart, const size_t *count,
+                           const size_t *ddims, const size_t *dstart, size_t el)
+{
+    gbp_box fb, db;
+    make_box(&fb, nd, bdims, fstart, count);
+    make_box(&db, nd, ddims, dstart, count);
+    size_t nf = 1, ndst = 1;
+    for (size_t i = 0; i < nd; i++) {
+        nf *= bdims[i];
+        ndst *= ddims[i];
+    }
+    uint8_t *block = malloc(nf * el), *dst = malloc(ndst * el), *expect = malloc(ndst * el);
+    fill_pattern(block, nf * el, 21);
+    memset(dst, 0x33, ndst * el);
+    memset(expect, 0x33, ndst * el);
+    copy_ref c = {block, expect, 0};
+    assert_int_equal(gbp_box_walk3d(&fb, &db, el, apply_piece, &c), 0);
+    int fd = open_tmp("hr.dat");
+    assert_int_equal(gbp_pwrite_all(fd, block, nf * el, 100, "t"), 0);
+    gbp_params p;
+    assert_int_equal(gbp_params_parse(&p, NULL), GPUBP_OK);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_HOST, fd, 100, el, &fb, dst, &db));
+    TS_OK(gbp_mem_sync(m));
+    assert_memory_equal(dst, expect, ndst * el);
+    gbp_mem_close(m);
+    close(fd);
+    free(block);
+    free(dst);
+    free(expect);
+}
+
+static void host_transfers(void **state)
+{
+    (void)state;
+    /* a 20 MiB contiguous block: written and read in pieces by the I/O threads */
+    size_t n = (size_t)20 << 17; /* doubles */
+    double *h = malloc(n * sizeof(double)), *back = malloc(n * sizeof(double));
+    fill_doubles(h, n, 8);
+    gbp_params p;
+    assert_int_equal(gbp_params_parse(&p, NULL), GPUBP_OK);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    int fd = open_tmp("host.dat");
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    double mn, mx, rmn, rmx;
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_HOST, fd, 7, h, GPUBP_TYPE_DOUBLE, &b, &mn, &mx));
+    TS_OK(gbp_mem_sync(m));
+    gbp_minmax(GPUBP_TYPE_DOUBLE, h, n, &rmn, &rmx, 0);
+    assert_true(mn == rmn && mx == rmx);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_HOST, fd, 7, 8, &b, back, &b));
+    TS_OK(gbp_mem_sync(m));
+    assert_memory_equal(back, h, n * sizeof(double));
+    /* an injected failure of one piece is reported by sync */
+    gbp_sim_fail_io_after(1);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_HOST, fd, 7, h, GPUBP_TYPE_DOUBLE, &b, NULL, NULL));
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_IO);
+    gbp_sim_fail_io_after(-1);
+    gbp_mem_close(m);
+    close(fd);
+    free(h);
+    free(back);
+    /* strided sub-boxes: dense enough for the bounce buffer, and sparse (one column) */
+    size_t b2[] = {300, 2048}, f2[] = {10, 0}, c2[] = {280, 1024}, d2[] = {282, 1030},
+           s2[] = {1, 3};
+    host_read_case(2, b2, f2, c2, d2, s2, 8);
+    size_t f3[] = {0, 77}, c3[] = {300, 1}, z3[] = {0, 0};
+    host_read_case(2, b2, f3, c3, c3, z3, 8);
+    size_t b4[] = {40, 50, 60}, f4[] = {3, 4, 5}, c4[] = {30, 40, 50}, z4[] = {0, 0, 0};
+    host_read_case(3, b4, f4, c4, c4, z4, 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +690,7 @@ int main(void)
         cmocka_unit_test(scatter_and_copy_out),
         cmocka_unit_test(user_stream_fences),
         cmocka_unit_test(direct_io_roundtrip),
+        cmocka_unit_test(host_transfers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
