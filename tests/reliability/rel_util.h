@@ -29,6 +29,7 @@ typedef struct rel_opts {
     int dev;      /* also a simulated-device variable "d" (device=simulated) */
     int subfiles; /* 1 or 2 */
     int fsync;
+    int no_attr;  /* leave out the attribute (known bug 7 crashes after its NOMEM) */
 } rel_opts;
 
 static inline void rel_params(const rel_opts *o, char *buf, size_t n)
@@ -89,6 +90,7 @@ static inline int rel_put_step(gpubp_file *w, const rel_opts *o, rel_vars *v, si
         for (size_t i = 0; i < REL_DEV_N; i++) devbuf[i] = rel_d(s, i);
         if ((rc = gpubp_put(w, v->d, devbuf, GPUBP_DEFERRED))) return rc;
     }
+    if (o->no_attr) return GPUBP_OK;
     double a = (double)s + 0.25;
     return gpubp_define_attribute(w, "last_step", GPUBP_TYPE_DOUBLE, &a, 1);
 }
@@ -140,8 +142,18 @@ static inline int rel_write(const char *path, gpubp_mode mode, const rel_opts *o
 
 /* Checks that path holds exactly the steps `steps[0..nsteps)` (global step numbers, in order),
  * each exactly as written. Returns 0 or prints what differs and returns -1. */
+static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t *steps,
+                               size_t nsteps, int extra_ok);
 static inline int rel_verify(const char *path, const rel_opts *o, const size_t *steps,
                              size_t nsteps)
+{
+    return rel_verify_x(path, o, steps, nsteps, 0);
+}
+
+/* extra_ok: the dataset may hold one more step after those checked (a step committed without
+ * some of its puts, because a put failed and end_step still committed the rest) */
+static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t *steps,
+                               size_t nsteps, int extra_ok)
 {
     char params[256];
     rel_params(o, params, sizeof params);
@@ -155,7 +167,7 @@ static inline int rel_verify(const char *path, const rel_opts *o, const size_t *
     size_t have = 0;
     gpubp_steps(r, &have);
     int bad = 0;
-    if (have != nsteps) {
+    if (have != nsteps && !(extra_ok && have == nsteps + 1)) {
         fprintf(stderr, "verify %s: %zu steps, expected %zu\n", path, have, nsteps);
         bad = 1;
     }

@@ -167,21 +167,21 @@ static void sweep(const rel_opts *o, const char *base_copy, size_t base)
 static void test_crash_kill_every_write_host(void **state)
 {
     (void)state;
-    rel_opts o = {0, 1, 0};
+    rel_opts o = {0, 1, 0, 0};
     sweep(&o, NULL, 0);
 }
 
 static void test_crash_kill_every_write_device_subfiles(void **state)
 {
     (void)state;
-    rel_opts o = {1, 2, 0};
+    rel_opts o = {1, 2, 0, 0};
     sweep(&o, NULL, 0);
 }
 
 static void test_crash_kill_every_write_append(void **state)
 {
     (void)state;
-    rel_opts o = {0, 2, 1};
+    rel_opts o = {0, 2, 1, 0};
     const char *base = ts_path("crash_base.bp");
     rel_rmdir(base);
     size_t c;
@@ -192,7 +192,7 @@ static void test_crash_kill_every_write_append(void **state)
 static void test_crash_kill_random_times(void **state)
 {
     (void)state;
-    rel_opts o = {1, 1, 0};
+    rel_opts o = {1, 1, 0, 0};
     const char *p = trial_dir();
     /* how long a whole run takes (the shortest of three, from the child's start) */
     long us = 1L << 30;

@@ -227,14 +227,14 @@ static void stream_case(const rel_opts *o, const char *name)
 static void test_stream_host(void **state)
 {
     (void)state;
-    rel_opts o = {0, 1, 0};
+    rel_opts o = {0, 1, 0, 0};
     stream_case(&o, "stream_host.bp");
 }
 
 static void test_stream_simulated_device(void **state)
 {
     (void)state;
-    rel_opts o = {1, 2, 0};
+    rel_opts o = {1, 2, 0, 0};
     stream_case(&o, "stream_dev.bp");
 }
 
@@ -253,7 +253,7 @@ static void test_stream_open_before_writer(void **state)
 static void test_stream_free_running(void **state)
 {
     (void)state;
-    rel_opts o = {1, 1, 0};
+    rel_opts o = {1, 1, 0, 0};
     const char *path = ts_path("stream_free.bp");
     rel_rmdir(path);
     writer wr;
