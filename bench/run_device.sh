@@ -1,0 +1,114 @@
+#!/bin/bash
+# The combined GPU run behind docs/testing-gpu.md and docs/performance.md: builds libgpubp with the
+# CUDA backend for sm_90, runs the `gpu` and `memspace` ctest labels, compute-sanitizer memcheck and
+# racecheck on the GPU tests and the CUDA example, the example itself, and gpubp-bench (GPU and
+# host) with its raw baselines. Run from the repository root on the GPU machine:
+#
+#   OUT=/some/dir bash bench/run_device.sh
+#
+# Dependencies the machine lacks (cmocka, pkg-config, zlib headers) are taken from .carry/root
+# (Debian packages unpacked with dpkg -x) and the shared/ folder from .carry/shared when present.
+# Logs (at most 8 files) go to $OUT.
+set -u
+OUT=${OUT:-/tmp/gpubp-device-out}
+mkdir -p "$OUT"
+SRC=$PWD
+R=$SRC/.carry/root
+if [ -d "$R" ]; then
+  export PATH=$R/usr/bin:$PATH
+  export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  export PKG_CONFIG_SYSROOT_DIR=$R
+  export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig
+  export CMAKE_PREFIX_PATH=$R/usr
+fi
+SHARED=$SRC/../shared
+[ -d "$SRC/.carry/shared" ] && SHARED=$SRC/.carry/shared
+B=$SRC/build-gpu-h200
+NJ=$(nproc)
+t0=$(date +%s)
+stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
+
+{
+  stamp environment
+  nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a
+  compute-sanitizer --version | head -2; nproc; free -g; df -h /tmp "$SRC"; git -C "$SRC" log --oneline -1
+} > "$OUT/env.log" 2>&1
+
+{
+  stamp configure
+  cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  stamp build
+  cmake --build "$B" -j "$NJ" -- -k
+  stamp built
+} > "$OUT/build.log" 2>&1
+cd "$B" || exit 1
+
+{
+  stamp ctest -L gpu
+  ctest -L gpu --output-on-failure --timeout 300
+  stamp ctest -L memspace
+  ctest -L memspace --output-on-failure --timeout 300
+} > "$OUT/ctest.log" 2>&1
+
+export GPUBP_SHARED_DIR=$SHARED GPUBP_BP4CHECK=$SHARED/tools/bp4check.py
+mkdir -p /tmp/gpubp-san
+{
+  stamp example
+  (cd /tmp/gpubp-san && "$B/examples/cuda/bpStepsWriteReadCuda" StepsWriteReadCuda.bp &&
+   "$B/tools/gpubpls" StepsWriteReadCuda.bp && "$B/tools/gpubpls" -la StepsWriteReadCuda.bp)
+  echo "exit $?"
+  stamp example reading the ADIOS2-written file
+  "$B/examples/cuda/bpStepsWriteReadCuda" --read "$SHARED/interop/adios2/gpu/BP4/StepsWriteReadCuPy.bp"
+  echo "exit $?"
+} > "$OUT/example.log" 2>&1
+
+{
+  for tool in memcheck racecheck; do
+    extra=""
+    [ $tool = memcheck ] && extra="--leak-check full"
+    for prog in tests/gpu/test_gpu_api tests/gpu/test_gpu_stream examples/cuda/bpStepsWriteReadCuda; do
+      [ -x "$prog" ] || { echo "($prog not built)"; continue; }
+      stamp "compute-sanitizer --tool $tool $extra $prog"
+      arg=""
+      [ "$prog" = examples/cuda/bpStepsWriteReadCuda ] && arg=/tmp/gpubp-san/san.bp
+      GPUBP_TEST_TMP=/tmp/gpubp-san/$tool timeout 300 compute-sanitizer --tool $tool $extra \
+        --error-exitcode 9 "$prog" $arg 2>&1 | tail -25
+      echo "exit ${PIPESTATUS[0]}"
+    done
+  done
+} > "$OUT/sanitizer.log" 2>&1
+
+BENCH=$B/bench/gpubp-bench
+D=/tmp/gpubp-bench
+{
+  for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
+             "subfiles=16,io_threads=16,pool_slots=32"; do
+    stamp "gpu 512 MiB x 8 steps, 16 blocks, params '$cfg'"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+      --baseline ${cfg:+--params "$cfg"}
+  done
+  stamp "gpu cold reads (fadvise DONTNEED), subfiles=8"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+    --baseline --cold --params "subfiles=8,io_threads=8,pool_slots=16"
+  stamp "gpu O_DIRECT writes, subfiles=8"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+    --baseline --params "subfiles=8,io_threads=8,pool_slots=16,direct_io=1"
+  stamp "gpu RSS: 8 GiB of device steps (1 GiB x 8), defaults"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
+  stamp "host (issue 2 setting): 256 MiB x 8 steps, 4 blocks"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 5 --baseline
+  stamp "host, subfiles=4"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 5 \
+    --baseline --params "subfiles=4"
+  stamp done
+} > "$OUT/bench.log" 2>&1
+
+{
+  stamp "full ctest (CUDA build)"
+  ctest -j "$NJ" --timeout 120 2>&1 | tail -40
+  stamp done
+} > "$OUT/ctest-all.log" 2>&1
+echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
+tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
+grep -E "===|GBps" "$OUT/bench.log"
