@@ -440,6 +440,22 @@ int dump_load(dump_set *ds, const char *prefix)
         if (w == F_BLOCKS) ds->have_blocks = 1;
         if (w == F_LA) ds->have_la = 1;
     }
+    /* bpls labels the blocks of a variable that is missing from some steps with the file's
+     * step numbers; the API counts the steps in which the variable appears: renumber densely */
+    for (size_t i = 0; i < ds->n; i++) {
+        dump_var *v = &ds->vars[i];
+        for (int which = 0; which < 2; which++) {
+            dump_block *b = which ? v->dblocks : v->blocks;
+            size_t nb = which ? v->ndblocks : v->nblocks, next = 0, last = (size_t)-1;
+            for (size_t k = 0; k < nb; k++) {
+                if (b[k].step != last) {
+                    last = b[k].step;
+                    next++;
+                }
+                b[k].step = next - 1;
+            }
+        }
+    }
     /* a variable with values must have all of them */
     for (size_t i = 0; i < ds->n; i++) {
         dump_var *v = &ds->vars[i];

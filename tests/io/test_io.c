@@ -408,6 +408,31 @@ static void test_two_writers_interleaved(void **state)
     check_steps(b, 3);
 }
 
+/* A writer closed without any step: ADIOS2 2.12 then writes one empty step (md.idx of 128
+ * bytes, flag 0), so that readers see a finished dataset; readers must not wait for a step that
+ * will never come. */
+static void test_close_without_steps(void **state)
+{
+    (void)state;
+    const char *path = ts_path("no_steps.bp");
+    gpubp_file *w = open_ok(path, GPUBP_MODE_WRITE, NULL);
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "v", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    TS_OK(gpubp_close(w));
+    assert_true(ts_file_size(ts_join(path, "md.idx")) >= 64);
+    assert_int_equal(idx_byte(path, 38), 0);
+    assert_int_equal(ts_bp4check(path), 0);
+    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, NULL);
+    int rc;
+    int n = 0;
+    while ((rc = gpubp_begin_step(r)) == GPUBP_OK && n < 10) {
+        TS_OK(gpubp_end_step(r));
+        n++;
+    }
+    assert_int_equal(rc, GPUBP_END_OF_STREAM);
+    TS_OK(gpubp_close(r));
+}
+
 int main(void)
 {
     ts_tmpdir();
@@ -425,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_write_replaces_bp5),
         cmocka_unit_test(test_fsync_param),
         cmocka_unit_test(test_two_writers_interleaved),
+        cmocka_unit_test(test_close_without_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
