@@ -453,6 +453,8 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     uint64_t step0 = 0, nelems = 1;
     int rc;
 
+    if (v->ndims >= LS_MAX_DIMS) /* checked at open_var; repeated for the compiler's sake */
+        return LS_FAIL;
     if (c->random_access && nsteps > 1) {
         /* the selection starts with the step dimension */
         resolve_spec(c, 0, nsteps, &st[0], &ct[0]);
