@@ -31,7 +31,7 @@ stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
 {
   stamp environment
   nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a
-  compute-sanitizer --version | head -2; nproc; free -g; df -h /tmp "$SRC"; git -C "$SRC" log --oneline -1
+  (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; git -C "$SRC" log --oneline -1
 } > "$OUT/env.log" 2>&1
 
 {
@@ -52,6 +52,8 @@ cd "$B" || exit 1
 } > "$OUT/ctest.log" 2>&1
 
 export GPUBP_SHARED_DIR=$SHARED GPUBP_BP4CHECK=$SHARED/tools/bp4check.py
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
+     /usr/local/cuda*/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer* 2>/dev/null | head -1)
 mkdir -p /tmp/gpubp-san
 {
   stamp example
@@ -72,7 +74,7 @@ mkdir -p /tmp/gpubp-san
       stamp "compute-sanitizer --tool $tool $extra $prog"
       arg=""
       [ "$prog" = examples/cuda/bpStepsWriteReadCuda ] && arg=/tmp/gpubp-san/san.bp
-      GPUBP_TEST_TMP=/tmp/gpubp-san/$tool timeout 300 compute-sanitizer --tool $tool $extra \
+      GPUBP_TEST_TMP=/tmp/gpubp-san/$tool timeout 300 "${CS:-compute-sanitizer}" --tool $tool $extra \
         --error-exitcode 9 "$prog" $arg 2>&1 | tail -25
       echo "exit ${PIPESTATUS[0]}"
     done
@@ -84,15 +86,15 @@ D=/tmp/gpubp-bench
 {
   for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
              "subfiles=16,io_threads=16,pool_slots=32"; do
-    stamp "gpu 512 MiB x 8 steps, 16 blocks, params '$cfg'"
-    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+    stamp "gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
       --baseline ${cfg:+--params "$cfg"}
   done
   stamp "gpu cold reads (fadvise DONTNEED), subfiles=8"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
     --baseline --cold --params "subfiles=8,io_threads=8,pool_slots=16"
   stamp "gpu O_DIRECT writes, subfiles=8"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 8 --blocks 16 --mem gpu --repeat 3 \
+  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
     --baseline --params "subfiles=8,io_threads=8,pool_slots=16,direct_io=1"
   stamp "gpu RSS: 8 GiB of device steps (1 GiB x 8), defaults"
   timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
@@ -106,7 +108,7 @@ D=/tmp/gpubp-bench
 
 {
   stamp "full ctest (CUDA build)"
-  ctest -j "$NJ" --timeout 120 2>&1 | tail -40
+  timeout 200 ctest -j "$NJ" --timeout 120 2>&1 | tail -40
   stamp done
 } > "$OUT/ctest-all.log" 2>&1
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
