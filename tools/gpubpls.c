@@ -464,7 +464,7 @@ static void print_dims(ls_ctx *c, const size_t *d, size_t n)
     fputc('}', c->out);
 }
 
-/* " = min / max" over all steps (from metadata), or the value of a one-step scalar. */
+/* " = min / max" over all steps, from metadata. */
 static int print_minmax(ls_ctx *c, const ls_var *v)
 {
     if (v->type == GPUBP_TYPE_STRING) {
