@@ -1,6 +1,8 @@
-// Header test, C++: <gpubp.h> comes first and alone, compiled with -pedantic-errors -Wall -Wextra
-// -Werror as C++11 and C++20, then linked (extern "C" linkage) and called.
+// Header test, C++: <gpubp.h> comes first and alone (then <gpubp/cuda.h>), compiled with
+// -pedantic-errors -Wall -Wextra -Werror as C++11 and C++20, then linked (extern "C" linkage) and
+// called.
 #include <gpubp.h>
+#include <gpubp/cuda.h>
 
 #include <cstdio>
 #include <cstring>
