@@ -120,7 +120,7 @@ int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
     if (rc == GPUBP_OK) {
-        bp4_index_init(&f->ix);
+        bp4_index_init(&f->ix, gbp_reader_md0, f);
         rc = gbp_is_write_mode(f) ? gbp_writer_open(f) : gbp_reader_open(f);
     }
     if (rc != GPUBP_OK) {

@@ -21,14 +21,41 @@ typedef struct gbp_pending_get {
 
 /* ---- open and the index ------------------------------------------------------------------- */
 
-/* (Re)reads md.idx and md.0 and checks every complete record. Records already parsed into the
- * index are not parsed again. */
+#define GBP_MD0_WINDOW ((size_t)4 << 20)
+
+static int open_md0(gpubp_file *f)
+{
+    if (f->md0_fd >= 0) return GPUBP_OK;
+    char *p = gbp_path_join(f->path, "md.0");
+    if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = gbp_open_file(&f->md0_fd, p, O_RDONLY, 0);
+    if (rc == GPUBP_ERR_NOT_FOUND)
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists steps but md.0 is missing", f->path);
+    gbp_free(p);
+    return rc;
+}
+
+int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
+{
+    gpubp_file *f = ctx;
+    GBP_FORWARD_IF_ERROR(open_md0(f));
+    if (off > f->md0_size || n > f->md0_size - off)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past its end "
+                         "(%llu)", f->path, n, (unsigned long long)off,
+                         (unsigned long long)f->md0_size);
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
+    return gbp_pread_all(f->md0_fd, buf, n, off, what);
+}
+
+/* (Re)reads md.idx and checks every complete record against md.0's size. Records already parsed
+ * into the index are not parsed again. md.0 itself is read step by step (parse_until). */
 static int load_metadata(gpubp_file *f)
 {
-    char *idxp = gbp_path_join(f->path, "md.idx"), *md0p = gbp_path_join(f->path, "md.0");
-    int rc = (idxp && md0p) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    uint8_t *idx = NULL, *md0 = NULL;
-    size_t ilen = 0, mlen = 0;
+    char *idxp = gbp_path_join(f->path, "md.idx");
+    int rc = idxp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    uint8_t *idx = NULL;
+    size_t ilen = 0;
     if (rc == GPUBP_OK) {
         rc = gbp_read_file(idxp, &idx, &ilen, 0);
         if (rc == GPUBP_ERR_NOT_FOUND) {
@@ -41,11 +68,10 @@ static int load_metadata(gpubp_file *f)
         rc = bp4_check_idx_header(idx, ilen, idxp);
         n = ilen >= BP4_HEADER_SIZE ? (ilen - BP4_HEADER_SIZE) / BP4_IDX_RECORD_SIZE : 0;
     }
+    uint64_t msize = 0;
     if (rc == GPUBP_OK && n > 0) {
-        rc = gbp_read_file(md0p, &md0, &mlen, 0);
-        if (rc == GPUBP_ERR_NOT_FOUND)
-            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists %zu steps but md.0 is missing",
-                           f->path, n);
+        rc = open_md0(f);
+        if (rc == GPUBP_OK) rc = gbp_file_size(f->md0_fd, &msize, f->path);
     }
     bp4_idx_record *recs = NULL;
     if (rc == GPUBP_OK && n > 0) {
@@ -53,45 +79,69 @@ static int load_metadata(gpubp_file *f)
         if (!recs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     }
     for (size_t i = 0; rc == GPUBP_OK && i < n; i++) {
-        rc = bp4_parse_idx_record(idx, ilen, i, mlen, &recs[i], idxp);
+        rc = bp4_parse_idx_record(idx, ilen, i, msize, &recs[i], idxp);
         if (rc == GPUBP_OK && recs[i].rank != 0)
             rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: record %zu has rank %llu, expected 0", idxp, i,
                            (unsigned long long)recs[i].rank);
+        if (rc == GPUBP_OK && i > 0 && recs[i].pg_off < recs[i - 1].end)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0,
+                           "%s: record %zu points into the metadata of the step before it", idxp, i);
     }
     if (rc == GPUBP_OK && n < f->nrecords)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s shrank from %zu to %zu steps while open", idxp,
                        f->nrecords, n);
     if (rc == GPUBP_OK) {
         gbp_free(f->idx);
-        gbp_free(f->md0);
         gbp_free(f->records);
         f->idx = idx;
         f->idx_len = ilen;
-        f->md0 = md0;
-        f->md0_len = mlen;
         f->records = recs;
         f->nrecords = n;
+        f->md0_size = msize;
         f->writer_active = ilen >= BP4_HEADER_SIZE ? idx[38] != 0 : 1;
-        idx = md0 = NULL;
+        idx = NULL;
         recs = NULL;
     }
     gbp_free(idx);
-    gbp_free(md0);
     gbp_free(recs);
     gbp_free(idxp);
-    gbp_free(md0p);
     return rc;
 }
 
+/* The streaming pass: md.0 is read through a window of a few MiB (or one step, if larger), and
+ * each step is parsed into the index once. */
 static int parse_until(gpubp_file *f, size_t nsteps)
 {
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
     while (f->ix.nsteps < nsteps) {
-        char what[4200];
-        snprintf(what, sizeof what, "%s/md.0", f->path);
-        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_len,
-                                                &f->records[f->ix.nsteps], what));
+        const bp4_idx_record *r = &f->records[f->ix.nsteps];
+        if (r->pg_off < f->md0_base || r->end > f->md0_base + f->md0_len) {
+            size_t need = (size_t)(r->end - r->pg_off);
+            size_t want = need > GBP_MD0_WINDOW ? need : GBP_MD0_WINDOW;
+            if (want > f->md0_size - r->pg_off) want = (size_t)(f->md0_size - r->pg_off);
+            if (want > f->md0_cap) {
+                uint8_t *w = gbp_realloc(f->md0, want);
+                if (!w) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of md.0)", want);
+                f->md0 = w;
+                f->md0_cap = want;
+            }
+            f->md0_len = 0;
+            GBP_FORWARD_IF_ERROR(gbp_reader_md0(f, r->pg_off, want, f->md0));
+            f->md0_base = r->pg_off;
+            f->md0_len = want;
+        }
+        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_base, f->md0_len, r, what));
     }
     return GPUBP_OK;
+}
+
+static void drop_window(gpubp_file *f)
+{
+    gbp_free(f->md0);
+    f->md0 = NULL;
+    f->md0_len = f->md0_cap = 0;
+    f->md0_base = 0;
 }
 
 int gbp_reader_open(gpubp_file *f)
@@ -116,7 +166,10 @@ int gbp_reader_open(gpubp_file *f)
     gbp_free(d0);
     GBP_FORWARD_IF_ERROR(rc);
     GBP_FORWARD_IF_ERROR(load_metadata(f));
-    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+        drop_window(f); /* random access keeps no metadata bytes, only the index */
+    }
     return GPUBP_OK;
 }
 
@@ -126,6 +179,7 @@ void gbp_reader_free(gpubp_file *f)
     gbp_free(f->idx);
     gbp_free(f->md0);
     gbp_free(f->records);
+    if (f->md0_fd >= 0) close(f->md0_fd);
     for (size_t i = 0; i < f->nrfd; i++)
         if (f->rfd[i] >= 0) close(f->rfd[i]);
     gbp_free(f->rfd);
@@ -180,6 +234,7 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
                         "gpubp_inquire_variable: no step is open on %s (call gpubp_begin_step)",
                         f->path);
     bp4_var *rv = bp4_index_find(&f->ix, name);
+    if (rv && rv->nsteps == 0) rv = NULL;
     if (rv && f->mode == GPUBP_MODE_READ && !bp4_var_find_step(rv, f->cur_step)) rv = NULL;
     if (!rv)
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "variable '%s' is not in %s%s", name, f->path,
@@ -233,10 +288,13 @@ static int var_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, s
     return GPUBP_OK;
 }
 
-static const bp4_block *step_block(const gpubp_variable *v, size_t vs, size_t b)
+/* The blocks of the variable's step vs, parsed from md.0 on first use. */
+static int vblocks(const gpubp_variable *v, size_t vs, const bp4_block **out)
 {
-    const bp4_var_step *st = &v->rv->steps[vs];
-    return &v->rv->blocks[st->first + b];
+    gpubp_file *f = v->file; /* the index is a cache: loading is not a change of state */
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
+    return bp4_index_blocks(&f->ix, v->rv, vs, out, what);
 }
 
 static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const bp4_block **out)
@@ -247,7 +305,9 @@ static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, co
         return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
                          "'%s': block %zu does not exist (step has %u blocks)", v->name, b,
                          st->nblocks);
-    *out = step_block(v, vs, b);
+    const bp4_block *blocks;
+    GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
+    *out = &blocks[b];
     return GPUBP_OK;
 }
 
@@ -266,8 +326,8 @@ static int file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size
         return GPUBP_OK;
     }
     default: {
-        const bp4_block *b = step_block(v, vs, st->nblocks - 1); /* the last block's shape */
-        for (size_t i = 0; i < nd && i < b->ndims; i++) dims[i] = (size_t)BP4_SHAPE(b)[i];
+        const uint64_t *shape = bp4_var_shape(v->rv, vs); /* the step's last block's shape */
+        for (size_t i = 0; i < nd; i++) dims[i] = (size_t)shape[i];
         return GPUBP_OK;
     }
     }
@@ -349,7 +409,9 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     GBP_RETURN_ERROR_IF(block >= st->nblocks, GPUBP_ERR_INVALID_SELECTION,
                         "'%s': block %zu does not exist (step has %u blocks)", v->name, block,
                         st->nblocks);
-    const bp4_block *b = step_block(v, vs, block);
+    const bp4_block *blocks;
+    GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
+    const bp4_block *b = &blocks[block];
     size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
         if (start) start[0] = block;
@@ -389,13 +451,24 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
     if (v->file->mode == GPUBP_MODE_READ || v->sel.has_steps)
         GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
     size_t es = gbp_type_size(v->type);
+    if (first == 0 && n == v->rv->nsteps && !v->sel.has_block &&
+        v->file->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        /* every step: the summary of the streaming pass, no block is loaded */
+        GBP_RETURN_ERROR_IF(!v->rv->has_mm, GPUBP_ERR_NOT_FOUND,
+                            "gpubp_variable_minmax: '%s' has no min/max", v->name);
+        if (min) memcpy(min, v->rv->mm, es);
+        if (max) memcpy(max, v->rv->mm + 16, es);
+        return GPUBP_OK;
+    }
     uint8_t mn[16], mx[16];
     int have = 0;
     for (size_t s = first; s < first + n; s++) {
         const bp4_var_step *st = &v->rv->steps[s];
+        const bp4_block *blocks;
+        GBP_FORWARD_IF_ERROR(vblocks(v, s, &blocks));
         for (size_t b = 0; b < st->nblocks; b++) {
             if (v->sel.has_block && b != v->sel.block_id) continue;
-            const bp4_block *blk = step_block(v, s, b);
+            const bp4_block *blk = &blocks[b];
             const uint8_t *bmn, *bmx;
             if (blk->has_value) bmn = bmx = blk->mm;
             else if (blk->has_minmax) { bmn = blk->mm; bmx = blk->mm + 16; }
@@ -466,7 +539,11 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
     GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
     if (v->type == GPUBP_TYPE_STRING) {
         size_t total = 0;
-        for (size_t s = first; s < first + n; s++) total += step_block(v, s, 0)->str_len + 1;
+        for (size_t s = first; s < first + n; s++) {
+            const bp4_block *blocks;
+            GBP_FORWARD_IF_ERROR(vblocks(v, s, &blocks));
+            total += blocks[0].str_len + 1;
+        }
         *bytes = total;
         return GPUBP_OK;
     }
@@ -613,7 +690,8 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
     uint8_t *out = data;
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         for (size_t t = 0; t < n; t++) {
-            const bp4_block *b = step_block(v, first + t, 0);
+            const bp4_block *b;
+            GBP_FORWARD_IF_ERROR(vblocks(v, first + t, &b));
             if (v->type == GPUBP_TYPE_STRING) {
                 memcpy(out, b->str, b->str_len);
                 out[b->str_len] = '\0';
@@ -642,6 +720,8 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
         if (t == 0) per_step = elems * es;
         uint8_t *dst = out + t * per_step;
         const bp4_var_step *st = &v->rv->steps[vs];
+        const bp4_block *blocks;
+        GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
         if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
             for (size_t b = start[0]; b < start[0] + count[0]; b++) {
                 gbp_box one, d;
@@ -650,7 +730,7 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
                 d.dims[0] = s->mem_ndims ? s->mem_count[0] : count[0];
                 d.start[0] = (s->mem_ndims ? s->mem_start[0] : 0) + b - start[0];
                 d.count[0] = 1;
-                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, step_block(v, vs, b)->mm, es,
+                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, blocks[b].mm, es,
                                                      &one, dst, &d));
             }
         } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
@@ -659,7 +739,7 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
             GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
         } else {
             for (size_t b = 0; b < st->nblocks; b++)
-                GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, step_block(v, vs, b), start,
+                GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, &blocks[b], start,
                                                      count, s, rev, dst, 0));
         }
     }
@@ -733,6 +813,7 @@ int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const
     } else {
         for (size_t i = 0; i < f->ix.nvars; i++) {
             bp4_var *rv = f->ix.vars[i];
+            if (rv->nsteps == 0) continue;
             if (f->mode == GPUBP_MODE_READ && (!f->in_step || !bp4_var_find_step(rv, f->cur_step)))
                 continue;
             f->names[k++] = rv->name;

@@ -106,8 +106,10 @@ struct gpubp_file {
     bp4_index ix;
     uint8_t *idx;            /* md.idx as read */
     size_t idx_len;
-    uint8_t *md0;            /* md.0 as read */
-    size_t md0_len;
+    uint8_t *md0;            /* a window of md.0 for the streaming pass */
+    size_t md0_len;          /* bytes in the window */
+    size_t md0_cap;
+    uint64_t md0_base;       /* md.0 offset of the window */
     size_t nrecords;         /* complete records in md.idx */
     bp4_idx_record *records;
     int writer_active;
@@ -144,5 +146,7 @@ int gbp_reader_end_step(gpubp_file *f);
 int gbp_reader_perform(gpubp_file *f);
 void gbp_reader_free(gpubp_file *f);
 int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name);
+/* bp4_read_fn over md.0 (ctx: the file) */
+int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf);
 
 #endif

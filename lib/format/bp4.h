@@ -122,38 +122,58 @@ typedef struct bp4_step_sink {
     void *ctx;
     /* the step's first process-group entry has been read: its column-major flag */
     int (*step_begin)(void *ctx, int column_major);
-    /* a variable entry: name (not NUL-terminated), type id, number of characteristic sets */
-    int (*var_begin)(void *ctx, const char *name, size_t name_len, int type, uint64_t nsets);
+    /* a variable entry: name (not NUL-terminated), type id, number of characteristic sets, and
+     * where the entry is in md.0 (offset of its length field, and that length) */
+    int (*var_begin)(void *ctx, const char *name, size_t name_len, int type, uint64_t nsets,
+                     uint64_t entry_off, uint32_t entry_len);
     /* one block of the variable last begun (dims and strings must be copied if kept) */
     int (*var_block)(void *ctx, const bp4_block *blk);
     int (*attr)(void *ctx, bp4_attr *a); /* takes ownership of *a's contents */
 } bp4_step_sink;
 
-/* Parses the step block of record r in md.0 (p, n: the whole md.0 as read), calling the sink.
- * *column_major receives the first PG entry's flag. Unknown variable types are skipped. */
-int bp4_parse_step(const uint8_t *p, size_t n, const bp4_idx_record *r, int *column_major,
-                   const bp4_step_sink *sink, const char *what);
+/* Parses the step block of record r, calling the sink. p holds md.0 bytes [base, base + n), which
+ * must cover the step. *column_major receives the first PG entry's flag. Unknown variable types
+ * are skipped. */
+int bp4_parse_step(const uint8_t *p, uint64_t base, size_t n, const bp4_idx_record *r,
+                   int *column_major, const bp4_step_sink *sink, const char *what);
+/* Parses the variable entries in p[0, n) (md.0 bytes starting at offset base). */
+int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const bp4_step_sink *sink,
+                          const char *what);
 
-#endif /* GBP_BP4_H */
+
 
 /* ---- the reader's index ---------------------------------------------------------------------
- * Built step by step from md.0: per variable, its blocks grouped by the steps it appears in.
+ * Built by one streaming pass over md.0 that keeps, per variable, only what listings need: the
+ * steps it appears in (with where its entry is in md.0 and its block count), the shape of each
+ * step (deduplicated), and min/max over everything. The blocks of a (variable, step) are parsed
+ * on demand from md.0 through a read callback, and kept. Memory thus grows with what is asked.
  * Dims and strings live in an arena owned by the index; nothing moves once added. */
+
+/* Reads n bytes of md.0 at off into buf (exactly, or an error). */
+typedef int (*bp4_read_fn)(void *ctx, uint64_t off, size_t n, uint8_t *buf);
+
 typedef struct bp4_var_step {
-    uint32_t step;    /* dataset step, 0-based */
+    uint32_t step;        /* dataset step, 0-based */
     uint32_t nblocks;
-    size_t first;     /* index of the first block in bp4_var.blocks */
+    uint64_t entry_off;   /* md.0 offset of the entry's length field */
+    uint32_t entry_len;   /* bytes after the length field */
+    uint32_t shape_id;    /* global and joined arrays: this step's shape in bp4_var.shapes */
+    bp4_block *blocks;    /* NULL until loaded */
 } bp4_var_step;
 
 typedef struct bp4_var {
     char *name;
     int type;
-    int kind;         /* gpubp_shape_kind, from the first block */
-    size_t ndims;     /* of the first block */
-    bp4_block *blocks;
-    size_t nblocks, cap_blocks;
+    int kind;             /* gpubp_shape_kind, from the first block */
+    size_t ndims;         /* of the first block */
     bp4_var_step *steps;
     size_t nsteps, cap_steps;
+    uint64_t *shapes;     /* ndims values per distinct consecutive shape */
+    size_t nshapes, cap_shapes;
+    int has_mm;
+    uint8_t mm[32];       /* min in [0,16), max in [16,32) over every block of every step */
+    uint64_t joined;      /* pass scratch: running sum along the joined dimension */
+    size_t pos;           /* index in bp4_index.vars */
 } bp4_var;
 
 typedef struct bp4_arena_chunk bp4_arena_chunk;
@@ -166,19 +186,37 @@ typedef struct bp4_index {
     bp4_attr *attrs;      /* latest value of each attribute, in order of first appearance */
     size_t nattrs, cap_attrs;
     size_t nsteps;        /* steps added */
+    uint8_t *colmajor;    /* per step: written by a column-major writer */
+    size_t cap_colmajor;
     bp4_arena_chunk *arena;
-    bp4_var *cur;         /* the variable being filled (parse callbacks) */
+    bp4_read_fn read;     /* md.0 access for on-demand loads */
+    void *read_ctx;
+    /* parse state */
+    bp4_var *cur;
+    size_t cur_pos;
+    bp4_var_step *cur_vs;
     uint32_t cur_step;
     int cur_colmajor;
-    int cur_skip;         /* the current entry is skipped */
+    bp4_block *load;      /* blocks being loaded */
+    size_t nload, cap_load;
 } bp4_index;
 
-void bp4_index_init(bp4_index *ix);
+void bp4_index_init(bp4_index *ix, bp4_read_fn read, void *read_ctx);
 void bp4_index_free(bp4_index *ix);
-/* Parses step `r` (its md.idx record; md0/n: md.0 as read) as the index's next step. */
-int bp4_index_add_step(bp4_index *ix, const uint8_t *md0, size_t n, const bp4_idx_record *r,
-                       const char *what);
+/* Adds the step of record r as the index's next step; p holds md.0 bytes [base, base + n). */
+int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
+                       const bp4_idx_record *r, const char *what);
 bp4_var *bp4_index_find(const bp4_index *ix, const char *name);
 const bp4_attr *bp4_index_find_attr(const bp4_index *ix, const char *name);
 /* The var's entry for dataset step s (0-based), or NULL when the variable is absent there. */
 const bp4_var_step *bp4_var_find_step(const bp4_var *v, size_t s);
+/* The blocks of the variable's step vs (an index into v->steps), loaded on first use. */
+int bp4_index_blocks(bp4_index *ix, bp4_var *v, size_t vs, const bp4_block **blocks,
+                     const char *what);
+/* The shape (ndims values) of a global or joined array at its step vs. */
+static inline const uint64_t *bp4_var_shape(const bp4_var *v, size_t vs)
+{
+    return v->shapes + (size_t)v->steps[vs].shape_id * v->ndims;
+}
+
+#endif /* GBP_BP4_H */

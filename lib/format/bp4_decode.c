@@ -4,12 +4,16 @@
 
 typedef struct cur {
     const uint8_t *p;
+    uint64_t base; /* md.0 offset of p[0] */
     size_t n;      /* bytes in the whole buffer */
     size_t at;     /* read position */
     size_t end;    /* limit of the current region */
     const char *what;
 } cur;
 
+#if defined(__GNUC__)
+__attribute__((cold, noinline))
+#endif
 static int short_err(const cur *c, size_t need, const char *field)
 {
     return gbp_error(GPUBP_ERR_FORMAT, 0,
@@ -22,12 +26,12 @@ static int short_err(const cur *c, size_t need, const char *field)
 #define NEED(c, k, field) \
     do { if ((c)->end < (c)->at || (c)->end - (c)->at < (k)) return short_err((c), (k), (field)); } while (0)
 
-static int rd8(cur *c, uint8_t *v, const char *f) { *v = 0; NEED(c, 1, f); *v = c->p[c->at++]; return 0; }
-static int rd16(cur *c, uint16_t *v, const char *f) { *v = 0; NEED(c, 2, f); *v = gbp_ld16(c->p + c->at); c->at += 2; return 0; }
-static int rd32(cur *c, uint32_t *v, const char *f) { *v = 0; NEED(c, 4, f); *v = gbp_ld32(c->p + c->at); c->at += 4; return 0; }
-static int rd64(cur *c, uint64_t *v, const char *f) { *v = 0; NEED(c, 8, f); *v = gbp_ld64(c->p + c->at); c->at += 8; return 0; }
-static int skip(cur *c, size_t k, const char *f) { NEED(c, k, f); c->at += k; return 0; }
-static int rdstr(cur *c, const char **s, size_t *len, const char *f)
+static inline int rd8(cur *c, uint8_t *v, const char *f) { *v = 0; NEED(c, 1, f); *v = c->p[c->at++]; return 0; }
+static inline int rd16(cur *c, uint16_t *v, const char *f) { *v = 0; NEED(c, 2, f); *v = gbp_ld16(c->p + c->at); c->at += 2; return 0; }
+static inline int rd32(cur *c, uint32_t *v, const char *f) { *v = 0; NEED(c, 4, f); *v = gbp_ld32(c->p + c->at); c->at += 4; return 0; }
+static inline int rd64(cur *c, uint64_t *v, const char *f) { *v = 0; NEED(c, 8, f); *v = gbp_ld64(c->p + c->at); c->at += 8; return 0; }
+static inline int skip(cur *c, size_t k, const char *f) { NEED(c, k, f); c->at += k; return 0; }
+static inline int rdstr(cur *c, const char **s, size_t *len, const char *f)
 {
     uint16_t l;
     *s = NULL;
@@ -307,7 +311,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
                 if (rc) return rc;
             }
         } else {
-            TRY(sink->var_begin(sink->ctx, name, nl, type, nsets));
+            TRY(sink->var_begin(sink->ctx, name, nl, type, nsets, c->base + entry_at, elen));
             while (c->at < c->end) {
                 bp4_block blk;
                 TRY(parse_charset(c, type, &blk, dimbuf, &op, NULL));
@@ -319,18 +323,38 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
     return 0;
 }
 
-int bp4_parse_step(const uint8_t *p, size_t n, const bp4_idx_record *r, int *column_major,
-                   const bp4_step_sink *sink, const char *what)
+int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const bp4_step_sink *sink,
+                          const char *what)
 {
-    cur c = {p, n, (size_t)r->pg_off, (size_t)r->var_off, what};
-    if (r->end > n)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %llu ends at %llu, past the end (%zu)",
-                         what, (unsigned long long)r->step, (unsigned long long)r->end, n);
+    cur c = {p, base, n, 0, n, what};
+    return parse_entries(&c, 0, sink);
+}
+
+static int off_in(const cur *c, uint64_t off, size_t *at)
+{
+    if (off < c->base || off - c->base > c->n)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %llu is outside the metadata read",
+                         c->what, (unsigned long long)off);
+    *at = (size_t)(off - c->base);
+    return 0;
+}
+
+int bp4_parse_step(const uint8_t *p, uint64_t base, size_t n, const bp4_idx_record *r,
+                   int *column_major, const bp4_step_sink *sink, const char *what)
+{
+    cur c = {p, base, n, 0, 0, what};
+    size_t pg = 0, var = 0, attr = 0, end = 0;
+    *column_major = 0;
+    TRY(off_in(&c, r->pg_off, &pg));
+    TRY(off_in(&c, r->var_off, &var));
+    TRY(off_in(&c, r->attr_off, &attr));
+    TRY(off_in(&c, r->end, &end));
+    c.at = pg;
+    c.end = var;
     /* PG index */
     uint64_t pgcount, pglen;
     TRY(rd64(&c, &pgcount, "PG count"));
     TRY(rd64(&c, &pglen, "PG length"));
-    *column_major = 0;
     if (pgcount == 0 || pglen == 0)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %llu: step %llu has no process group",
                          what, (unsigned long long)r->pg_off, (unsigned long long)r->step);
@@ -346,8 +370,8 @@ int bp4_parse_step(const uint8_t *p, size_t n, const bp4_idx_record *r, int *col
     }
     if (sink->step_begin) TRY(sink->step_begin(sink->ctx, *column_major));
     /* variable index */
-    c.at = (size_t)r->var_off;
-    c.end = (size_t)r->attr_off;
+    c.at = var;
+    c.end = attr;
     uint32_t vc;
     uint64_t vl;
     TRY(rd32(&c, &vc, "variable count"));
@@ -356,8 +380,8 @@ int bp4_parse_step(const uint8_t *p, size_t n, const bp4_idx_record *r, int *col
     c.end = c.at + (size_t)vl;
     TRY(parse_entries(&c, 0, sink));
     /* attribute index */
-    c.at = (size_t)r->attr_off;
-    c.end = (size_t)r->end;
+    c.at = attr;
+    c.end = end;
     uint32_t ac;
     uint64_t al;
     TRY(rd32(&c, &ac, "attribute count"));

@@ -27,21 +27,28 @@ static void *arena_alloc(bp4_index *ix, size_t n)
     return p;
 }
 
-void bp4_index_init(bp4_index *ix) { memset(ix, 0, sizeof *ix); }
+void bp4_index_init(bp4_index *ix, bp4_read_fn read, void *read_ctx)
+{
+    memset(ix, 0, sizeof *ix);
+    ix->read = read;
+    ix->read_ctx = read_ctx;
+}
 
 void bp4_index_free(bp4_index *ix)
 {
     for (size_t i = 0; i < ix->nvars; i++) {
         bp4_var *v = ix->vars[i];
         gbp_free(v->name);
-        gbp_free(v->blocks);
         gbp_free(v->steps);
+        gbp_free(v->shapes);
         gbp_free(v);
     }
     gbp_free(ix->vars);
     gbp_free(ix->hash);
     for (size_t i = 0; i < ix->nattrs; i++) bp4_attr_free(&ix->attrs[i]);
     gbp_free(ix->attrs);
+    gbp_free(ix->colmajor);
+    gbp_free(ix->load);
     while (ix->arena) {
         bp4_arena_chunk *n = ix->arena->next;
         gbp_free(ix->arena);
@@ -122,12 +129,28 @@ static int on_step_begin(void *ctx, int column_major)
     return 0;
 }
 
-static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64_t nsets)
+/* Dims of a block as a row-major reader sees them: reversed for a column-major writer. */
+static void reader_dims(const bp4_block *blk, int colmajor, uint64_t *out)
+{
+    size_t nd = blk->ndims;
+    for (size_t k = 0; k < 3; k++)
+        for (size_t i = 0; i < nd; i++)
+            out[k * nd + i] = colmajor ? blk->dims[k * nd + nd - 1 - i] : blk->dims[k * nd + i];
+}
+
+static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64_t nsets,
+                        uint64_t entry_off, uint32_t entry_len)
 {
     bp4_index *ix = ctx;
     (void)nsets;
-    ix->cur_skip = 0;
-    bp4_var *v = find_n(ix, name, nl);
+    /* steps usually list the variables in the same order: try the one after the last first */
+    bp4_var *v = NULL;
+    size_t guess = ix->cur ? ix->cur_pos + 1 : 0;
+    if (guess < ix->nvars && !strncmp(ix->vars[guess]->name, name, nl) &&
+        ix->vars[guess]->name[nl] == '\0')
+        v = ix->vars[guess];
+    else
+        v = find_n(ix, name, nl);
     if (v && v->type != type)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "variable %.*s changes type from %s to %s in step %u", (int)nl, name,
@@ -143,6 +166,7 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
         }
         v->type = type;
         v->kind = -1;
+        v->pos = ix->nvars;
         ix->vars[ix->nvars++] = v;
         if (ix->nvars * 2 > ix->hash_cap) {
             GBP_FORWARD_IF_ERROR(rehash(ix));
@@ -153,69 +177,89 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
         }
     }
     ix->cur = v;
-    /* one entry per variable per step; a second entry of the same name adds to the same step */
-    if (v->nsteps == 0 || v->steps[v->nsteps - 1].step != ix->cur_step) {
-        GBP_FORWARD_IF_ERROR(grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
-        bp4_var_step *s = &v->steps[v->nsteps++];
-        s->step = ix->cur_step;
-        s->nblocks = 0;
-        s->first = v->nblocks;
-    }
+    ix->cur_pos = v->pos;
+    if (v->nsteps && v->steps[v->nsteps - 1].step == ix->cur_step)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "variable %s has two entries in step %u (at md.0 offset %llu)", v->name,
+                         ix->cur_step + 1, (unsigned long long)entry_off);
+    GBP_FORWARD_IF_ERROR(grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
+    bp4_var_step *vs = &v->steps[v->nsteps++];
+    memset(vs, 0, sizeof *vs);
+    vs->step = ix->cur_step;
+    vs->entry_off = entry_off;
+    vs->entry_len = entry_len;
+    ix->cur_vs = vs;
+    v->joined = 0;
     return 0;
 }
 
+/* Records the step's shape (deduplicated against the previous one). */
+static int set_step_shape(bp4_var *v, bp4_var_step *vs, const uint64_t *shape)
+{
+    size_t nd = v->ndims;
+    if (v->nshapes && !memcmp(v->shapes + (v->nshapes - 1) * nd, shape, nd * sizeof *shape)) {
+        vs->shape_id = (uint32_t)(v->nshapes - 1);
+        return 0;
+    }
+    GBP_FORWARD_IF_ERROR(grow((void **)&v->shapes, &v->cap_shapes, (v->nshapes + 1) * (nd ? nd : 1),
+                              sizeof *v->shapes));
+    memcpy(v->shapes + v->nshapes * nd, shape, nd * sizeof *shape);
+    vs->shape_id = (uint32_t)v->nshapes++;
+    return 0;
+}
+
+/* The streaming pass: classify, check, and keep the summary; the block itself is not kept. */
 static int on_var_block(void *ctx, const bp4_block *blk)
 {
     bp4_index *ix = ctx;
     bp4_var *v = ix->cur;
-    if (v->kind >= 0 && v->ndims != blk->ndims)
-        return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "variable %s changes its number of dimensions from %zu to %u in step %u",
-                         v->name, v->ndims, blk->ndims, ix->cur_step + 1);
-    GBP_FORWARD_IF_ERROR(grow((void **)&v->blocks, &v->cap_blocks, v->nblocks + 1, sizeof *v->blocks));
-    bp4_block *b = &v->blocks[v->nblocks];
-    *b = *blk;
-    size_t nd = blk->ndims;
-    b->dims = arena_alloc(ix, (3 * nd + 1) * sizeof(uint64_t));
-    if (!b->dims) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    if (ix->cur_colmajor && nd > 1) {
-        /* a column-major writer: a row-major reader sees reversed dims (same bytes) */
-        for (size_t k = 0; k < 3; k++)
-            for (size_t i = 0; i < nd; i++) b->dims[k * nd + i] = blk->dims[k * nd + nd - 1 - i];
-        b->reversed = 1;
-    } else {
-        memcpy(b->dims, blk->dims, 3 * nd * sizeof(uint64_t));
-    }
-    if (blk->str) {
-        b->str = arena_alloc(ix, (size_t)blk->str_len + 1);
-        if (!b->str) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        memcpy(b->str, blk->str, blk->str_len);
-        b->str[blk->str_len] = '\0';
-    }
-    if (blk->op) {
-        b->op = arena_alloc(ix, sizeof *b->op);
-        if (!b->op) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        *b->op = *blk->op;
-    }
-    int kind = classify(b);
+    bp4_var_step *vs = ix->cur_vs;
+    uint64_t dims[3 * GBP_MAX_DIMS];
+    bp4_block b = *blk;
+    reader_dims(blk, ix->cur_colmajor && blk->ndims > 1, dims);
+    b.dims = dims;
+    int kind = classify(&b);
     if (v->kind < 0) {
         v->kind = kind;
-        v->ndims = nd;
+        v->ndims = b.ndims;
+    } else if (v->ndims != b.ndims) {
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "variable %s changes its number of dimensions from %zu to %u in step %u",
+                         v->name, v->ndims, b.ndims, ix->cur_step + 1);
     } else if (kind != v->kind && !(v->kind == GPUBP_SHAPE_GLOBAL_ARRAY &&
                                     kind == GPUBP_SHAPE_LOCAL_ARRAY)) {
         return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s changes its kind in step %u", v->name,
                          ix->cur_step + 1);
     }
-    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE && !b->has_value)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "single value %s has no value in step %u", v->name,
-                         ix->cur_step + 1);
-    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && !b->has_value)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "local value %s has no value in step %u", v->name,
+    if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
+        !b.has_value)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "value %s has no value in step %u", v->name,
                          ix->cur_step + 1);
     if (v->type == GPUBP_TYPE_STRING && v->kind != GPUBP_SHAPE_GLOBAL_VALUE)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "string variable %s is not a single value", v->name);
-    v->nblocks++;
-    v->steps[v->nsteps - 1].nblocks++;
+    if (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY) {
+        GBP_FORWARD_IF_ERROR(set_step_shape(v, vs, BP4_SHAPE(&b))); /* the last block's wins */
+    } else if (v->kind == GPUBP_SHAPE_JOINED_ARRAY) {
+        uint64_t shape[GBP_MAX_DIMS];
+        memcpy(shape, BP4_SHAPE(&b), v->ndims * sizeof *shape);
+        for (size_t i = 0; i < v->ndims; i++)
+            if (shape[i] == BP4_JOINED_DIM) {
+                v->joined += BP4_COUNT(&b)[i];
+                shape[i] = v->joined;
+            }
+        GBP_FORWARD_IF_ERROR(set_step_shape(v, vs, shape));
+    }
+    if (v->type != GPUBP_TYPE_STRING && (b.has_value || b.has_minmax)) {
+        const uint8_t *mn = b.mm, *mx = b.has_value ? b.mm : b.mm + 16;
+        size_t es = gbp_type_size(v->type);
+        if (!v->has_mm || gbp_value_cmp(v->type, mn, v->mm) < 0) memcpy(v->mm, mn, es);
+        if (!v->has_mm || gbp_value_cmp(v->type, mx, v->mm + 16) > 0) memcpy(v->mm + 16, mx, es);
+        v->has_mm = 1;
+    }
+    if (vs->nblocks == UINT32_MAX)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u", v->name,
+                         ix->cur_step + 1);
+    vs->nblocks++;
     return 0;
 }
 
@@ -236,44 +280,114 @@ static int on_attr(void *ctx, bp4_attr *a)
     return 0;
 }
 
-/* Joined arrays: starts along the joined dimension are the running sums of the counts. */
-static void fix_joined(bp4_index *ix)
-{
-    for (size_t k = 0; k < ix->nvars; k++) {
-        bp4_var *v = ix->vars[k];
-        if (v->kind != GPUBP_SHAPE_JOINED_ARRAY || !v->nsteps) continue;
-        bp4_var_step *s = &v->steps[v->nsteps - 1];
-        if (s->step != ix->cur_step) continue;
-        size_t jd = 0;
-        bp4_block *b0 = &v->blocks[s->first];
-        for (size_t i = 0; i < b0->ndims; i++)
-            if (BP4_SHAPE(b0)[i] == BP4_JOINED_DIM) jd = i;
-        uint64_t sum = 0;
-        for (size_t i = 0; i < s->nblocks; i++) {
-            bp4_block *b = &v->blocks[s->first + i];
-            if (jd < b->ndims) {
-                BP4_START(b)[jd] = sum;
-                sum += BP4_COUNT(b)[jd];
-            }
-        }
-        for (size_t i = 0; i < s->nblocks; i++) {
-            bp4_block *b = &v->blocks[s->first + i];
-            if (jd < b->ndims) BP4_SHAPE(b)[jd] = sum;
-        }
-    }
-}
-
-int bp4_index_add_step(bp4_index *ix, const uint8_t *md0, size_t n, const bp4_idx_record *r,
-                       const char *what)
+int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
+                       const bp4_idx_record *r, const char *what)
 {
     bp4_step_sink sink = {ix, on_step_begin, on_var_begin, on_var_block, on_attr};
     ix->cur_step = (uint32_t)ix->nsteps;
     ix->cur = NULL;
+    ix->cur_colmajor = 0;
+    GBP_FORWARD_IF_ERROR(grow((void **)&ix->colmajor, &ix->cap_colmajor, ix->nsteps + 1, 1));
     int cm = 0;
-    int rc = bp4_parse_step(md0, n, r, &cm, &sink, what);
-    if (rc) return rc;
-    fix_joined(ix);
+    int rc = bp4_parse_step(p, base, n, r, &cm, &sink, what);
+    if (rc) {
+        /* drop what this step added, so the index stays as it was */
+        for (size_t i = 0; i < ix->nvars; i++) {
+            bp4_var *v = ix->vars[i];
+            while (v->nsteps && v->steps[v->nsteps - 1].step == ix->cur_step) v->nsteps--;
+        }
+        return rc;
+    }
+    /* an entry with no block (not written by ADIOS2) does not count as an appearance */
+    for (size_t i = 0; i < ix->nvars; i++) {
+        bp4_var *v = ix->vars[i];
+        if (v->nsteps && v->steps[v->nsteps - 1].step == ix->cur_step &&
+            v->steps[v->nsteps - 1].nblocks == 0)
+            v->nsteps--;
+    }
+    ix->colmajor[ix->nsteps] = (uint8_t)cm;
     ix->nsteps++;
+    return 0;
+}
+
+/* ---- loading the blocks of one (variable, step) ------------------------------------------- */
+
+static int load_begin(void *ctx, const char *name, size_t nl, int type, uint64_t nsets,
+                      uint64_t entry_off, uint32_t entry_len)
+{
+    (void)ctx; (void)name; (void)nl; (void)type; (void)nsets; (void)entry_off; (void)entry_len;
+    return 0;
+}
+
+static int load_block(void *ctx, const bp4_block *blk)
+{
+    bp4_index *ix = ctx;
+    GBP_FORWARD_IF_ERROR(grow((void **)&ix->load, &ix->cap_load, ix->nload + 1, sizeof *ix->load));
+    bp4_block *b = &ix->load[ix->nload];
+    *b = *blk;
+    size_t nd = blk->ndims;
+    b->dims = arena_alloc(ix, (3 * nd + 1) * sizeof(uint64_t));
+    if (!b->dims) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    reader_dims(blk, ix->cur_colmajor && nd > 1, b->dims);
+    b->reversed = (uint8_t)(ix->cur_colmajor && nd > 1);
+    if (blk->str) {
+        b->str = arena_alloc(ix, (size_t)blk->str_len + 1);
+        if (!b->str) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        memcpy(b->str, blk->str, blk->str_len);
+        b->str[blk->str_len] = '\0';
+    }
+    if (blk->op) {
+        b->op = arena_alloc(ix, sizeof *b->op);
+        if (!b->op) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        *b->op = *blk->op;
+    }
+    ix->nload++;
+    return 0;
+}
+
+int bp4_index_blocks(bp4_index *ix, bp4_var *v, size_t vs, const bp4_block **blocks,
+                     const char *what)
+{
+    bp4_var_step *st = &v->steps[vs];
+    if (st->blocks) {
+        *blocks = st->blocks;
+        return 0;
+    }
+    size_t n = (size_t)st->entry_len + 4;
+    uint8_t *buf = gbp_malloc(n);
+    if (!buf) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = ix->read(ix->read_ctx, st->entry_off, n, buf);
+    bp4_step_sink sink = {ix, NULL, load_begin, load_block, NULL};
+    ix->nload = 0;
+    ix->cur_colmajor = ix->colmajor[st->step];
+    if (rc == 0) rc = bp4_parse_var_entries(buf, st->entry_off, n, &sink, what);
+    gbp_free(buf);
+    if (rc == 0 && ix->nload != st->nblocks)
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0,
+                       "%s: entry of %s at offset %llu changed: %zu blocks, %u expected", what,
+                       v->name, (unsigned long long)st->entry_off, ix->nload, st->nblocks);
+    bp4_block *dst = NULL;
+    if (rc == 0) {
+        dst = arena_alloc(ix, (ix->nload ? ix->nload : 1) * sizeof *dst);
+        if (!dst) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    if (rc) return rc;
+    memcpy(dst, ix->load, ix->nload * sizeof *dst);
+    if (v->kind == GPUBP_SHAPE_JOINED_ARRAY) {
+        /* starts along the joined dimension: running sums of the counts, in block order */
+        uint64_t sum = 0;
+        for (size_t i = 0; i < ix->nload; i++)
+            for (size_t d = 0; d < dst[i].ndims; d++)
+                if (BP4_SHAPE(&dst[i])[d] == BP4_JOINED_DIM) {
+                    BP4_START(&dst[i])[d] = sum;
+                    sum += BP4_COUNT(&dst[i])[d];
+                }
+        for (size_t i = 0; i < ix->nload; i++)
+            for (size_t d = 0; d < dst[i].ndims; d++)
+                if (BP4_SHAPE(&dst[i])[d] == BP4_JOINED_DIM) BP4_SHAPE(&dst[i])[d] = sum;
+    }
+    st->blocks = dst;
+    *blocks = dst;
     return 0;
 }
 
