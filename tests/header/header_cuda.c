@@ -11,7 +11,8 @@ const char *header_cuda_checks(void);
 
 const char *header_cuda_checks(void)
 {
-    int (*set_stream)(gpubp_file *, void *) = 0; /* the declared signature, checked at compile time */
+    /* the declared signature, checked at compile time */
+    int (*set_stream)(gpubp_file *, void *) = 0;
     (void)set_stream;
     return 0;
 }

@@ -1,4 +1,5 @@
-/* Header test driver: runs the checks of header_c11.c and header_cuda.c, prints the first failure. */
+/* Header test driver: runs the checks of header_c11.c and header_cuda.c and prints the first
+ * failure. */
 #include <stdio.h>
 
 const char *header_c11_checks(const char *version_h_string);
