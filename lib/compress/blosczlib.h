@@ -1,0 +1,96 @@
+/* lib/compress: the ADIOS2 `blosc` operator buffer with the Blosc2 zlib codec.
+ *
+ * The payload of a compressed BP4 block (characteristic 11, operator name "blosc") is an ADIOS2
+ * blosc operator buffer, buffer version 1: a 4-byte common header, the uncompressed size, the Blosc2
+ * version, a DataHeader, then Blosc2 chunks (../shared/docs/blosc-zlib.md). This layer writes that
+ * buffer exactly as ADIOS2 2.12 + Blosc2 2.19.1 lay it out for the zlib codec (same block sizes,
+ * same fallbacks; with zlib 1.2.13 the bytes are identical) and reads every layout that document
+ * lists for a reader. Pure memory-to-memory: no I/O, no CUDA; depends on lib/common and zlib.
+ *
+ * Threads: compression and decompression split each chunk's blocks over a pool of `threads` worker
+ * threads (0 = all online cores, 1 = the calling thread only). The output does not depend on the
+ * thread count. All functions are reentrant; errors are recorded in the calling thread's
+ * last-error record (gbp_error). */
+#ifndef GBP_BLOSCZLIB_H
+#define GBP_BLOSCZLIB_H
+
+#include <stddef.h>
+
+#include "common.h"
+
+/* Shuffle modes (the values of ADIOS2's `doshuffle`). */
+#define GBP_BLOSC_NOSHUFFLE 0
+#define GBP_BLOSC_SHUFFLE 1    /* byte shuffle */
+#define GBP_BLOSC_BITSHUFFLE 2
+
+#define GBP_BLOSC_DEFAULT_LEVEL 1 /* ADIOS2's default clevel */
+#define GBP_BLOSC_DEFAULT_SHUFFLE GBP_BLOSC_SHUFFLE
+#define GBP_BLOSC_THRESHOLD 128   /* blocks below this many bytes are stored raw (count 0) */
+#define GBP_BLOSC_PREFIX 23       /* common header + size + Blosc2 version + DataHeader */
+#define GBP_BLOSC_MAX_CHUNK ((size_t)2147483615) /* BLOSC2_MAX_BUFFERSIZE: bytes per chunk */
+
+/* Worst-case size of the operator buffer for n input bytes: 23 + n, plus 32 per chunk when
+ * n >= 128. Every buffer gbp_blosc_compress writes fits. Returns 0 if the value does not fit in a
+ * size_t. */
+size_t gbp_blosc_bound(size_t n);
+
+/* Compresses n bytes at src (n may be 0; src may then be NULL) into an ADIOS2 blosc operator
+ * buffer at dst, whose length goes to *outlen (the characteristic-11 "output size"; n is the
+ * "input size").
+ *   typesize: element size in bytes (1 .. any; above 255 Blosc2 uses 1), the shuffle unit.
+ *   level:    0 .. 9 (zlib level; 0 stores memcpyed chunks).
+ *   shuffle:  GBP_BLOSC_NOSHUFFLE, GBP_BLOSC_SHUFFLE or GBP_BLOSC_BITSHUFFLE.
+ *   threads:  worker threads, 0 = all online cores.
+ * Layouts written (as ADIOS2): n < 128 -> DataHeader count 0 and the raw bytes (23 + n); else one
+ * Blosc2 chunk per 2 147 483 615 bytes: normal zlib chunks, special-zero chunks for all-zero data,
+ * memcpyed chunks for level 0, pieces under 32 bytes and data that does not shrink.
+ * cap must be at least gbp_blosc_bound(n). Returns GPUBP_OK, GPUBP_ERR_INVALID_ARG (NULL pointer,
+ * typesize 0, level or shuffle out of range, negative threads, cap too small) or GPUBP_ERR_NOMEM. */
+int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int level, int shuffle,
+                       int threads, void *dst, size_t cap, size_t *outlen);
+
+/* Decodes an ADIOS2 blosc operator buffer of n bytes (exactly the characteristic-11 output size)
+ * into dst, which must be exactly dstlen = the uncompressed size recorded in the buffer (the
+ * characteristic-11 input size). Accepts: chunked layout (any chunk sizes), the legacy single
+ * chunk (DataHeader format != 0), the raw fallback (count 0); chunks with 16- or 32-byte headers,
+ * versions 1-5, memcpyed, special (zeros, NaN, repeated value, uninitialised -> zeros), split or
+ * unsplit blocks in any order, zero/byte runs, raw and zlib streams, byte shuffle, bit shuffle,
+ * no filter. Returns GPUBP_OK; GPUBP_ERR_CODEC naming the codec or feature when a stream needs a
+ * codec other than zlib (blosclz, lz4, zstd, ...) or the delta / a user filter, a dictionary or an
+ * instrumented chunk; GPUBP_ERR_FORMAT with the byte offset for anything damaged, truncated or
+ * inconsistent (dst contents are then unspecified); GPUBP_ERR_INVALID_ARG; GPUBP_ERR_NOMEM.
+ * Every length is checked against n and dstlen before use: it never reads outside src, writes
+ * outside dst, or allocates more than about twice dstlen. */
+int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, int threads);
+
+/* The payload of a blosc block in a BP4 file written by ADIOS2 before 2.8.0 (header version in
+ * md.idx): no 15-byte prefix, it starts at the DataHeader; dstlen comes from characteristic 11. */
+int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstlen, int threads);
+
+/* Parses "level=1,shuffle=byte,threads=4" (keys level 0..9, shuffle byte|bit|none, threads
+ * 0..1024; spaces around keys and values are ignored; NULL or "" is empty). Keys absent from the
+ * string leave their out-value unchanged, so the caller presets defaults (GBP_BLOSC_DEFAULT_*,
+ * threads 0) or a file-level setting. Any out-pointer may be NULL (its key is then still checked).
+ * GPUBP_ERR_PARAM naming the key for an unknown key or a bad value; nothing is changed then. */
+int gbp_blosc_parse_params(const char *params, int *level, int *shuffle, int *threads);
+
+/* Name of a Blosc codec format number (chunk flags bits 5-7): "blosclz", "lz4", "zlib", ... */
+const char *gbp_blosc_codec_name(int format);
+
+/* Test hook: cut pieces of at most `bytes` instead of 2 147 483 615 (0 restores the default), to
+ * exercise the multi-chunk layout with small inputs. Process-wide; not for production use. */
+void gbp_blosc_set_max_chunk(size_t bytes);
+
+/* ---- internal pieces, exposed for the tests ---------------------------------------------------- */
+
+/* Blosc2's automatic block size for the zlib codec (blosc-zlib.md 3.9). */
+size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int level);
+
+/* Byte and bit shuffle of one block of n bytes (blosc-zlib.md 4.1, 4.2); src and dst must not
+ * overlap. bit_unshuffle's `blosc1` selects the Blosc1 (chunk version 2) leftover rule. */
+void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts, int blosc1);
+
+#endif /* GBP_BLOSCZLIB_H */

@@ -1,0 +1,331 @@
+/* lib/compress round trips: every element size with each shuffle and level, sizes around every
+ * threshold (128-byte raw fallback, 32-byte memcpy chunks, the 32 KiB block-size switch, block
+ * multiples), data that does not shrink, thread-count independence, the multi-chunk layout, the
+ * filters against their bit-by-bit definitions, and the parameter parser. */
+#include "test_support.h"
+#include "zutil.h"
+
+#include <stdio.h>
+
+/* Compresses, checks the framing, decompresses with 1 and 3 threads, compares. Returns the
+ * compressed size. */
+static size_t roundtrip(const uint8_t *src, size_t n, size_t ts, int level, int shuffle,
+                        int threads)
+{
+    size_t cap = gbp_blosc_bound(n), len = 0;
+    assert_true(cap >= n + 23);
+    uint8_t *buf = malloc(cap);
+    uint8_t *back = malloc(n + 1);
+    assert_non_null(buf);
+    assert_non_null(back);
+    int rc = gbp_blosc_compress(src, n, ts, level, shuffle, threads, buf, cap, &len);
+    if (rc) print_error("compress n=%zu ts=%zu level=%d shuffle=%d: %s\n", n, ts, level, shuffle,
+                        gbp_error_message());
+    assert_int_equal(rc, GPUBP_OK);
+    assert_true(len <= cap);
+    assert_int_equal(buf[0], 0);
+    assert_int_equal(buf[1], 1);
+    assert_int_equal(gbp_ld64(buf + 4), n);
+    assert_int_equal(gbp_ld32(buf + 15), 0);
+    if (n < 128) {
+        assert_int_equal(gbp_ld32(buf + 19), 0);
+        assert_int_equal(len, 23 + n);
+    } else {
+        assert_true(gbp_ld32(buf + 19) >= 1);
+        assert_true(len <= cap);
+    }
+    for (int th = 1; th <= 3; th += 2) {
+        memset(back, 0xEE, n + 1);
+        rc = gbp_blosc_decompress(buf, len, back, n, th);
+        if (rc) print_error("decompress n=%zu ts=%zu level=%d shuffle=%d: %s\n", n, ts, level,
+                            shuffle, gbp_error_message());
+        assert_int_equal(rc, GPUBP_OK);
+        assert_memory_equal(back, src, n);
+        assert_int_equal(back[n], 0xEE);
+    }
+    free(buf);
+    free(back);
+    return len;
+}
+
+static void all_sizes_shuffles_levels(void **state)
+{
+    (void)state;
+    static const size_t ts_list[] = {1, 2, 4, 8, 16};
+    static const size_t sizes[] = {0, 1, 7, 31, 32, 33, 127, 128, 129, 1000, 4001};
+    uint8_t *src = malloc(5000);
+    for (size_t t = 0; t < 5; t++)
+        for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+            for (int pat = 0; pat < NPAT; pat++) {
+                z_fill(src, sizes[s], ts_list[t], pat);
+                for (int sh = 0; sh < 3; sh++)
+                    for (int lv = 0; lv <= 9; lv++)
+                        roundtrip(src, sizes[s], ts_list[t], lv, sh, 1);
+            }
+    free(src);
+}
+
+static void block_boundaries(void **state)
+{
+    (void)state;
+    /* around the 32 KiB switch and multiples of the clevel-1 (32 KiB) and clevel-9 (1 MiB)
+     * block sizes, odd sizes that are not multiples of the element size */
+    static const size_t sizes[] = {32767, 32768, 32769, 65536 + 3, 3 * 32768 + 5,
+                                   (1u << 20) + 17, 2 * (1u << 20) + 8};
+    static const int levels[] = {0, 1, 2, 3, 5, 6, 9};
+    uint8_t *src = malloc(3u << 20);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+        for (int pat = 0; pat < NPAT; pat++) {
+            size_t ts = (size_t)1 << (pat % 5);
+            z_fill(src, sizes[s], ts, pat);
+            for (int sh = 0; sh < 3; sh++)
+                for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
+                    if (sizes[s] > 100000 && levels[l] != 1 && levels[l] != 9) continue;
+                    roundtrip(src, sizes[s], ts, levels[l], sh, 2);
+                }
+        }
+    free(src);
+}
+
+static void layouts_written(void **state)
+{
+    (void)state;
+    uint8_t src[70000], buf[70200];
+    size_t len;
+    /* all zeros: the special-zero chunk, 23 + 32 bytes */
+    memset(src, 0, sizeof src);
+    for (int sh = 0; sh < 3; sh++) {
+        assert_int_equal(gbp_blosc_compress(src, 80 * 8, 8, 1, sh, 1, buf, sizeof buf, &len), 0);
+        assert_int_equal(len, 55);
+        assert_int_equal(buf[23 + 2], 0x75);
+        assert_int_equal(buf[23 + 31], 0x10);
+    }
+    /* random: does not shrink, memcpyed chunk 0x77 */
+    z_fill(src, sizeof src, 4, PAT_RANDOM);
+    assert_int_equal(gbp_blosc_compress(src, sizeof src, 4, 5, 1, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(len, 23 + 32 + sizeof src);
+    assert_int_equal(buf[23 + 2], 0x77);
+    assert_memory_equal(buf + 55, src, sizeof src);
+    /* level 0: memcpyed up front, 0x07 */
+    assert_int_equal(gbp_blosc_compress(src, 1000, 4, 0, 1, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(len, 23 + 32 + 1000);
+    assert_int_equal(buf[23 + 2], 0x07);
+    /* constant 0x41: runs (csize -65, token 1) */
+    memset(src, 0x41, 40000);
+    assert_int_equal(gbp_blosc_compress(src, 40000, 1, 1, 0, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(buf[23 + 2], 0x75);
+    assert_int_equal(gbp_ld32(buf + 23 + 8), 32768);  /* blocksize */
+    assert_int_equal(gbp_ld32(buf + 23 + 12), 32 + 8 + 2 * 5); /* 2 bstarts, 2 runs */
+    assert_int_equal((int32_t)gbp_ld32(buf + 23 + 40), -65);
+    assert_int_equal(buf[23 + 44], 1);
+    /* partly compressible: some streams raw, chunk kept */
+    z_fill(src, 65536, 4, PAT_HALF);
+    size_t l2 = roundtrip(src, 65536, 4, 1, 0, 1);
+    assert_true(l2 < 65536 / 2 + 2000);
+}
+
+static void block_sizes(void **state)
+{
+    (void)state;
+    /* values confirmed with libblosc2 on an 800 000-byte int32 input (blosc-zlib.md 3.9) */
+    static const size_t want[10] = {16384, 32768, 65536, 131072, 262144, 262144,
+                                    524288, 524288, 524288, 800000};
+    for (int l = 0; l <= 9; l++) assert_int_equal(gbp_blosc_blocksize(800000, 4, l), want[l]);
+    assert_int_equal(gbp_blosc_blocksize(25600, 8, 1), 25600);
+    assert_int_equal(gbp_blosc_blocksize(5, 8, 1), 1);
+    assert_int_equal(gbp_blosc_blocksize(40003, 3, 9), 40002);
+    assert_int_equal(gbp_blosc_blocksize(100000, 3, 1), 32766);
+}
+
+static void threads_do_not_change_output(void **state)
+{
+    (void)state;
+    size_t n = (3u << 20) + 12345;
+    uint8_t *src = malloc(n);
+    size_t cap = gbp_blosc_bound(n), l1, lt;
+    uint8_t *a = malloc(cap), *b = malloc(cap), *back = malloc(n);
+    z_fill(src, n, 4, PAT_SMOOTH);
+    for (size_t i = n / 3; i < n / 3 + 200000; i++) src[i] = (uint8_t)(z_rand() >> 24);
+    for (int sh = 0; sh < 3; sh++) {
+        assert_int_equal(gbp_blosc_compress(src, n, 4, 1, sh, 1, a, cap, &l1), 0);
+        for (int th = 0; th <= 5; th++) {
+            assert_int_equal(gbp_blosc_compress(src, n, 4, 1, sh, th, b, cap, &lt), 0);
+            assert_int_equal(l1, lt);
+            assert_memory_equal(a, b, l1);
+            memset(back, 0, n);
+            assert_int_equal(gbp_blosc_decompress(b, lt, back, n, th), 0);
+            assert_memory_equal(back, src, n);
+        }
+    }
+    free(src);
+    free(a);
+    free(b);
+    free(back);
+}
+
+static void multi_chunk(void **state)
+{
+    (void)state;
+    uint8_t src[40000];
+    z_fill(src, 20000, 4, PAT_INTS);
+    z_fill(src + 20000, 20000, 8, PAT_SMOOTH);
+    gbp_blosc_set_max_chunk(10007);
+    for (int sh = 0; sh < 3; sh++) {
+        uint8_t buf[41000];
+        size_t len;
+        assert_true(gbp_blosc_bound(40000) == 23 + 40000 + 4 * 32);
+        assert_int_equal(gbp_blosc_compress(src, 40000, 8, 1, sh, 2, buf, sizeof buf, &len), 0);
+        assert_int_equal(gbp_ld32(buf + 19), 4);
+        roundtrip(src, 40000, 8, 1, sh, 3);
+        /* a last piece under 32 bytes becomes a memcpyed chunk */
+        gbp_blosc_set_max_chunk(10000);
+        assert_int_equal(gbp_blosc_compress(src, 20010, 4, 1, sh, 1, buf, sizeof buf, &len), 0);
+        assert_int_equal(gbp_ld32(buf + 19), 3);
+        assert_int_equal(buf[len - 10 - 32 + 2], 0x07);
+        roundtrip(src, 20010, 4, 9, sh, 1);
+        gbp_blosc_set_max_chunk(10007);
+    }
+    gbp_blosc_set_max_chunk(0);
+}
+
+/* Bit shuffle against its bit-by-bit definition; both shuffles invert. */
+static void filters(void **state)
+{
+    (void)state;
+    static const size_t tss[] = {1, 2, 3, 4, 8, 16};
+    static const size_t ns[] = {0, 5, 8, 24, 37, 64, 1000};
+    uint8_t in[16 * 1000 + 16], a[sizeof in], b[sizeof in], ref[sizeof in];
+    for (size_t t = 0; t < 6; t++)
+        for (size_t k = 0; k < 7; k++) {
+            size_t ts = tss[t], n = ns[k] * ts + z_rand() % ts;
+            z_fill(in, n, ts, PAT_RANDOM);
+            size_t ne = n / ts, m = ne - ne % 8;
+            memset(ref, 0, n);
+            for (size_t j = 0; j < ts; j++)
+                for (size_t bit = 0; bit < 8; bit++)
+                    for (size_t i = 0; i < m; i++)
+                        if ((in[i * ts + j] >> bit) & 1)
+                            ref[(8 * j + bit) * (m / 8) + i / 8] |= (uint8_t)(1u << (i % 8));
+            memcpy(ref + m * ts, in + m * ts, n - m * ts);
+            gbp_bit_shuffle(in, a, n, ts);
+            assert_memory_equal(a, ref, n);
+            gbp_bit_unshuffle(a, b, n, ts, 0);
+            assert_memory_equal(b, in, n);
+            gbp_byte_shuffle(in, a, n, ts);
+            for (size_t i = 0; i < ne; i++)
+                for (size_t j = 0; j < ts; j++) assert_int_equal(a[j * ne + i], in[i * ts + j]);
+            gbp_byte_unshuffle(a, b, n, ts);
+            assert_memory_equal(b, in, n);
+        }
+}
+
+static void params(void **state)
+{
+    (void)state;
+    int lv = 1, sh = 1, th = 0;
+    assert_int_equal(gbp_blosc_parse_params("level=5,shuffle=bit,threads=3", &lv, &sh, &th), 0);
+    assert_int_equal(lv, 5);
+    assert_int_equal(sh, 2);
+    assert_int_equal(th, 3);
+    assert_int_equal(gbp_blosc_parse_params(" shuffle = none , ", &lv, &sh, &th), 0);
+    assert_int_equal(sh, 0);
+    assert_int_equal(lv, 5);
+    assert_int_equal(gbp_blosc_parse_params("shuffle=byte", &lv, &sh, &th), 0);
+    assert_int_equal(sh, 1);
+    assert_int_equal(gbp_blosc_parse_params(NULL, &lv, &sh, &th), 0);
+    assert_int_equal(gbp_blosc_parse_params("", NULL, NULL, NULL), 0);
+    assert_int_equal(gbp_blosc_parse_params("level=9", NULL, NULL, NULL), 0);
+    assert_int_equal(gbp_blosc_parse_params("lvl=3", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gbp_error_message(), "'lvl'"));
+    assert_int_equal(gbp_blosc_parse_params("level=10", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gbp_error_message(), "'level'"));
+    assert_int_equal(gbp_blosc_parse_params("level=1x", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_int_equal(gbp_blosc_parse_params("level=", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_int_equal(gbp_blosc_parse_params("shuffle=bits", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gbp_error_message(), "'shuffle'"));
+    assert_int_equal(gbp_blosc_parse_params("threads=-1", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_int_equal(gbp_blosc_parse_params("level", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_int_equal(gbp_blosc_parse_params("level=2,bogus=1", &lv, &sh, &th), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gbp_error_message(), "'bogus'"));
+    assert_int_equal(lv, 5); /* unchanged on error */
+    assert_int_equal(sh, 1);
+    assert_int_equal(th, 3);
+}
+
+static void bad_arguments(void **state)
+{
+    (void)state;
+    uint8_t src[300] = {0}, buf[400];
+    size_t len;
+    assert_int_equal(gbp_blosc_compress(src, 300, 0, 1, 1, 1, buf, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 10, 1, 1, buf, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 3, 1, buf, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, -1, buf, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, buf, 354, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(NULL, 300, 4, 1, 1, 1, buf, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, NULL, sizeof buf, &len),
+                     GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, buf, 355, &len), 0);
+    assert_int_equal(gbp_blosc_compress(NULL, 0, 4, 1, 1, 1, buf, 23, &len), 0);
+    assert_int_equal(len, 23);
+    assert_int_equal(gbp_blosc_decompress(buf, len, NULL, 0, 1), 0);
+    assert_int_equal(gbp_blosc_bound(SIZE_MAX - 10), 0);
+    /* typesize above 255 is typesize 1, as in Blosc2 */
+    uint8_t big[3000];
+    z_fill(big, sizeof big, 4, PAT_SMOOTH);
+    roundtrip(big, sizeof big, 1000, 1, 1, 1);
+}
+
+static void allocation_failures(void **state)
+{
+    (void)state;
+    size_t n = 200000, cap = gbp_blosc_bound(n), len;
+    uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n);
+    z_fill(src, n, 4, PAT_SMOOTH);
+    assert_int_equal(gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &len), 0);
+    int seen_fail = 0;
+    for (long k = 0; k < 40; k++) {
+        size_t l2;
+        gbp_alloc_fail_after(k);
+        int rc = gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &l2);
+        gbp_alloc_fail_after(-1);
+        assert_true(rc == GPUBP_OK || rc == GPUBP_ERR_NOMEM);
+        if (rc == GPUBP_OK) assert_int_equal(l2, len);
+        seen_fail |= rc != GPUBP_OK;
+    }
+    assert_true(seen_fail);
+    assert_int_equal(gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &len), 0);
+    for (long k = 0; k < 40; k++) {
+        gbp_alloc_fail_after(k);
+        int rc = gbp_blosc_decompress(buf, len, back, n, 2);
+        gbp_alloc_fail_after(-1);
+        assert_true(rc == GPUBP_OK || rc == GPUBP_ERR_NOMEM);
+        if (rc == GPUBP_OK) assert_memory_equal(back, src, n);
+    }
+    free(src);
+    free(buf);
+    free(back);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(filters),
+        cmocka_unit_test(block_sizes),
+        cmocka_unit_test(all_sizes_shuffles_levels),
+        cmocka_unit_test(block_boundaries),
+        cmocka_unit_test(layouts_written),
+        cmocka_unit_test(threads_do_not_change_output),
+        cmocka_unit_test(multi_chunk),
+        cmocka_unit_test(params),
+        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
