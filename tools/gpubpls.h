@@ -61,6 +61,13 @@ typedef struct ls_var {
     size_t esize;  /* bytes of one element; 0 for strings */
 } ls_var;
 
+/* The dataset steps in which one variable appears (see ls_abs_step). */
+typedef struct ls_stepmap_entry {
+    char *name;
+    size_t *steps;
+    size_t n, cap;
+} ls_stepmap_entry;
+
 /* One run of the tool. */
 typedef struct ls_ctx {
     ls_options opt;
@@ -72,10 +79,8 @@ typedef struct ls_ctx {
     int nextcol;        /* column of the next dumped value (a line may span reads) */
     /* Absolute steps of variables that skip steps, found once on demand (see ls_abs_step). */
     bool stepmap_done;
-    size_t stepmap_n;
-    char **stepmap_names;
-    size_t **stepmap_steps;
-    size_t *stepmap_counts;
+    ls_stepmap_entry *stepmap; /* sorted by name */
+    size_t stepmap_n, stepmap_cap;
 } ls_ctx;
 
 /* ---- gpubpls.c ------------------------------------------------------------------------------ */

@@ -123,53 +123,81 @@ int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims
 /* The public API counts a variable's steps from 0 over the steps where it appears; bpls prints
  * the dataset's step. When a variable skips steps, one pass over the dataset in READ mode finds
  * in which steps each variable appears. */
+/* The entry of `name` in the sorted step map, or NULL with *pos where it would go. */
+static ls_stepmap_entry *stepmap_find(const ls_ctx *c, const char *name, size_t *pos)
+{
+    size_t lo = 0, hi = c->stepmap_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(c->stepmap[mid].name, name);
+        if (r == 0)
+            return &c->stepmap[mid];
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
+    return NULL;
+}
+
+/* The entry of `name`, created (empty) when absent; NULL when out of memory. */
+static ls_stepmap_entry *stepmap_entry(ls_ctx *c, const char *name)
+{
+    size_t lo;
+    ls_stepmap_entry *e = stepmap_find(c, name, &lo);
+    if (e)
+        return e;
+    if (c->stepmap_n == c->stepmap_cap) {
+        size_t cap = c->stepmap_cap ? 2 * c->stepmap_cap : 64;
+        ls_stepmap_entry *m = realloc(c->stepmap, cap * sizeof *m);
+        if (!m)
+            return NULL;
+        c->stepmap = m;
+        c->stepmap_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    memmove(&c->stepmap[lo + 1], &c->stepmap[lo], (c->stepmap_n - lo) * sizeof *c->stepmap);
+    c->stepmap[lo] = (ls_stepmap_entry){copy, NULL, 0, 0};
+    c->stepmap_n++;
+    return &c->stepmap[lo];
+}
+
+static bool stepmap_add(ls_ctx *c, const char *name, size_t step)
+{
+    ls_stepmap_entry *e = stepmap_entry(c, name);
+    if (!e)
+        return false;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 8;
+        size_t *s = realloc(e->steps, cap * sizeof *s);
+        if (!s)
+            return false;
+        e->steps = s;
+        e->cap = cap;
+    }
+    e->steps[e->n++] = step;
+    return true;
+}
+
 static void build_stepmap(ls_ctx *c)
 {
     c->stepmap_done = true;
     gpubp_file *f = NULL;
     if (gpubp_open(&f, c->opt.path, GPUBP_MODE_READ, NULL) != GPUBP_OK)
         return;
-    while (gpubp_begin_step(f) == GPUBP_OK) {
+    bool ok = true;
+    while (ok && gpubp_begin_step(f) == GPUBP_OK) {
         size_t step, n;
         const char *const *names;
-        if (gpubp_current_step(f, &step) != GPUBP_OK ||
-            gpubp_available_variables(f, &n, &names) != GPUBP_OK)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            size_t k;
-            for (k = 0; k < c->stepmap_n; k++)
-                if (strcmp(c->stepmap_names[k], names[i]) == 0)
-                    break;
-            if (k == c->stepmap_n) {
-                char **nn = realloc(c->stepmap_names, (k + 1) * sizeof *nn);
-                if (nn)
-                    c->stepmap_names = nn;
-                size_t **ns = realloc(c->stepmap_steps, (k + 1) * sizeof *ns);
-                if (ns)
-                    c->stepmap_steps = ns;
-                size_t *nc = realloc(c->stepmap_counts, (k + 1) * sizeof *nc);
-                if (nc)
-                    c->stepmap_counts = nc;
-                char *name = strdup(names[i]);
-                if (!nn || !ns || !nc || !name) {
-                    free(name);
-                    goto done;
-                }
-                c->stepmap_names[k] = name;
-                c->stepmap_steps[k] = NULL;
-                c->stepmap_counts[k] = 0;
-                c->stepmap_n++;
-            }
-            size_t *steps = realloc(c->stepmap_steps[k], (c->stepmap_counts[k] + 1) * sizeof *steps);
-            if (!steps)
-                goto done;
-            steps[c->stepmap_counts[k]++] = step;
-            c->stepmap_steps[k] = steps;
-        }
-        if (gpubp_end_step(f) != GPUBP_OK)
-            break;
+        ok = gpubp_current_step(f, &step) == GPUBP_OK &&
+             gpubp_available_variables(f, &n, &names) == GPUBP_OK;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = stepmap_add(c, names[i], step);
+        ok = ok && gpubp_end_step(f) == GPUBP_OK;
     }
-done:
     gpubp_close(f);
 }
 
@@ -184,25 +212,20 @@ size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel)
         return rel;
     if (!c->stepmap_done)
         build_stepmap(c);
-    for (size_t k = 0; k < c->stepmap_n; k++)
-        if (strcmp(c->stepmap_names[k], v->name) == 0)
-            return rel < c->stepmap_counts[k] ? c->stepmap_steps[k][rel] : rel;
-    return rel;
+    size_t pos;
+    const ls_stepmap_entry *e = stepmap_find(c, v->name, &pos);
+    return e && rel < e->n ? e->steps[rel] : rel;
 }
 
 void ls_ctx_free(ls_ctx *c)
 {
     for (size_t k = 0; k < c->stepmap_n; k++) {
-        free(c->stepmap_names[k]);
-        free(c->stepmap_steps[k]);
+        free(c->stepmap[k].name);
+        free(c->stepmap[k].steps);
     }
-    free(c->stepmap_names);
-    free(c->stepmap_steps);
-    free(c->stepmap_counts);
-    c->stepmap_names = NULL;
-    c->stepmap_steps = NULL;
-    c->stepmap_counts = NULL;
-    c->stepmap_n = 0;
+    free(c->stepmap);
+    c->stepmap = NULL;
+    c->stepmap_n = c->stepmap_cap = 0;
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */
