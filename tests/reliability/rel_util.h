@@ -241,6 +241,13 @@ static inline size_t rel_idx_records(const char *path)
     return (size_t)(st.st_size - 64) / 64;
 }
 
+/* Sweeps take every rel_stride()-th point: 1, or 7 with GPUBP_RELIABILITY_QUICK=1 (valgrind). */
+static inline long rel_stride(void)
+{
+    const char *q = getenv("GPUBP_RELIABILITY_QUICK");
+    return q && *q == '1' ? 7 : 1;
+}
+
 static inline void rel_rmdir(const char *path) { ts_remove_tree(path); }
 
 #endif

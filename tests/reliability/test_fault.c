@@ -110,7 +110,7 @@ static void io_error_sweep(const rel_opts *o, int kind, int err)
     const size_t n = 4;
     long w = count_writes(path, o, n);
     long paths_named = 0;
-    for (long k = 0; k < w; k++) {
+    for (long k = 0; k < w; k += rel_stride()) {
         rel_rmdir(path);
         gbp_io_fault_inject(kind, k, 0);
         wres r;
@@ -255,7 +255,7 @@ static void test_fault_short_writes(void **state)
         const rel_opts *o = &cases[c];
         const char *path = ts_path("fault_short.bp");
         long w = count_writes(path, o, 3);
-        for (long k = -1; k < w; k++) {
+        for (long k = -1; k < w; k += (k < 0 ? 1 : rel_stride())) {
             rel_rmdir(path);
             if (k < 0) gbp_io_fault_inject(GBP_IO_FAULT_SHORT_ALL, 0, 0);
             else gbp_io_fault_inject(GBP_IO_FAULT_SHORT, k, 0);
@@ -292,7 +292,7 @@ static void test_fault_read_errors(void **state)
     assert_int_equal(rel_verify(path, &o, r.ok, 3), 0);
     long reads = gbp_io_read_calls();
     assert_true(reads > 0);
-    for (long k = 0; k < reads; k++) {
+    for (long k = 0; k < reads; k += rel_stride()) {
         gbp_io_fault_inject(GBP_IO_FAULT_READ_EIO, k, 0);
         /* rel_verify prints and returns -1 on the failure; check the record it leaves */
         int v = rel_verify(path, &o, r.ok, 3);
@@ -315,7 +315,7 @@ static void alloc_sweep(const rel_opts *o, long *crashes)
 {
     const char *path = ts_path("fault_alloc.bp");
     long n, clean = 0, bad_status = 0;
-    for (n = 0; n < 5000 && clean < 3; n++) {
+    for (n = 0; n < 5000 && clean < 3; n += rel_stride()) {
         rel_rmdir(path);
         wres r;
         if (crashes) {
@@ -401,7 +401,7 @@ static void test_fault_alloc_read(void **state)
     write_tolerant(path, GPUBP_MODE_WRITE, &o, 0, 3, &r);
     assert_int_equal(r.first_rc, GPUBP_OK);
     long n, clean = 0;
-    for (n = 0; n < 5000 && clean < 3; n++) {
+    for (n = 0; n < 5000 && clean < 3; n += rel_stride()) {
         gbp_alloc_fail_after(n);
         int v = rel_verify(path, &o, r.ok, 3);
         gbp_alloc_fail_after(-1);
@@ -430,7 +430,7 @@ static void test_fault_simulated_device(void **state)
     };
     for (int k = 0; k < 3; k++) {
         long fired_total = 0;
-        for (long n = 0; n < 40; n++) {
+        for (long n = 0; n < 40; n += rel_stride()) {
             rel_rmdir(path);
             gbp_sim_reset();
             kinds[k].arm(n);
