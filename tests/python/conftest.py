@@ -143,6 +143,11 @@ class CupyBackend:
     def to_numpy(self, a):
         return self.cp.asnumpy(a)
 
+    def stream(self):
+        """A non-blocking stream and the context that makes it current."""
+        st = self.cp.cuda.Stream(non_blocking=True)
+        return st, st
+
 
 class TorchBackend:
     name = "torch"
@@ -166,6 +171,10 @@ class TorchBackend:
 
     def to_numpy(self, a):
         return a.cpu().numpy()
+
+    def stream(self):
+        st = self.torch.cuda.Stream()
+        return st, self.torch.cuda.stream(st)
 
 
 BACKENDS = {"sim": SimBackend, "cupy": CupyBackend, "torch": TorchBackend}

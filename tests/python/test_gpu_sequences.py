@@ -337,3 +337,24 @@ def test_non_contiguous_device_array_is_refused(device, tmp_bp):
             buf = device.zeros((4, 3), np.float32)
             s.read("t", buffer=buf)
             check(device, buf, np.arange(12, dtype=np.float32).reshape(3, 4).T)
+
+
+def test_user_stream(device, tmp_bp):
+    """Arrays made on a non-blocking stream, handed to set_stream(): written and read back."""
+    if device.name == "sim":
+        pytest.skip("CUDA streams: CuPy and torch only")
+    path = tmp_bp()
+    st, ctx = device.stream()
+    with ctx:
+        src = device.from_numpy(np.arange(1 << 20, dtype=np.float32)) * 3
+    with gpubp.Stream(path, "w") as s:
+        s.set_stream(st)
+        s.write("x", src)
+    with gpubp.Stream(path, "r") as s:
+        s.begin_step()
+        s.set_stream(st)
+        with ctx:
+            buf = device.zeros((1 << 20,), np.float32)
+            s.read("x", buffer=buf)
+        st.synchronize()
+        check(device, buf, np.arange(1 << 20, dtype=np.float32) * 3)
