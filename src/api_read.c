@@ -114,6 +114,7 @@ static int parse_until(gpubp_file *f, size_t nsteps)
 {
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
+    f->ix.steps_hint = nsteps;
     while (f->ix.nsteps < nsteps) {
         const bp4_idx_record *r = &f->records[f->ix.nsteps];
         if (r->pg_off < f->md0_base || r->end > f->md0_base + f->md0_len) {
@@ -130,6 +131,10 @@ static int parse_until(gpubp_file *f, size_t nsteps)
             GBP_FORWARD_IF_ERROR(gbp_reader_md0(f, r->pg_off, want, f->md0));
             f->md0_base = r->pg_off;
             f->md0_len = want;
+            /* read ahead of the next window while this one is parsed */
+            if (r->pg_off + want < f->md0_size)
+                posix_fadvise(f->md0_fd, (off_t)(r->pg_off + want), (off_t)GBP_MD0_WINDOW,
+                              POSIX_FADV_WILLNEED);
         }
         GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_base, f->md0_len, r, what));
     }

@@ -189,6 +189,7 @@ typedef struct bp4_index {
     uint8_t *colmajor;    /* per step: written by a column-major writer */
     size_t cap_colmajor;
     bp4_arena_chunk *arena;
+    size_t steps_hint;    /* steps expected in all (md.idx records): sizes per-variable arrays */
     bp4_read_fn read;     /* md.0 access for on-demand loads */
     void *read_ctx;
     /* parse state */

@@ -102,8 +102,8 @@ void bp4_attr_free(bp4_attr *a)
 
 /* Parses one characteristic set at c->at into blk (dims into dimbuf, 3 * GBP_MAX_DIMS).
  * For attributes, attr receives the value. */
-static int parse_charset(cur *c, int type, bp4_block *blk, uint64_t *dimbuf, bp4_op *op,
-                         bp4_attr *attr)
+static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *dimbuf,
+                         bp4_op *op, bp4_attr *attr)
 {
     uint8_t cnt;
     uint32_t len;
@@ -112,9 +112,12 @@ static int parse_charset(cur *c, int type, bp4_block *blk, uint64_t *dimbuf, bp4
     NEED(c, len, "characteristic set");
     size_t saved_end = c->end;
     c->end = c->at + len;
-    memset(blk, 0, sizeof *blk);
+    blk->vmd_offset = blk->payload_offset = 0;
+    blk->str = NULL;
+    blk->op = NULL;
+    blk->file_index = blk->step = blk->str_len = 0;
+    blk->ndims = blk->has_minmax = blk->has_value = blk->reversed = 0;
     blk->dims = dimbuf;
-    size_t es = gbp_type_size(type);
     int have_dims = 0;
     while (c->at < c->end) {
         size_t id_at = c->at;
@@ -284,6 +287,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
         TRY(rd8(c, &type, "type"));
         TRY(rd64(c, &nsets, "set count"));
         int known = gbp_type_known(type) || (is_attr && type == 12);
+        size_t es = gbp_type_size(type);
         if (!known) {
             c->at = c->end; /* skipped silently, as ADIOS2 does */
         } else if (is_attr) {
@@ -291,7 +295,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
                 bp4_block blk;
                 bp4_attr a;
                 memset(&a, 0, sizeof a);
-                int rc = parse_charset(c, type, &blk, dimbuf, &op, &a);
+                int rc = parse_charset(c, type, es, &blk, dimbuf, &op, &a);
                 if (rc == 0 && !a.data && !a.strings)
                     rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: attribute %.*s has no value",
                                    c->what, entry_at, (int)nl, name);
@@ -314,7 +318,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
             TRY(sink->var_begin(sink->ctx, name, nl, type, nsets, c->base + entry_at, elen));
             while (c->at < c->end) {
                 bp4_block blk;
-                TRY(parse_charset(c, type, &blk, dimbuf, &op, NULL));
+                TRY(parse_charset(c, type, es, &blk, dimbuf, &op, NULL));
                 TRY(sink->var_block(sink->ctx, &blk));
             }
         }

@@ -182,6 +182,15 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "variable %s has two entries in step %u (at md.0 offset %llu)", v->name,
                          ix->cur_step + 1, (unsigned long long)entry_off);
+    if (v->cap_steps == 0 && ix->steps_hint > ix->cur_step) {
+        /* reserve what the remaining steps can need, once, instead of doubling */
+        size_t want = ix->steps_hint - ix->cur_step;
+        bp4_var_step *st = gbp_malloc(want * sizeof *st);
+        if (st) {
+            v->steps = st;
+            v->cap_steps = want;
+        }
+    }
     GBP_FORWARD_IF_ERROR(grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
     bp4_var_step *vs = &v->steps[v->nsteps++];
     memset(vs, 0, sizeof *vs);
