@@ -148,6 +148,12 @@ int gbp_writer_close(gpubp_file *f)
 {
     int rc = GPUBP_OK;
     if (f->in_step) rc = gbp_writer_end_step(f);
+    if (rc == GPUBP_OK && f->idx_records == 0) {
+        /* a writer closed without a step: commit one empty step, as ADIOS2 does, so that the
+         * dataset reads as finished (an empty md.idx means "a writer may still come") */
+        rc = gbp_writer_begin_step(f);
+        if (rc == GPUBP_OK) rc = gbp_writer_end_step(f);
+    }
     if (f->idx_records > 0) {
         uint8_t zero = 0;
         int rc2 = gbp_pwrite_all(f->idx_fd, &zero, 1, 38, "md.idx");
