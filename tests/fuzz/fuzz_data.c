@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     char ds[600], params[128];
     snprintf(ds, sizeof ds, "%s/d.bp", fz_tmpdir());
-    snprintf(params, sizeof params, "%s%s%s", dev ? "device=simulated," : "",
+    snprintf(params, sizeof params, "%s%s%s", dev ? "device=simulated,chunk_mib=1,pool_slots=2," : "",
              colmajor ? "gpu_layout=column_major," : "gpu_layout=row_major,",
              two_sub ? "subfiles=2" : "subfiles=1");
 

@@ -362,8 +362,9 @@ static void alloc_sweep(const rel_opts *o, long *crashes)
             }
         }
         if (rel_verify_x(path, o, r.ok, r.ncommitted, r.partial) != 0) {
-            print_error("allocation %ld failed (%s): committed steps do not read back\n", n,
-                        r.first_msg);
+            print_error("allocation %ld failed (status %d '%s'; open %d close %d, %zu committed, "
+                        "partial %d): committed steps do not read back\n", n, r.first_rc,
+                        r.first_msg, r.open_rc, r.close_rc, r.ncommitted, r.partial);
             fail();
         }
     }
