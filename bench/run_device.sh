@@ -8,12 +8,19 @@
 #
 # Dependencies the machine lacks (cmocka, pkg-config, zlib headers) are taken from .carry/root
 # (Debian packages unpacked with dpkg -x) and the shared/ folder from .carry/shared when present.
+# When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
+# working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
 set -u
 OUT=${OUT:-/tmp/gpubp-device-out}
 mkdir -p "$OUT"
+CARRY=$PWD/.carry
 SRC=$PWD
-R=$SRC/.carry/root
+if [ -f "$CARRY/head.tar" ]; then
+  rm -rf /tmp/gpubp-src && mkdir -p /tmp/gpubp-src && tar -xf "$CARRY/head.tar" -C /tmp/gpubp-src
+  SRC=/tmp/gpubp-src
+fi
+R=$CARRY/root
 if [ -d "$R" ]; then
   export PATH=$R/usr/bin:$PATH
   export LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
@@ -21,8 +28,8 @@ if [ -d "$R" ]; then
   export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig
   export CMAKE_PREFIX_PATH=$R/usr
 fi
-SHARED=$SRC/../shared
-[ -d "$SRC/.carry/shared" ] && SHARED=$SRC/.carry/shared
+SHARED=$PWD/../shared
+[ -d "$CARRY/shared" ] && SHARED=$CARRY/shared
 B=$SRC/build-gpu-h200
 NJ=$(nproc)
 t0=$(date +%s)
@@ -31,7 +38,7 @@ stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
 {
   stamp environment
   nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a
-  (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; git -C "$SRC" log --oneline -1
+  (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; cat "$CARRY/head.commit" 2>/dev/null
 } > "$OUT/env.log" 2>&1
 
 {
