@@ -11,6 +11,7 @@
  *   one   float  global (8), step 0 only;                        one[k] = 0.25*k
  *   late  int8   value, steps 1 and 2 only;                      late[step] = 6 + step
  *   huge  double value, step 0 only;                             1e6
+ *   txt   uint8  global (2,6), step 0 only;                      "hello\0" and "abc   "
  *   attributes: "pi" double 3.14159, "tags" string array {"x", "y"}, "a/units" string "m"
  */
 #include <gpubp.h>
@@ -65,7 +66,9 @@ int main(int argc, char **argv)
     const double pi = 3.14159, huge = 1e6;
     const char *tags[2] = {"x", "y"};
     gpubp_file *f;
-    gpubp_variable *a, *s, *loc, *one, *late, *hv;
+    gpubp_variable *a, *s, *loc, *one, *late, *hv, *txt;
+    const size_t txt_shape[2] = {2, 6};
+    const unsigned char text[2][6] = {{'h', 'e', 'l', 'l', 'o', 0}, {'a', 'b', 'c', ' ', ' ', ' '}};
 
     CHECK(gpubp_open(&f, argv[1], GPUBP_MODE_WRITE, NULL));
     CHECK(gpubp_define_variable(&a, f, "a", GPUBP_TYPE_INT32, 2, shape, zero, bcount));
@@ -74,6 +77,7 @@ int main(int argc, char **argv)
     CHECK(gpubp_define_variable(&one, f, "one", GPUBP_TYPE_FLOAT, 1, one_shape, zero, one_shape));
     CHECK(gpubp_define_variable(&late, f, "late", GPUBP_TYPE_INT8, 0, NULL, NULL, NULL));
     CHECK(gpubp_define_variable(&hv, f, "huge", GPUBP_TYPE_DOUBLE, 0, NULL, NULL, NULL));
+    CHECK(gpubp_define_variable(&txt, f, "txt", GPUBP_TYPE_UINT8, 2, txt_shape, zero, txt_shape));
     CHECK(gpubp_define_attribute(f, "pi", GPUBP_TYPE_DOUBLE, &pi, 1));
     CHECK(gpubp_define_attribute(f, "tags", GPUBP_TYPE_STRING, tags, 2));
     CHECK(gpubp_define_variable_attribute(f, "a", "units", GPUBP_TYPE_STRING, "m", 1));
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
                 o[k] = 0.25f * (float)k;
             CHECK(gpubp_put(f, one, o, GPUBP_SYNC));
             CHECK(gpubp_put(f, hv, &huge, GPUBP_SYNC));
+            CHECK(gpubp_put(f, txt, text, GPUBP_SYNC));
         } else {
             const int8_t lv = (int8_t)(6 + step);
             CHECK(gpubp_put(f, late, &lv, GPUBP_SYNC));

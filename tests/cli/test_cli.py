@@ -269,6 +269,17 @@ def noindex():
 
 
 @case
+def bytes_as_strings():
+    # -S: each row of an 8-bit array is a string; trailing NULs end it, and a row without one
+    # loses its trailing blanks, counted ('h' = 104, ..., 'o' = 111)
+    want = "  uint8_t  txt   {2, 6}\n    (0,0)    \"hello\"\n    (1,0)    \"abc\" + 3 spaces\n\n"
+    expect(["-d", "-S", sel(), "txt"], want)
+    expect(["-d", sel(), "txt"],
+           "  uint8_t  txt   {2, 6}\n    (0,0)    104 101 108 108 111 0\n"
+           "    (1,0)    97 98 99 32 32 32\n\n")
+
+
+@case
 def format_float():
     expect(["-d", "-f", "%5.2f", sel(), "s"], H_S + "    (0)     0.50  1.50  2.50 \n\n")
 
@@ -311,7 +322,8 @@ LA = ("  int32_t  a        3*{4, 5} = 0 / 234\n"
       "  float    one      {8} = 0 / 1.75\n"
       "  double   pi       attr   = 3.14159\n"
       "  double   s        3*scalar = 0.5 / 2.5\n"
-      "  string   tags     attr   = {\"x\", \"y\"}\n")
+      "  string   tags     attr   = {\"x\", \"y\"}\n"
+      "  uint8_t  txt      {2, 6} = 0 / 111\n")
 
 
 @case
@@ -324,7 +336,8 @@ def list_long_with_attributes():
 
 @case
 def list_default():
-    expect([sel()], H_A + "  double   huge  scalar\n" + H_LATE + H_LOC + H_ONE + H_S)
+    expect([sel()], H_A + "  double   huge  scalar\n" + H_LATE + H_LOC + H_ONE + H_S +
+           "  uint8_t  txt   {2, 6}\n")
 
 
 @case
@@ -345,6 +358,7 @@ def list_to_output_file():
 def mask_shell_pattern():
     expect([sel(), "l*"], H_LATE + H_LOC)
     expect([sel(), "?", "o*"], H_A + H_ONE + H_S)
+    expect([sel(), "[hl]*"], "  double   huge  scalar\n" + H_LATE + H_LOC)
 
 
 @case
