@@ -1,6 +1,7 @@
 /* The public API: library calls, open/close and the step calls dispatching to the writer or
  * reader, variable handles and their selections. */
 #include "internal.h"
+#include "gpubp/cuda.h"
 
 #include <stdlib.h>
 
@@ -391,4 +392,10 @@ int gpubp_variable_shape_kind(const gpubp_variable *v, gpubp_shape_kind *kind)
     GBP_CHECK_ARG(kind);
     *kind = (gpubp_shape_kind)v->kind;
     return GPUBP_OK;
+}
+
+int gpubp_set_stream(gpubp_file *f, void *cuda_stream)
+{
+    GBP_CHECK_ARG(f);
+    return gbp_mem_set_stream(f->mem, cuda_stream);
 }

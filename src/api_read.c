@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@ typedef struct gbp_pending_get {
 /* ---- open and the index ------------------------------------------------------------------- */
 
 #define GBP_MD0_WINDOW ((size_t)4 << 20)
+/* Sanity bounds against files that claim huge sizes: checked before anything is allocated. */
+#define GBP_MAX_STEP_METADATA ((uint64_t)256 << 20)
+#define GBP_MAX_INDEX_BYTES ((uint64_t)1 << 30)
 
 static int open_md0(gpubp_file *f)
 {
@@ -56,6 +60,14 @@ static int load_metadata(gpubp_file *f)
     int rc = idxp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     uint8_t *idx = NULL;
     size_t ilen = 0;
+    if (rc == GPUBP_OK) {
+        struct stat st;
+        if (stat(idxp, &st) == 0 && (uint64_t)st.st_size > GBP_MAX_INDEX_BYTES)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes is larger than any index (%llu "
+                           "bytes = %llu steps)", idxp, (unsigned long long)st.st_size,
+                           (unsigned long long)GBP_MAX_INDEX_BYTES,
+                           (unsigned long long)(GBP_MAX_INDEX_BYTES / BP4_IDX_RECORD_SIZE));
+    }
     if (rc == GPUBP_OK) {
         rc = gbp_read_file(idxp, &idx, &ilen, 0);
         if (rc == GPUBP_ERR_NOT_FOUND) {
@@ -117,6 +129,12 @@ static int parse_until(gpubp_file *f, size_t nsteps)
     f->ix.steps_hint = nsteps;
     while (f->ix.nsteps < nsteps) {
         const bp4_idx_record *r = &f->records[f->ix.nsteps];
+        if (r->end - r->pg_off > GBP_MAX_STEP_METADATA)
+            return gbp_error(GPUBP_ERR_FORMAT, 0,
+                             "%s: step %llu claims %llu bytes of metadata (limit %llu)", what,
+                             (unsigned long long)r->step,
+                             (unsigned long long)(r->end - r->pg_off),
+                             (unsigned long long)GBP_MAX_STEP_METADATA);
         if (r->pg_off < f->md0_base || r->end > f->md0_base + f->md0_len) {
             size_t need = (size_t)(r->end - r->pg_off);
             size_t want = need > GBP_MD0_WINDOW ? need : GBP_MD0_WINDOW;
@@ -529,6 +547,27 @@ static int get_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev
     return GPUBP_OK;
 }
 
+/* Bytes one selected step occupies in the user's buffer: the box (the memory box when a memory
+ * selection is set). Steps follow each other in the buffer, each with its own size (a local
+ * block or a shape may differ between steps). */
+static int step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *bytes)
+{
+    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = gbp_type_size(v->type);
+    size_t nd = v->sel.ndims;
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        *bytes = elems;
+        return GPUBP_OK;
+    }
+    GBP_FORWARD_IF_ERROR(get_box(v, s, vs, rev, start, count));
+    const size_t *c = s->mem_ndims ? s->mem_count : count;
+    int ok = 1;
+    for (size_t i = 0; i < nd; i++) ok = ok && gbp_mul_ok(elems, c[i], &elems);
+    GBP_RETURN_ERROR_IF(!ok, GPUBP_ERR_INVALID_SELECTION,
+                        "'%s': the selection's size overflows", v->name);
+    *bytes = elems;
+    return GPUBP_OK;
+}
+
 int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
 {
     GBP_CHECK_ARG(v);
@@ -552,15 +591,15 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
         *bytes = total;
         return GPUBP_OK;
     }
-    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = 1;
     int rev = gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT));
-    GBP_FORWARD_IF_ERROR(get_box(v, &v->sel, first, rev, start, count));
-    int ok = 1;
-    for (size_t i = 0; i < nd; i++) ok = ok && gbp_mul_ok(elems, count[i], &elems);
-    ok = ok && gbp_mul_ok(elems, es, &elems) && gbp_mul_ok(elems, n, &elems);
-    GBP_RETURN_ERROR_IF(!ok, GPUBP_ERR_INVALID_SELECTION,
-                        "gpubp_selection_size: '%s': the selection's size overflows", v->name);
-    *bytes = elems;
+    size_t total = 0;
+    for (size_t t = 0; t < n; t++) {
+        size_t one;
+        GBP_FORWARD_IF_ERROR(step_bytes(v, &v->sel, first + t, rev, &one));
+        GBP_RETURN_ERROR_IF(!gbp_add_ok(total, one, &total), GPUBP_ERR_INVALID_SELECTION,
+                            "gpubp_selection_size: '%s': the selection's size overflows", v->name);
+    }
+    *bytes = total;
     return GPUBP_OK;
 }
 
@@ -690,7 +729,7 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
     gpubp_memory_space space = GPUBP_MEM_HOST;
     if (v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
     int rev = gbp_space_reverses(f, space);
-    size_t first, n, nd = v->sel.ndims, es = gbp_type_size(v->type);
+    size_t first, n, es = gbp_type_size(v->type);
     GBP_FORWARD_IF_ERROR(var_steps(v, s, &first, &n));
     uint8_t *out = data;
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
@@ -711,19 +750,14 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
         return GPUBP_OK;
     }
     size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
-    size_t per_step = 0;
+    uint8_t *next = out;
     for (size_t t = 0; t < n; t++) {
-        size_t vs = first + t;
+        size_t vs = first + t, sbytes;
         GBP_FORWARD_IF_ERROR(get_box(v, s, vs, rev, start, count));
         GBP_FORWARD_IF_ERROR(check_mem_sel(v, s, rev, count));
-        size_t elems = 1;
-        if (s->mem_ndims) {
-            for (size_t i = 0; i < nd; i++) elems *= s->mem_count[i];
-        } else {
-            for (size_t i = 0; i < nd; i++) elems *= count[i];
-        }
-        if (t == 0) per_step = elems * es;
-        uint8_t *dst = out + t * per_step;
+        GBP_FORWARD_IF_ERROR(step_bytes(v, s, vs, rev, &sbytes));
+        uint8_t *dst = next;
+        next += sbytes;
         const bp4_var_step *st = &v->rv->steps[vs];
         const bp4_block *blocks;
         GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
@@ -766,8 +800,11 @@ int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
                         "gpubp_get: invalid launch mode %d", (int)mode);
     if (mode == GPUBP_SYNC) return do_get(f, v, &v->sel, data);
     /* deferred: check now what can be checked, read at perform_gets / end_step */
-    size_t first, n;
+    size_t first, n, one;
     GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
+    int rev = gbp_space_reverses(f, eff_space(v, GPUBP_MEM_DETECT));
+    for (size_t t = 0; t < n && v->type != GPUBP_TYPE_STRING; t++)
+        GBP_FORWARD_IF_ERROR(step_bytes(v, &v->sel, first + t, rev, &one));
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->gets, &f->cap_gets, f->ngets + 1, sizeof *f->gets));
     f->gets[f->ngets].var = v;
     f->gets[f->ngets].sel = v->sel;

@@ -148,9 +148,10 @@ int gbp_writer_close(gpubp_file *f)
 {
     int rc = GPUBP_OK;
     if (f->in_step) rc = gbp_writer_end_step(f);
-    if (rc == GPUBP_OK && f->idx_records == 0) {
-        /* a writer closed without a step: commit one empty step, as ADIOS2 does, so that the
-         * dataset reads as finished (an empty md.idx means "a writer may still come") */
+    if (rc == GPUBP_OK && f->idx_records == 0 && !f->steps_begun) {
+        /* a writer closed without ever beginning a step: commit one empty step, as ADIOS2 does,
+         * so that the dataset reads as finished (an empty md.idx means "a writer may still
+         * come"); after failed steps nothing is added */
         rc = gbp_writer_begin_step(f);
         if (rc == GPUBP_OK) rc = gbp_writer_end_step(f);
     }
@@ -234,6 +235,7 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
 int gbp_writer_begin_step(gpubp_file *f)
 {
     f->in_step = 1;
+    f->steps_begun++;
     f->failed_step = 0;
     f->nblocks = 0;
     for (size_t i = 0; i < f->nvars; i++) f->vars[i]->in_step = 0;
@@ -554,34 +556,49 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
     for (size_t i = 0; i < f->nattrs; i++)
         if (!strcmp(f->attrs[i].name, name)) a = &f->attrs[i];
     if (a && attr_same(a, t, data, n)) return GPUBP_OK;
-    if (!a) {
-        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->attrs, &f->cap_attrs, f->nattrs + 1,
-                                      sizeof *f->attrs));
-        a = &f->attrs[f->nattrs];
-        memset(a, 0, sizeof *a);
-        a->name = gbp_strdup(name);
-        if (!a->name) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        a->member_id = (uint32_t)f->nattrs;
-        f->nattrs++;
-    } else {
-        attr_clear(a);
-    }
-    a->type = t;
-    a->n = n;
-    a->dirty = 1;
+    /* build the new value aside, so that a failure leaves the attribute as it was */
+    gbp_attr_def nv;
+    memset(&nv, 0, sizeof nv);
+    nv.type = t;
+    nv.n = n;
+    nv.dirty = 1;
+    int rc = GPUBP_OK;
     if (t == GPUBP_TYPE_STRING || t == 12) {
-        a->strings = gbp_calloc(n, sizeof(char *));
-        if (!a->strings) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        for (size_t i = 0; i < n; i++) {
+        nv.strings = gbp_calloc(n, sizeof(char *));
+        if (!nv.strings) rc = GPUBP_ERR_NOMEM;
+        for (size_t i = 0; rc == GPUBP_OK && i < n; i++) {
             const char *src = t == 12 ? ((const char *const *)data)[i] : (const char *)data;
-            a->strings[i] = gbp_strdup(src);
-            if (!a->strings[i]) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            nv.strings[i] = gbp_strdup(src);
+            if (!nv.strings[i]) rc = GPUBP_ERR_NOMEM;
         }
     } else {
         size_t bytes = n * gbp_type_size(t);
-        a->data = gbp_malloc(bytes);
-        if (!a->data) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        memcpy(a->data, data, bytes);
+        nv.data = gbp_malloc(bytes);
+        if (nv.data) memcpy(nv.data, data, bytes);
+        else rc = GPUBP_ERR_NOMEM;
+    }
+    if (rc == GPUBP_OK && !a) {
+        nv.name = gbp_strdup(name);
+        if (!nv.name) rc = GPUBP_ERR_NOMEM;
+        if (rc == GPUBP_OK &&
+            gbp_grow((void **)&f->attrs, &f->cap_attrs, f->nattrs + 1, sizeof *f->attrs))
+            rc = GPUBP_ERR_NOMEM;
+    }
+    if (rc != GPUBP_OK) {
+        gbp_free(nv.name);
+        attr_clear(&nv);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "gpubp_define_attribute: '%s': out of memory", name);
+    }
+    if (a) {
+        attr_clear(a);
+        a->type = nv.type;
+        a->n = nv.n;
+        a->data = nv.data;
+        a->strings = nv.strings;
+        a->dirty = 1;
+    } else {
+        nv.member_id = (uint32_t)f->nattrs;
+        f->attrs[f->nattrs++] = nv;
     }
     return GPUBP_OK;
 }

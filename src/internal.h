@@ -101,6 +101,7 @@ struct gpubp_file {
     size_t nattrs, cap_attrs;
     uint32_t next_member;
     int failed_step;         /* an error happened in this step: it will not be committed */
+    size_t steps_begun;
 
     /* ---- reader ---- */
     bp4_index ix;

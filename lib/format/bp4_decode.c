@@ -151,6 +151,9 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
         }
         case BP4_CHR_VALUE:
             if (attr) {
+                if (attr->data || attr->strings)
+                    return gbp_error(GPUBP_ERR_FORMAT, 0,
+                                     "%s: offset %zu: attribute has two values", c->what, id_at);
                 /* attribute: count from the dimensions (1 when absent) */
                 size_t n = (have_dims && blk->ndims >= 1) ? (size_t)dimbuf[0] : 1;
                 if (type == GPUBP_TYPE_STRING || type == 12) {
@@ -282,6 +285,9 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
         TRY(rd32(c, &member, "member id"));
         TRY(rdstr(c, &group, &gl, "group name"));
         TRY(rdstr(c, &name, &nl, "name"));
+        if (nl == 0 || memchr(name, 0, nl))
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: %s name is empty or has a NUL "
+                             "byte", c->what, entry_at, is_attr ? "attribute" : "variable");
         TRY(rd8(c, &order, "order"));
         TRY(rd8(c, &zero, "path"));
         TRY(rd8(c, &type, "type"));
