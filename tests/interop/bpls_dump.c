@@ -754,8 +754,22 @@ static int elem_cmp(gpubp_type t, const void *a, const void *b)
 
 /* blocks of step s against the -D dump, through block_info; each global-array block read back
  * must agree with its own min/max */
+/* index of element `i` of a box (start, count) within an array of `shape`, row-major */
+static size_t box_to_linear(size_t nd, const size_t *shape, const size_t *start,
+                            const size_t *count, size_t i)
+{
+    size_t lin = 0, rem = i, idx[DUMP_MAXDIMS];
+    for (size_t d = nd; d-- > 0;) {
+        idx[d] = start[d] + rem % count[d];
+        rem /= count[d];
+    }
+    for (size_t d = 0; d < nd; d++) lin = lin * shape[d] + idx[d];
+    return lin;
+}
+
 static void check_blocks(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_var *dv,
-                         gpubp_type t, size_t s, size_t vstep)
+                         gpubp_type t, size_t s, size_t vstep, const unsigned char *whole,
+                         const size_t *wshape)
 {
     const dump_block *first;
     size_t nb = blocks_in_step(dv->blocks, dv->nblocks, s, &first);
@@ -811,6 +825,16 @@ static void check_blocks(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_va
         }
         unsigned char *buf = get_sel(c, f, v, dv->name, n * es, NULL);
         if (!buf) continue;
+        /* the block read alone equals its region of the whole step */
+        if (whole && dv->kind == DV_GLOBAL_ARRAY) {
+            for (size_t i = 0; i < n; i++) {
+                size_t at = box_to_linear(dv->ndims, wshape, st, ct, i);
+                if (memcmp(buf + i * es, whole + at * es, es)) {
+                    diff(c, dv->name, "step %zu block %zu: element %zu read alone differs from the whole-step read", s, b, i);
+                    break;
+                }
+            }
+        }
         unsigned char dmn[32], dmx[32];
         memcpy(dmn, buf, es);
         memcpy(dmx, buf, es);
@@ -871,24 +895,44 @@ static void check_var_random(ctx *c, gpubp_file *f, const dump_var *dv)
             diff(c, dv->name, "set_step_selection(%zu) -> %d", s, rc);
             continue;
         }
+        unsigned char *whole = NULL;
+        size_t shape[DUMP_MAXDIMS] = {0};
         if (dv->kind == DV_GLOBAL_ARRAY) {
-            size_t shape[DUMP_MAXDIMS], got[DUMP_MAXDIMS], zero[DUMP_MAXDIMS] = {0};
+            size_t got[DUMP_MAXDIMS], zero[DUMP_MAXDIMS] = {0};
             step_shape(dv, s, shape);
             gpubp_variable_shape(v, GPUBP_MEM_HOST, got);
             if (memcmp(shape, got, nd * sizeof *got)) {
                 diff(c, dv->name, "step %zu: shape differs from the dump", s);
                 continue;
             }
-            if (dv->have_values) {
-                size_t n = prod(nd, shape);
-                gpubp_set_selection(v, nd, zero, shape);
-                unsigned char *buf = get_sel(c, f, v, dv->name, n * es, NULL);
-                if (buf) {
-                    char where[64];
-                    snprintf(where, sizeof where, "step %zu", s);
-                    compare_values(c, dv->name, t, buf, dv->vals + s * n, n, where);
+            size_t n = prod(nd, shape);
+            gpubp_set_selection(v, nd, zero, shape);
+            whole = get_sel(c, f, v, dv->name, n * es, NULL);
+            if (whole && dv->have_values) {
+                char where[64];
+                snprintf(where, sizeof where, "step %zu", s);
+                compare_values(c, dv->name, t, whole, dv->vals + s * n, n, where);
+                /* an inner box, crossing block boundaries where there are several blocks */
+                size_t bst[DUMP_MAXDIMS], bct[DUMP_MAXDIMS];
+                for (size_t d = 0; d < nd; d++) {
+                    bst[d] = shape[d] / 3;
+                    bct[d] = shape[d] - bst[d] - shape[d] / 4;
+                    if (bct[d] == 0) bct[d] = 1;
                 }
-                free(buf);
+                size_t bn = prod(nd, bct);
+                if (gpubp_set_selection(v, nd, bst, bct) != GPUBP_OK) {
+                    diff(c, dv->name, "step %zu: set_selection of an inner box", s);
+                } else {
+                    unsigned char *box = get_sel(c, f, v, dv->name, bn * es, NULL);
+                    for (size_t i = 0; box && i < bn; i++) {
+                        size_t at = box_to_linear(nd, shape, bst, bct, i);
+                        if (!dump_match(t, box + i * es, dv->vals[s * n + at])) {
+                            diff(c, dv->name, "step %zu: inner box element %zu differs from the dump's %s", s, i, dv->vals[s * n + at]);
+                            break;
+                        }
+                    }
+                    free(box);
+                }
             }
         } else if (dv->kind == DV_SCALAR) {
             if (dv->have_values || dv->nblocks) {
@@ -926,7 +970,8 @@ static void check_var_random(ctx *c, gpubp_file *f, const dump_var *dv)
                 b++;
             }
         }
-        if (dv->nblocks) check_blocks(c, f, v, dv, t, s, s);
+        if (dv->nblocks) check_blocks(c, f, v, dv, t, s, s, whole, shape);
+        free(whole);
     }
     /* the step as the slowest dimension: all steps in one get */
     if (ns > 1 && dv->have_values && t != GPUBP_TYPE_STRING &&
