@@ -201,8 +201,12 @@ enum { BLK_RUN, BLK_ZLIB, BLK_RAW, BLK_NOMEM };
 typedef struct cblock {
     int kind;
     uint8_t run;   /* BLK_RUN: the byte value */
+    int store;     /* after the in-order walk: STORE_* (what the copy phase writes) */
     size_t clen;   /* BLK_ZLIB: deflated length (< neblock), in the batch scratch */
+    size_t at;     /* offset of the stream's data in the chunk */
 } cblock;
+
+enum { STORE_NONE, STORE_ZLIB, STORE_RAW };
 
 typedef struct cjob {
     const uint8_t *src;  /* the piece */
@@ -214,6 +218,7 @@ typedef struct cjob {
     uint8_t **fbuf;      /* per worker: the filtered block */
     z_stream *zs;        /* per worker */
     int *zs_ready;
+    uint8_t *dst;        /* the chunk being written */
 } cjob;
 
 static size_t block_len(size_t nbytes, size_t bsz, size_t j)
@@ -270,6 +275,50 @@ static void compress_task(void *ctx, size_t task, int worker)
     }
 }
 
+/* The copy phase: each block's stream data goes to its place, in parallel. */
+static void store_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    cjob *c = ctx;
+    const cblock *r = &c->res[task];
+    size_t j = c->first + task, len = block_len(c->nbytes, c->bsz, j);
+    const uint8_t *in = c->src + j * c->bsz;
+    uint8_t *out = c->dst + r->at;
+    if (r->store == STORE_ZLIB) memcpy(out, c->scratch + task * c->bsz, r->clen);
+    else if (r->store != STORE_RAW) return;
+    else if (c->filter == FILTER_SHUFFLE) gbp_byte_shuffle(in, out, len, c->ts);
+    else if (c->filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(in, out, len, c->ts);
+    else memcpy(out, in, len);
+}
+
+typedef struct copy_job {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t n, part;
+} copy_job;
+
+static void copy_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    copy_job *c = ctx;
+    size_t off = task * c->part, len = c->n - off < c->part ? c->n - off : c->part;
+    memcpy(c->dst + off, c->src + off, len);
+}
+
+#define COPY_PART ((size_t)4 << 20)
+
+/* memcpy on `workers` threads in parts of 4 MiB */
+static void parallel_copy(uint8_t *dst, const uint8_t *src, size_t n, int workers)
+{
+    copy_job c = {dst, src, n, COPY_PART};
+    size_t parts = n / COPY_PART + (n % COPY_PART != 0);
+    if (parts <= 1 || workers <= 1) {
+        if (n) memcpy(dst, src, n);
+        return;
+    }
+    gbp_pool_run(workers < (int)parts ? workers : (int)parts, parts, copy_task, &c);
+}
+
 static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t bsz, size_t cbytes,
                    int filter, uint8_t b2flags)
 {
@@ -297,7 +346,7 @@ static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int leve
     if (level == 0 || nbytes < MIN_BUFFERSIZE) {
         header(dst, F_SHUFFLE | F_BITSHUFFLE | F_MEMCPYED, ts, nbytes, bsz, nbytes + HDR_EXT,
                filter, 0);
-        memcpy(dst + HDR_EXT, src, nbytes);
+        parallel_copy(dst + HDR_EXT, src, nbytes, gbp_pool_workers(threads, nbytes / COPY_PART + 1));
         *clen = nbytes + HDR_EXT;
         return GPUBP_OK;
     }
@@ -326,17 +375,21 @@ static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int leve
     for (int w = 0; rc == GPUBP_OK && w < workers; w++)
         if (filter != FILTER_NONE && !(c.fbuf[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
 
-    /* blosc_c's bookkeeping: nt = bytes used so far, the chunk is abandoned past `room` */
+    /* blosc_c's bookkeeping, in block order: nt = bytes used so far, the chunk is abandoned
+     * past `room`. The walk only decides and writes the small fields; the stream data is copied
+     * by the workers afterwards. */
     size_t nt = HDR_EXT + 4 * nblocks;
     int abandoned = 0, all_zero_runs = 1;
     uint8_t *bstarts = dst + HDR_EXT;
+    c.dst = dst;
     for (size_t first = 0; rc == GPUBP_OK && !abandoned && first < nblocks; first += batch) {
         size_t nb = nblocks - first < batch ? nblocks - first : batch;
         c.first = first;
         gbp_pool_run(workers, nb, compress_task, &c);
         for (size_t t = 0; t < nb && !abandoned; t++) {
             size_t j = first + t, len = block_len(nbytes, bsz, j);
-            const cblock *r = &c.res[t];
+            cblock *r = &c.res[t];
+            r->store = STORE_NONE;
             if (r->kind == BLK_NOMEM) {
                 rc = GPUBP_ERR_NOMEM;
                 break;
@@ -360,20 +413,19 @@ static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int leve
                 if (nt >= room) { abandoned = 1; break; }
                 maxout = room - nt;
             }
+            r->at = nt;
             if (r->kind == BLK_ZLIB && r->clen <= maxout) {
                 st32(dst + at, (uint32_t)r->clen);
-                memcpy(dst + nt, c.scratch + t * bsz, r->clen);
+                r->store = STORE_ZLIB;
                 nt += r->clen;
                 continue;
             }
             if (nt + len > room) { abandoned = 1; break; } /* stored raw does not fit */
             st32(dst + at, (uint32_t)len);
-            const uint8_t *in = src + j * bsz;
-            if (filter == FILTER_SHUFFLE) gbp_byte_shuffle(in, dst + nt, len, ts);
-            else if (filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(in, dst + nt, len, ts);
-            else memcpy(dst + nt, in, len);
+            r->store = STORE_RAW;
             nt += len;
         }
+        if (rc == GPUBP_OK && !abandoned) gbp_pool_run(workers, nb, store_task, &c);
     }
     for (int w = 0; c.fbuf && w < workers; w++) gbp_free(c.fbuf[w]);
     for (int w = 0; c.zs_ready && w < workers; w++)
@@ -388,7 +440,7 @@ static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int leve
 
     if (abandoned) { /* did not shrink: a memcpyed chunk, flags 0x77 */
         header(dst, flags | F_MEMCPYED, ts, nbytes, bsz, nbytes + HDR_EXT, filter, 0);
-        memcpy(dst + HDR_EXT, src, nbytes);
+        parallel_copy(dst + HDR_EXT, src, nbytes, workers);
         *clen = nbytes + HDR_EXT;
     } else if (all_zero_runs && nbytes % ts == 0) {
         /* every stream a zero run: the special-zero chunk. Blosc2 2.19 writes it for any size

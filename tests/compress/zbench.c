@@ -1,5 +1,5 @@
 /* Compression throughput and ratio of lib/compress (not a test).
- * usage: gpubp_zbench [MiB (64)] [runs (5)] [level (1)]
+ * usage: gpubp_zbench [MiB (64)] [runs (5)] [level (1)] [threads list (1,2,all)]
  * Data: a smooth float32 field (a 3-D product of sines, the kind of data simulations write) and
  * random bytes. For each shuffle mode and 1, 2 and all online cores: median over the runs of the
  * compression and decompression throughput (MB/s of uncompressed data, 1 MB = 1e6 bytes) and the
@@ -56,8 +56,19 @@ int main(int argc, char **argv)
         rnd[i] = (uint8_t)(s >> 24);
     }
     int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    int thr[3] = {1, 2, cores};
+    int thr[16] = {1, 2, cores};
     int nthr = cores > 2 ? 3 : cores == 2 ? 2 : 1;
+    if (argc > 4) { /* e.g. "1,2,4,8,16" */
+        nthr = 0;
+        for (char *p = argv[4]; *p && nthr < 16; p += *p == ',') {
+            char *end;
+            long t = strtol(p, &end, 10);
+            if (end == p || t < 1) break;
+            thr[nthr++] = (int)t;
+            p = end;
+        }
+        if (nthr == 0) return 2;
+    }
     static const char *shname[3] = {"none", "byte", "bit"};
     printf("input %zu MiB, %d runs (median), level %d, %d online cores\n\n", mib, runs, level,
            cores);
