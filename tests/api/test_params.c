@@ -1,0 +1,305 @@
+/* Round trips under the open parameters that change how data moves (chunk_mib, pool_slots,
+ * io_threads, subfiles, direct_io), and larger or unusual content: blocks larger than a staging
+ * chunk, many variables, long names, many steps, empty blocks, GPU-layout shapes. */
+#include "api_util.h"
+
+static double big_val(size_t s, size_t i) { return (double)i * 0.5 + (double)s * 1e7; }
+
+/* A 2-D array of 6 MiB in 3 row blocks per step, 2 steps, written and read under `wparams` /
+ * `rparams`; checks whole-step reads, a box across blocks and bp4check. */
+static void big_round_trip(const char *name, const char *wparams, const char *rparams)
+{
+    const char *path = ts_path(name);
+    const size_t R = 768, C = 1024; /* 768 x 1024 doubles = 6 MiB */
+    gpubp_file *w = NULL;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, wparams));
+    gpubp_variable *v;
+    size_t shape[2] = {R, C}, st[2] = {0, 0}, ct[2] = {R / 3, C};
+    TS_OK(gpubp_define_variable(&v, w, "big", GPUBP_TYPE_DOUBLE, 2, shape, st, ct));
+    double *buf = malloc(R * C * sizeof *buf);
+    assert_non_null(buf);
+    for (size_t s = 0; s < 2; s++) {
+        TS_OK(gpubp_begin_step(w));
+        for (size_t b = 0; b < 3; b++) {
+            double *blk = buf + b * (R / 3) * C;
+            for (size_t i = 0; i < (R / 3) * C; i++) blk[i] = big_val(s, b * (R / 3) * C + i);
+            size_t bst[2] = {b * (R / 3), 0};
+            TS_OK(gpubp_set_selection(v, 2, bst, ct));
+            TS_OK(gpubp_put(w, v, blk, GPUBP_DEFERRED));
+        }
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+
+    gpubp_file *r = NULL;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, rparams));
+    v = au_inq(r, "big");
+    for (size_t s = 0; s < 2; s++) {
+        memset(buf, 0, R * C * sizeof *buf);
+        TS_OK(gpubp_set_step_selection(v, s, 1));
+        size_t z[2] = {0, 0};
+        TS_OK(gpubp_set_selection(v, 2, z, shape));
+        TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+        for (size_t i = 0; i < R * C; i++)
+            if (buf[i] != big_val(s, i)) {
+                print_error("step %zu element %zu: %g != %g\n", s, i, buf[i], big_val(s, i));
+                fail();
+            }
+        size_t bst[2] = {200, 17}, bct[2] = {400, 1000};
+        TS_OK(gpubp_set_selection(v, 2, bst, bct));
+        TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+        for (size_t i = 0; i < 400; i++)
+            for (size_t j = 0; j < 1000; j++)
+                if (buf[i * 1000 + j] != big_val(s, (200 + i) * C + 17 + j)) {
+                    print_error("box element (%zu,%zu) wrong\n", i, j);
+                    fail();
+                }
+        double mn, mx;
+        TS_OK(gpubp_variable_minmax(v, &mn, &mx));
+        assert_true(mn == big_val(s, 0));
+        assert_true(mx == big_val(s, R * C - 1));
+    }
+    TS_OK(gpubp_close(r));
+    free(buf);
+}
+
+static void test_blocks_larger_than_chunks(void **state)
+{
+    (void)state;
+    big_round_trip("chunks.bp", "chunk_mib=1,pool_slots=2", "chunk_mib=1,pool_slots=2");
+}
+
+static void test_io_threads(void **state)
+{
+    (void)state;
+    big_round_trip("threads.bp", "io_threads=4,chunk_mib=1", "io_threads=3");
+}
+
+static void test_subfiles(void **state)
+{
+    (void)state;
+    big_round_trip("subfiles.bp", "subfiles=3,io_threads=3", NULL);
+    /* the data files the parameter asks for, and no more */
+    const char *path = ts_path("subfiles.bp");
+    assert_true(ts_exists(ts_join(path, "data.0")));
+    assert_false(ts_exists(ts_join(path, "data.3")));
+}
+
+static void test_direct_io(void **state)
+{
+    (void)state;
+    big_round_trip("direct.bp", "direct_io=1", "direct_io=1");
+}
+
+static void test_fsync_and_defaults(void **state)
+{
+    (void)state;
+    big_round_trip("fsync_big.bp", "fsync=1", NULL);
+}
+
+/* 300 variables with names up to 1000 characters, in one step. */
+static void test_many_variables_long_names(void **state)
+{
+    (void)state;
+    const char *path = ts_path("manyvars.bp");
+    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
+    enum { NV = 300 };
+    static char names[NV][1100];
+    gpubp_variable *v[NV];
+    for (int k = 0; k < NV; k++) {
+        int len = snprintf(names[k], sizeof names[k], "group%03d/", k);
+        int extra = (k * 37) % 1000;
+        for (int i = 0; i < extra && len < 1090; i++) names[k][len++] = (char)('a' + (i + k) % 26);
+        names[k][len] = '\0';
+        size_t shape[1] = {3}, st[1] = {0};
+        TS_OK(gpubp_define_variable(&v[k], w, names[k], GPUBP_TYPE_INT32, 1, shape, st, shape));
+    }
+    TS_OK(gpubp_begin_step(w));
+    for (int k = 0; k < NV; k++) {
+        int32_t d[3] = {k, -k, k * 1000};
+        TS_OK(gpubp_put(w, v[k], d, GPUBP_SYNC));
+    }
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    size_t n = 0;
+    const char *const *list;
+    TS_OK(gpubp_available_variables(r, &n, &list));
+    assert_int_equal(n, NV);
+    for (int k = NV - 1; k >= 0; k--) {
+        gpubp_variable *x = au_inq(r, names[k]);
+        int32_t d[3];
+        TS_OK(gpubp_get(r, x, d, GPUBP_SYNC));
+        assert_int_equal(d[0], k);
+        assert_int_equal(d[1], -k);
+        assert_int_equal(d[2], k * 1000);
+    }
+    TS_OK(gpubp_close(r));
+}
+
+/* 400 steps: the index grows to 400 records; the last step reads back in both modes. */
+static void test_many_steps(void **state)
+{
+    (void)state;
+    const char *path = ts_path("manysteps.bp");
+    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "s", GPUBP_TYPE_INT64, 0, NULL, NULL, NULL));
+    for (int64_t s = 0; s < 400; s++) {
+        TS_OK(gpubp_begin_step(w));
+        int64_t x = s * s;
+        TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 64 + 400 * 64);
+    AU_CHECK(path);
+    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    v = au_inq(r, "s");
+    int64_t all[400];
+    TS_OK(gpubp_set_step_selection(v, 0, 400));
+    TS_OK(gpubp_get(r, v, all, GPUBP_SYNC));
+    for (int64_t s = 0; s < 400; s++) assert_int_equal(all[s], s * s);
+    TS_OK(gpubp_close(r));
+    r = au_open(path, GPUBP_MODE_READ);
+    int64_t s = 0;
+    while (gpubp_begin_step(r) == GPUBP_OK) {
+        v = au_inq(r, "s");
+        int64_t x = -1;
+        TS_OK(gpubp_get(r, v, &x, GPUBP_SYNC));
+        assert_int_equal(x, s * s);
+        TS_OK(gpubp_end_step(r));
+        s++;
+    }
+    assert_int_equal(s, 400);
+    TS_OK(gpubp_close(r));
+}
+
+/* A block with a zero count between two real ones (a rank with nothing to write). */
+static void test_empty_block(void **state)
+{
+    (void)state;
+    const char *path = ts_path("emptyblock.bp");
+    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
+    gpubp_variable *v;
+    size_t shape[1] = {10}, st[1] = {0}, ct[1] = {5};
+    TS_OK(gpubp_define_variable(&v, w, "e", GPUBP_TYPE_FLOAT, 1, shape, st, ct));
+    float a[5] = {1, 2, 3, 4, 5}, b[5] = {6, 7, 8, 9, 10};
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, a, GPUBP_SYNC));
+    size_t s1[1] = {5}, c0[1] = {0};
+    TS_OK(gpubp_set_selection(v, 1, s1, c0));
+    TS_OK(gpubp_put(w, v, b, GPUBP_SYNC));
+    TS_OK(gpubp_set_selection(v, 1, s1, ct));
+    TS_OK(gpubp_put(w, v, b, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    v = au_inq(r, "e");
+    float got[10];
+    TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
+    for (int i = 0; i < 10; i++) assert_true(got[i] == (float)(i + 1));
+    float mn, mx;
+    TS_OK(gpubp_variable_minmax(v, &mn, &mx));
+    assert_true(mn == 1.0f && mx == 10.0f);
+    size_t nb = 0, bs[1] = {99}, bc[1] = {99};
+    TS_OK(gpubp_variable_blocks(v, 0, &nb));
+    assert_int_equal(nb, 3);
+    /* the empty block is a block like the others: block_info answers for it */
+    TS_OK(gpubp_variable_block_info(v, 0, 1, bs, bc, NULL, NULL));
+    assert_int_equal(bs[0], 5);
+    assert_int_equal(bc[0], 0);
+    TS_OK(gpubp_variable_block_info(v, 0, 1, bs, bc, &mn, &mx));
+    TS_OK(gpubp_close(r));
+}
+
+/* variable_shape in the GPU layout: reversed by default, as ADIOS2; not with
+ * gpu_layout=row_major. Pure bookkeeping: no device needed. */
+static void test_shape_gpu_layout(void **state)
+{
+    (void)state;
+    const char *path = ts_path("layout.bp");
+    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
+    gpubp_variable *v;
+    size_t shape[3] = {2, 3, 4}, st[3] = {0, 0, 0};
+    TS_OK(gpubp_define_variable(&v, w, "a", GPUBP_TYPE_UINT8, 3, shape, st, shape));
+    uint8_t d[24];
+    for (int i = 0; i < 24; i++) d[i] = (uint8_t)i;
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    for (int k = 0; k < 2; k++) {
+        gpubp_file *r = NULL;
+        TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, k ? "gpu_layout=row_major" : NULL));
+        v = au_inq(r, "a");
+        size_t h[3], g[3], x[3];
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, h));
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_GPU, g));
+        TS_OK(gpubp_variable_shape(v, GPUBP_MEM_DETECT, x));
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(h[i], shape[i]);
+            assert_int_equal(x[i], shape[i]); /* unresolved: host */
+            assert_int_equal(g[i], k ? shape[i] : shape[2 - i]);
+        }
+        TS_OK(gpubp_close(r));
+    }
+}
+
+/* Attributes survive an append; the appending run adds its own. */
+static void test_append_keeps_attributes(void **state)
+{
+    (void)state;
+    const char *path = ts_path("append_attr.bp");
+    for (int pass = 0; pass < 2; pass++) {
+        gpubp_file *w = au_open(path, pass ? GPUBP_MODE_APPEND : GPUBP_MODE_WRITE);
+        gpubp_variable *v;
+        TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT16, 0, NULL, NULL, NULL));
+        if (pass == 0) {
+            TS_OK(gpubp_define_attribute(w, "first", GPUBP_TYPE_STRING, "from run 1", 1));
+        } else {
+            double d[2] = {1.5, 2.5};
+            TS_OK(gpubp_define_attribute(w, "second", GPUBP_TYPE_DOUBLE, d, 2));
+        }
+        TS_OK(gpubp_begin_step(w));
+        int16_t x = (int16_t)(pass + 1);
+        TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+        TS_OK(gpubp_close(w));
+    }
+    AU_CHECK(path);
+    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    size_t n = 0;
+    const char *const *names;
+    TS_OK(gpubp_available_attributes(r, &n, &names));
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "first");
+    assert_string_equal(names[1], "second");
+    const char *s;
+    TS_OK(gpubp_attribute_string(r, "first", 0, &s));
+    assert_string_equal(s, "from run 1");
+    double d[2];
+    TS_OK(gpubp_attribute_data(r, "second", d));
+    assert_true(d[0] == 1.5 && d[1] == 2.5);
+    TS_OK(gpubp_close(r));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_blocks_larger_than_chunks),
+        cmocka_unit_test(test_io_threads),
+        cmocka_unit_test(test_subfiles),
+        cmocka_unit_test(test_direct_io),
+        cmocka_unit_test(test_fsync_and_defaults),
+        cmocka_unit_test(test_many_variables_long_names),
+        cmocka_unit_test(test_many_steps),
+        cmocka_unit_test(test_empty_block),
+        cmocka_unit_test(test_shape_gpu_layout),
+        cmocka_unit_test(test_append_keeps_attributes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
