@@ -1,0 +1,258 @@
+/* API-level remote reads: gpubp_open("gpubp://...") through the fixture server reads every golden
+ * dataset exactly as the local read does (variables, types, shapes, blocks, all values, min/max,
+ * attributes; random access and step mode; the bpls dumps), a dataset of several MiB per block
+ * reads into host and (simulated) device memory with selections, and gpubpls lists and dumps a
+ * gpubp:// URL exactly as the local path. */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "bpls_dump.h"
+#include "remote_util.h"
+#include "simdev.h"
+#include "test_support.h"
+
+static int g_port = -1;
+static char g_adios[4200];
+
+static void golden_in(const char *sub, int *checked)
+{
+    char dir[4400];
+    snprintf(dir, sizeof dir, "%s/%s", g_adios, sub);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".bp")) continue;
+        char local[4700], rel[600], dump[4800];
+        snprintf(local, sizeof local, "%s/%s", dir, e->d_name);
+        snprintf(rel, sizeof rel, "%s/%s", sub, e->d_name);
+        if (!ts_exists(ts_join(local, "md.idx"))) continue;
+        const char *url = ru_url(g_port, rel);
+        int diffs = dump_compare_datasets(url, local);
+        if (diffs) print_error("%s: %d differences remote vs local\n", rel, diffs);
+        assert_int_equal(diffs, 0);
+        snprintf(dump, sizeof dump, "%s.d.txt", local);
+        if (ts_exists(dump)) {
+            for (int m = 0; m < 2; m++) {
+                diffs = dump_check_dataset(url, local, m ? GPUBP_MODE_READ : GPUBP_MODE_READ_RANDOM_ACCESS);
+                if (diffs) print_error("%s [%d]: %d differences from the bpls dumps\n", rel, m, diffs);
+                assert_int_equal(diffs, 0);
+            }
+        }
+        (*checked)++;
+    }
+    closedir(d);
+}
+
+static void test_golden_remote_equals_local(void **state)
+{
+    (void)state;
+    int n = 0;
+    golden_in("BP4", &n);
+    golden_in("gpu/BP4", &n);
+    golden_in("compressed", &n);
+    print_message("%d golden datasets read remotely\n", n);
+    assert_true(n >= 7);
+}
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    gpubp_file *f = NULL;
+    int rc = gpubp_open(&f, ru_url(g_port, "BP4/nosuch.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+    assert_true(rc == GPUBP_ERR_NOT_FOUND || rc == GPUBP_ERR_NOT_BP4);
+    assert_non_null(strstr(gpubp_last_error(), "nosuch.bp"));
+    TS_ERR(gpubp_open(&f, ru_url(g_port, "BP5/types.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_BP5);
+    TS_ERR(gpubp_open(&f, ru_url(g_port, "BP4/../BP4/types.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_IO);
+    rc = gpubp_open(&f, ru_url(g_port, "BP4/types.bp"), GPUBP_MODE_WRITE, NULL);
+    assert_true(rc == GPUBP_ERR_WRONG_MODE || rc == GPUBP_ERR_NOT_SUPPORTED || rc == GPUBP_ERR_INVALID_ARG);
+    /* the token from the open parameter token_file instead of the environment */
+    char tok[256];
+    snprintf(tok, sizeof tok, "%s", ru_token());
+    unsetenv("GPUBP_TOKEN");
+    TS_ERR(gpubp_open(&f, ru_url(g_port, "BP4/types.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_IO);
+    const char *tf = ts_path("api_token.txt");
+    assert_int_equal(ts_write_file(tf, tok, strlen(tok)), 0);
+    char params[4400];
+    snprintf(params, sizeof params, "token_file=%s", tf);
+    TS_OK(gpubp_open(&f, ru_url(g_port, "BP4/types.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, params));
+    size_t steps = 0;
+    TS_OK(gpubp_steps(f, &steps));
+    assert_true(steps > 0);
+    TS_OK(gpubp_close(f));
+    setenv("GPUBP_TOKEN", tok, 1);
+    /* retries run out: the status names the address */
+    int port = ru_free_port();
+    char url[256], ps[16];
+    snprintf(url, sizeof url, "gpubp://127.0.0.1:%d/BP4/types.bp", port);
+    snprintf(ps, sizeof ps, "%d", port);
+    TS_ERR(gpubp_open(&f, url, GPUBP_MODE_READ, "retries=2,retry_delay=0.05"), GPUBP_ERR_IO);
+    assert_non_null(strstr(gpubp_last_error(), ps));
+}
+
+/* ---- a larger dataset: host and device destinations, selections --------------------------- */
+
+#define NX 1024
+#define NY 1536 /* 12 MiB of doubles per step, two blocks of 6 MiB */
+
+static void write_big(const char *path)
+{
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, NULL));
+    size_t shape[2] = {NX, NY}, start[2] = {0, 0}, count[2] = {NX / 2, NY};
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_DOUBLE, 2, shape, start, count));
+    double *b = malloc(sizeof(double) * NX / 2 * NY);
+    for (int s = 0; s < 3; s++) {
+        TS_OK(gpubp_begin_step(w));
+        for (int blk = 0; blk < 2; blk++) {
+            for (size_t i = 0; i < (size_t)NX / 2 * NY; i++)
+                b[i] = s * 1e7 + (double)(blk * (NX / 2) * NY + i) * 0.5;
+            size_t st[2] = {(size_t)blk * NX / 2, 0};
+            TS_OK(gpubp_set_selection(v, 2, st, count));
+            TS_OK(gpubp_put(w, v, b, GPUBP_SYNC));
+        }
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    free(b);
+}
+
+/* Reads field at `step`, box (start, count) in the file's (row-major) layout, from path into
+ * a host buffer; with device, through a simulated-device buffer. */
+static double *read_box(const char *path, const char *params, size_t step, const size_t *start,
+                        const size_t *count, int device)
+{
+    gpubp_file *f;
+    TS_OK(gpubp_open(&f, path, GPUBP_MODE_READ_RANDOM_ACCESS, params));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, f, "field"));
+    size_t n = count[0] * count[1];
+    double *out = malloc(n * sizeof *out);
+    TS_OK(gpubp_set_step_selection(v, step, 1));
+    if (device) {
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        size_t gs[2] = {start[1], start[0]}, gc[2] = {count[1], count[0]}; /* column-major */
+        TS_OK(gpubp_set_selection(v, 2, gs, gc));
+        double *d = gbp_sim_alloc(n * sizeof *d);
+        assert_non_null(d);
+        TS_OK(gpubp_get(f, v, d, GPUBP_SYNC));
+        memcpy(out, d, n * sizeof *d);
+        gbp_sim_free(d);
+    } else {
+        TS_OK(gpubp_set_selection(v, 2, start, count));
+        TS_OK(gpubp_get(f, v, out, GPUBP_SYNC));
+    }
+    TS_OK(gpubp_close(f));
+    return out;
+}
+
+static void test_big_host_and_device(void **state)
+{
+    (void)state;
+    char root[4200];
+    snprintf(root, sizeof root, "%s", ts_path("apiroot"));
+    mkdir(root, 0755);
+    const char *local = ts_join(root, "big.bp");
+    write_big(local);
+    int port = ru_free_port();
+    pid_t pid = ru_start_server(port, root, NULL);
+    assert_true(pid > 0);
+    const char *url = ru_url(port, "big.bp");
+    assert_int_equal(dump_compare_datasets(url, local), 0);
+    static const size_t boxes[][4] = {
+        {0, 0, NX, NY}, {1, 3, NX - 2, NY - 5}, {NX / 2 - 7, 100, 14, 900}, {NX - 1, 0, 1, NY}};
+    for (size_t k = 0; k < sizeof boxes / sizeof boxes[0]; k++)
+        for (size_t step = 0; step < 3; step += 2)
+            for (int dev = 0; dev < 2; dev++) {
+                const size_t *st = boxes[k], *ct = boxes[k] + 2;
+                const char *p = dev ? "device=simulated" : NULL;
+                double *a = read_box(local, p, step, st, ct, dev);
+                double *b = read_box(url, p, step, st, ct, dev);
+                assert_memory_equal(a, b, ct[0] * ct[1] * sizeof(double));
+                free(a);
+                free(b);
+            }
+    int stc = ru_stop_server(pid, SIGTERM);
+    assert_true(WIFEXITED(stc) && WEXITSTATUS(stc) == 0);
+}
+
+/* ---- gpubpls ----------------------------------------------------------------------------- */
+
+/* Runs gpubpls with args and the dataset; the output into a new string. */
+static char *gpubpls(const char *args, const char *path, int *status)
+{
+    const char *bin = getenv("GPUBPLS");
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "'%s' %s '%s' 2>&1", bin, args, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    size_t k;
+    while ((k = fread(out + n, 1, cap - n - 1, p)) > 0) {
+        n += k;
+        if (n + 1 == cap) out = realloc(out, cap *= 2);
+    }
+    out[n] = '\0';
+    *status = pclose(p);
+    return out;
+}
+
+static void test_gpubpls(void **state)
+{
+    (void)state;
+    if (!getenv("GPUBPLS")) skip();
+    static const char *const sets[] = {"BP4/types.bp", "BP4/steps_2d.bp", "BP4/local.bp",
+                                       "BP4/changing_3d.bp", "gpu/BP4/StepsWriteReadCuPy.bp"};
+    static const char *const args[] = {"-la", "-d", "-D", "-l -d -n 4"};
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        for (size_t a = 0; a < sizeof args / sizeof args[0]; a++) {
+            char local[4700];
+            snprintf(local, sizeof local, "%s/%s", g_adios, sets[i]);
+            int s1, s2;
+            char *lo = gpubpls(args[a], local, &s1);
+            char *re = gpubpls(args[a], ru_url(g_port, sets[i]), &s2);
+            if (s1 != s2 || strcmp(lo, re))
+                print_error("gpubpls %s %s: local (status %d):\n%s\nremote (status %d):\n%s\n",
+                            args[a], sets[i], s1, lo, s2, re);
+            assert_int_equal(s1, 0);
+            assert_int_equal(s2, 0);
+            assert_string_equal(lo, re);
+            free(lo);
+            free(re);
+        }
+    /* a server that is not there: a clear error, not a hang */
+    int s;
+    char url[128];
+    snprintf(url, sizeof url, "gpubp://127.0.0.1:%d/BP4/types.bp", ru_free_port());
+    setenv("GPUBP_REMOTE_VERBOSE", "0", 1);
+    double t0 = ru_now();
+    char *o = gpubpls("-l", url, &s);
+    assert_true(s != 0);
+    assert_true(ru_now() - t0 < 60);
+    free(o);
+}
+
+int main(void)
+{
+    g_port = ru_fixture_port();
+    if (g_port <= 0) {
+        fprintf(stderr, "no fixture server (GPUBP_REMOTE_PORT_FILE)\n");
+        return 1;
+    }
+    snprintf(g_adios, sizeof g_adios, "%s/interop/adios2", ts_shared_dir());
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_remote_equals_local),
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_big_host_and_device),
+        cmocka_unit_test(test_gpubpls),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
