@@ -5,6 +5,11 @@
 
 #include <stdlib.h>
 
+static int gbp_is_write_mode_value(gpubp_mode m)
+{
+    return m == GPUBP_MODE_WRITE || m == GPUBP_MODE_APPEND;
+}
+
 const char *gpubp_version(void) { return GPUBP_VERSION_STRING; }
 
 unsigned gpubp_features(void)
@@ -66,10 +71,7 @@ int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize)
     return 0;
 }
 
-int gbp_is_write_mode(const gpubp_file *f)
-{
-    return f->mode == GPUBP_MODE_WRITE || f->mode == GPUBP_MODE_APPEND;
-}
+int gbp_is_write_mode(const gpubp_file *f) { return gbp_is_write_mode_value(f->mode); }
 
 void gbp_reverse(size_t *d, size_t n)
 {
@@ -116,6 +118,8 @@ int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *
     /* keep a path without trailing slashes */
     size_t pl = strlen(path);
     while (pl > 1 && path[pl - 1] == '/') pl--;
+    GBP_RETURN_ERROR_IF(gbp_is_remote_url(path) && gbp_is_write_mode_value(mode), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_open: %s: remote datasets are read only", path);
     f->path = gbp_strndup(path, pl);
     int rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);

@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include "blosczlib.h"
+#include "box.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -42,11 +43,12 @@ static int open_md0(gpubp_file *f)
 int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
     gpubp_file *f = ctx;
-    GBP_FORWARD_IF_ERROR(open_md0(f));
+    if (!f->remote) GBP_FORWARD_IF_ERROR(open_md0(f));
     if (off > f->md0_size || n > f->md0_size - off)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past its end "
                          "(%llu)", f->path, n, (unsigned long long)off,
                          (unsigned long long)f->md0_size);
+    if (f->remote) return gbp_remote_pread(f->remote, "md.0", buf, n, off);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
     return gbp_pread_all(f->md0_fd, buf, n, off, what);
@@ -60,7 +62,7 @@ static int load_metadata(gpubp_file *f)
     int rc = idxp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     uint8_t *idx = NULL;
     size_t ilen = 0;
-    if (rc == GPUBP_OK) {
+    if (rc == GPUBP_OK && !f->remote) {
         struct stat st;
         if (stat(idxp, &st) == 0 && (uint64_t)st.st_size > GBP_MAX_INDEX_BYTES)
             rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes is larger than any index (%llu "
@@ -68,7 +70,18 @@ static int load_metadata(gpubp_file *f)
                            (unsigned long long)GBP_MAX_INDEX_BYTES,
                            (unsigned long long)(GBP_MAX_INDEX_BYTES / BP4_IDX_RECORD_SIZE));
     }
-    if (rc == GPUBP_OK) {
+    if (rc == GPUBP_OK && f->remote) {
+        uint64_t isz = 0;
+        rc = gbp_remote_size(f->remote, "md.idx", &isz);
+        if (rc == GPUBP_OK && isz > GBP_MAX_INDEX_BYTES)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx of %llu bytes is too large", f->path,
+                           (unsigned long long)isz);
+        if (rc == GPUBP_OK) rc = gbp_remote_read_file(f->remote, "md.idx", &idx, &ilen);
+        if (rc == GPUBP_ERR_NOT_FOUND) {
+            rc = GPUBP_OK;
+            ilen = 0;
+        }
+    } else if (rc == GPUBP_OK) {
         rc = gbp_read_file(idxp, &idx, &ilen, 0);
         if (rc == GPUBP_ERR_NOT_FOUND) {
             rc = GPUBP_OK;
@@ -81,7 +94,9 @@ static int load_metadata(gpubp_file *f)
         n = ilen >= BP4_HEADER_SIZE ? (ilen - BP4_HEADER_SIZE) / BP4_IDX_RECORD_SIZE : 0;
     }
     uint64_t msize = 0;
-    if (rc == GPUBP_OK && n > 0) {
+    if (rc == GPUBP_OK && n > 0 && f->remote) {
+        rc = gbp_remote_size(f->remote, "md.0", &msize);
+    } else if (rc == GPUBP_OK && n > 0) {
         rc = open_md0(f);
         if (rc == GPUBP_OK) rc = gbp_file_size(f->md0_fd, &msize, f->path);
     }
@@ -150,7 +165,7 @@ static int parse_until(gpubp_file *f, size_t nsteps)
             f->md0_base = r->pg_off;
             f->md0_len = want;
             /* read ahead of the next window while this one is parsed */
-            if (r->pg_off + want < f->md0_size)
+            if (!f->remote && r->pg_off + want < f->md0_size)
                 posix_fadvise(f->md0_fd, (off_t)(r->pg_off + want), (off_t)GBP_MD0_WINDOW,
                               POSIX_FADV_WILLNEED);
         }
@@ -169,6 +184,15 @@ static void drop_window(gpubp_file *f)
 
 int gbp_reader_open(gpubp_file *f)
 {
+    if (gbp_is_remote_url(f->path)) {
+        GBP_FORWARD_IF_ERROR(gbp_remote_open(&f->remote, f->path, &f->params));
+        GBP_FORWARD_IF_ERROR(load_metadata(f));
+        if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+            GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+            drop_window(f);
+        }
+        return GPUBP_OK;
+    }
     int is_dir;
     GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
     if (!is_dir)
@@ -203,6 +227,8 @@ void gbp_reader_free(gpubp_file *f)
     gbp_free(f->md0);
     gbp_free(f->records);
     if (f->md0_fd >= 0) close(f->md0_fd);
+    gbp_remote_close(f->remote);
+    f->remote = NULL;
     for (size_t i = 0; i < f->nrfd; i++)
         if (f->rfd[i] >= 0) close(f->rfd[i]);
     gbp_free(f->rfd);
@@ -629,6 +655,74 @@ static int data_fd(gpubp_file *f, uint32_t k, int *fd)
     return GPUBP_OK;
 }
 
+/* Bytes of data.K, from the local file or through the remote connection. */
+static int data_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, uint64_t off)
+{
+    if (f->remote) {
+        char name[32];
+        snprintf(name, sizeof name, "data.%u", k);
+        return gbp_remote_pread(f->remote, name, buf, n, off);
+    }
+    char what[4200];
+    snprintf(what, sizeof what, "%s/data.%u", f->path, k);
+    return gbp_pread_all(fd, buf, n, off, what);
+}
+
+static int data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size)
+{
+    if (f->remote) {
+        char name[32];
+        snprintf(name, sizeof name, "data.%u", k);
+        return gbp_remote_size(f->remote, name, size);
+    }
+    return gbp_file_size(fd, size, f->path);
+}
+
+typedef struct span_ctx {
+    gbp_mem *mem;
+    gpubp_memory_space space;
+    const uint8_t *span;   /* the block's bytes from `skip` on */
+    size_t skip;
+    uint8_t *dst;
+} span_ctx;
+
+static int span_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    span_ctx *c = ctx;
+    gbp_box one;
+    gbp_box_dense(&one, 1, &bytes);
+    return gbp_mem_scatter(c->mem, c->space, c->span + (a_off - c->skip), 1, &one, c->dst + b_off,
+                           &one);
+}
+
+/* A remote block: the span of the block that holds the box comes over the connection into host
+ * memory (straight into a host destination when both boxes are contiguous), then it is copied
+ * into the destination box. */
+static int read_remote(gpubp_file *f, gpubp_memory_space space, const bp4_block *b, size_t es,
+                       const gbp_box *fbox, uint8_t *dst, const gbp_box *dbox)
+{
+    size_t first = gbp_box_offset(fbox), last = first, n = gbp_box_elements(fbox);
+    if (n == 0) return GPUBP_OK;
+    for (size_t i = 0; i < fbox->ndims; i++) {
+        size_t stride = 1;
+        for (size_t j = i + 1; j < fbox->ndims; j++) stride *= fbox->dims[j];
+        last += (fbox->count[i] - 1) * stride;
+    }
+    size_t span = (last - first + 1) * es;
+    uint64_t off = b->payload_offset + (uint64_t)first * es;
+    if (space == GPUBP_MEM_HOST && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox))
+        return data_pread(f, b->file_index, -1, dst + gbp_box_offset(dbox) * es, span, off);
+    uint8_t *tmp = gbp_malloc(span);
+    if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", span);
+    int rc = data_pread(f, b->file_index, -1, tmp, span, off);
+    if (rc == GPUBP_OK) {
+        span_ctx c = {f->mem, space, tmp, first * es, dst};
+        rc = gbp_box_foreach_run(fbox, dbox, es, span_run, &c);
+    }
+    gbp_free(tmp);
+    return rc;
+}
+
 /* A compressed block: read the operator buffer, decompress the whole block on the host, then
  * copy the wanted box out (the box may be strided, the destination on the device). */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
@@ -648,7 +742,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "%s: '%s': operator says %llu uncompressed bytes, the block has %zu",
                          f->path, v->name, (unsigned long long)b->op->raw_size, raw);
     uint64_t fsize;
-    GBP_FORWARD_IF_ERROR(gbp_file_size(fd, &fsize, f->path));
+    GBP_FORWARD_IF_ERROR(data_size(f, b->file_index, fd, &fsize));
     if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "%s/data.%u: '%s': compressed block of %llu bytes at offset %llu runs past "
@@ -657,7 +751,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          (unsigned long long)fsize);
     uint8_t *z = gbp_malloc((size_t)b->op->size), *r = gbp_malloc(raw);
     int rc = (z && r) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK) rc = gbp_pread_all(fd, z, (size_t)b->op->size, b->payload_offset, f->path);
+    if (rc == GPUBP_OK) rc = data_pread(f, b->file_index, fd, z, (size_t)b->op->size, b->payload_offset);
     if (rc == GPUBP_OK)
         rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
     if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
@@ -701,8 +795,9 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         }
     }
     int fd = -1;
-    GBP_FORWARD_IF_ERROR(data_fd(f, b->file_index, &fd));
+    if (!f->remote) GBP_FORWARD_IF_ERROR(data_fd(f, b->file_index, &fd));
     if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);
+    if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
     return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
 }
 

@@ -7,6 +7,7 @@
 #include "common.h"
 #include "fileio.h"
 #include "memspace.h"
+#include "remote.h"
 
 #define GBP_IO_NAME "gpubp"
 
@@ -116,6 +117,7 @@ struct gpubp_file {
     int writer_active;
     size_t cur_step;         /* READ: current step (0-based) when in_step */
     size_t next_step;        /* READ: the step begin_step opens next */
+    gbp_remote *remote;      /* gpubp:// datasets: every file is read through it */
     int *rfd;                /* data.K descriptors, lazily opened */
     size_t nrfd;
     struct gbp_pending_get *gets;

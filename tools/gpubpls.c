@@ -637,7 +637,8 @@ static int open_dataset(ls_ctx *c)
 {
     struct stat sb;
     const char *path = c->opt.path;
-    if (stat(path, &sb) != 0) {
+    /* a gpubp:// URL names a dataset on a gpubp-serve daemon: the open says whether it exists */
+    if (strncmp(path, "gpubp://", 8) != 0 && stat(path, &sb) != 0) {
         fprintf(stderr, "\nError: input path %s does not exist\n", path);
         return 4;
     }

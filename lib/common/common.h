@@ -114,10 +114,13 @@ typedef struct gbp_params {
     int retries;
     double retry_delay;
     int simulated_device;   /* test hook: "device=simulated" uses the simulated device */
+    char token_file[1024];  /* remote reads: a file whose first line is the server's token */
     int compress;           /* compress=zlib: every array variable gets the zlib operator */
     int compress_level;     /* 1 */
     int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
 } gbp_params;
+
+#define GBP_PARAMS_HAVE_TOKEN_FILE 1
 
 int gbp_params_parse(gbp_params *p, const char *s);
 

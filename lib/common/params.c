@@ -79,6 +79,12 @@ static int set_param(gbp_params *p, const char *k, const char *v)
                               "parameter compress_shuffle: '%s' is not byte, bit or none", v);
         return 0;
     }
+    if (!strcmp(k, "token_file")) {
+        if (strlen(v) >= sizeof p->token_file || !*v)
+            return gbp_error(GPUBP_ERR_PARAM, 0, "parameter token_file: empty or too long");
+        memcpy(p->token_file, v, strlen(v) + 1);
+        return 0;
+    }
     if (!strcmp(k, "device")) {
         if (!strcmp(v, "simulated")) p->simulated_device = 1;
         else if (!strcmp(v, "auto")) p->simulated_device = 0;
