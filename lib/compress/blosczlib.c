@@ -51,7 +51,8 @@
 #define SPECIAL_VALUE 3
 #define SPECIAL_UNINIT 4
 
-#define BATCH_BYTES ((size_t)64 << 20) /* scratch for one batch of compressed blocks */
+#define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
+                                        * enough for malloc to reuse it from call to call */
 
 static atomic_size_t max_chunk_hook = 0;
 
@@ -353,7 +354,7 @@ static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int leve
     const uint8_t flags = F_SHUFFLE | F_BITSHUFFLE | F_DONTSPLIT | (ZLIB_FORMAT << 5);
     size_t batch = BATCH_BYTES / bsz;
     int workers = gbp_pool_workers(threads, nblocks);
-    if (batch < 2 * (size_t)workers) batch = 2 * (size_t)workers;
+    if (batch < 4 * (size_t)workers) batch = 4 * (size_t)workers;
     if (batch > nblocks) batch = nblocks;
 
     cjob c;

@@ -1,37 +1,73 @@
-/* Fork-join over an atomic task counter: each worker takes the next task index until none is
- * left. The caller is worker 0; workers 1 .. n-1 are threads created for this call and joined
- * before it returns, so no state outlives the call and nothing is shared between calls. */
+/* A process-wide pool of worker threads serving fork-join jobs.
+ *
+ * A call puts its job (function, task count, worker limit) on a queue and works on it itself as
+ * worker 0; idle pool threads join queued jobs that still have tasks and room for a worker
+ * (getting ids 1, 2, ...) and take task indices from the job's atomic counter. When the caller
+ * has run out of tasks it takes the job off the queue, so nobody else joins, and waits for the
+ * workers that did join to finish their last task. Several callers can run jobs at once; the
+ * threads are created on demand (up to the largest worker count asked for, at most
+ * GBP_POOL_MAX) and then wait for work for the life of the process. If threads cannot be
+ * created, fewer workers (at least the caller) do all the tasks: the set of calls is the same. */
 #include "pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
-typedef struct pool_run {
+#define GBP_POOL_MAX 1024
+
+typedef struct pool_job {
     atomic_size_t next;
     size_t ntasks;
     void (*fn)(void *ctx, size_t task, int worker);
     void *ctx;
-} pool_run;
+    int max_workers;
+    int joined;             /* workers other than the caller that joined (ids 1..joined) */
+    int active;             /* of those, still working */
+    struct pool_job *qnext; /* queue link */
+} pool_job;
 
-typedef struct pool_worker {
-    pool_run *run;
-    int id;
-} pool_worker;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER; /* a job was queued */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER; /* a worker left a job */
+static pool_job *queue;
+static int nthreads, idle;
 
-static void drain(pool_run *r, int id)
+static void drain(pool_job *j, int id)
 {
     for (;;) {
-        size_t t = atomic_fetch_add(&r->next, 1);
-        if (t >= r->ntasks) return;
-        r->fn(r->ctx, t, id);
+        size_t t = atomic_fetch_add(&j->next, 1);
+        if (t >= j->ntasks) return;
+        j->fn(j->ctx, t, id);
     }
+}
+
+/* A queued job that can take one more worker; under mu. */
+static pool_job *joinable(void)
+{
+    for (pool_job *j = queue; j; j = j->qnext)
+        if (j->joined + 1 < j->max_workers && atomic_load(&j->next) < j->ntasks) return j;
+    return NULL;
 }
 
 static void *worker_main(void *arg)
 {
-    pool_worker *w = arg;
-    drain(w->run, w->id);
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        pool_job *j;
+        while (!(j = joinable())) {
+            idle++;
+            pthread_cond_wait(&work_cv, &mu);
+            idle--;
+        }
+        int id = ++j->joined;
+        j->active++;
+        pthread_mutex_unlock(&mu);
+        drain(j, id);
+        pthread_mutex_lock(&mu);
+        if (--j->active == 0) pthread_cond_broadcast(&done_cv);
+    }
     return NULL;
 }
 
@@ -42,35 +78,51 @@ int gbp_pool_workers(int threads, size_t ntasks)
         n = sysconf(_SC_NPROCESSORS_ONLN);
         if (n < 1) n = 1;
     }
-    if (n > 1024) n = 1024;
+    if (n > GBP_POOL_MAX) n = GBP_POOL_MAX;
     if ((size_t)n > ntasks) n = ntasks ? (long)ntasks : 1;
     return (int)n;
 }
 
-#define GBP_POOL_MAX 1024
-
 void gbp_pool_run(int workers, size_t ntasks, void (*fn)(void *ctx, size_t task, int worker),
                   void *ctx)
 {
-    pool_run r;
-    atomic_init(&r.next, 0);
-    r.ntasks = ntasks;
-    r.fn = fn;
-    r.ctx = ctx;
-    if (workers > GBP_POOL_MAX) workers = GBP_POOL_MAX;
-    if (workers <= 1 || ntasks <= 1) {
-        drain(&r, 0);
+    pool_job j;
+    atomic_init(&j.next, 0);
+    j.ntasks = ntasks;
+    j.fn = fn;
+    j.ctx = ctx;
+    j.max_workers = workers > GBP_POOL_MAX ? GBP_POOL_MAX : workers;
+    j.joined = 0;
+    j.active = 0;
+    j.qnext = NULL;
+    if (j.max_workers <= 1 || ntasks <= 1) {
+        drain(&j, 0);
         return;
     }
-    pthread_t tid[GBP_POOL_MAX];
-    pool_worker w[GBP_POOL_MAX];
-    int started = 0;
-    for (int i = 1; i < workers; i++) {
-        w[i].run = &r;
-        w[i].id = i;
-        if (pthread_create(&tid[i], NULL, worker_main, &w[i]) != 0) break;
-        started = i;
+    pthread_mutex_lock(&mu);
+    while (nthreads < j.max_workers - 1) { /* grow the pool to what this job can use */
+        pthread_t tid;
+        pthread_attr_t attr;
+        int ok = pthread_attr_init(&attr) == 0;
+        if (ok) pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        ok = ok && pthread_create(&tid, &attr, worker_main, NULL) == 0;
+        pthread_attr_destroy(&attr);
+        if (!ok) break;
+        nthreads++;
     }
-    drain(&r, 0);
-    for (int i = 1; i <= started; i++) pthread_join(tid[i], NULL);
+    j.qnext = queue;
+    queue = &j;
+    if (idle > 0) pthread_cond_broadcast(&work_cv);
+    pthread_mutex_unlock(&mu);
+
+    drain(&j, 0);
+
+    pthread_mutex_lock(&mu);
+    for (pool_job **p = &queue; *p; p = &(*p)->qnext) /* no one joins from now on */
+        if (*p == &j) {
+            *p = j.qnext;
+            break;
+        }
+    while (j.active > 0) pthread_cond_wait(&done_cv, &mu);
+    pthread_mutex_unlock(&mu);
 }

@@ -1,6 +1,6 @@
-/* A small fork-join pool for lib/compress: run ntasks independent tasks on up to `threads`
- * threads, the calling thread being worker 0. Threads live for one call; a call that has a single
- * task or a single worker runs inline without creating any. */
+/* The worker pool of lib/compress: run ntasks independent tasks on up to `workers` threads, the
+ * calling thread being worker 0 and the others taken from a process-wide pool of threads that
+ * is created on demand and kept (a call with one task or one worker creates none). */
 #ifndef GBP_POOL_H
 #define GBP_POOL_H
 
