@@ -214,9 +214,9 @@ static void test_fault_known_bug4b_close_keeps_message(void **state)
     assert_int_equal(bad, 0);
 }
 
-/* Known bug 7 (src/api_write.c): gpubp_define_attribute failing with NOMEM leaves the attribute
+/* Bug 7 (fixed in 771d3f5; src/api_write.c): gpubp_define_attribute failing with NOMEM leaves the attribute
  * registered without its data; the next end_step crashes in bp4_put_amd (memcpy from NULL). */
-static void test_fault_known_bug7_attribute_nomem_then_end_step(void **state)
+static void test_fault_bug7_attribute_nomem_then_end_step(void **state)
 {
     (void)state;
     const char *path = ts_path("fault_attr.bp");
@@ -559,7 +559,7 @@ static void test_fault_huge_claims(void **state)
     }
     /* 2: a record claiming one step of 4 GiB over a sparse md.0 of 4 GiB: the step must be
      * rejected or read piecewise, not allocated whole (only where memory can be limited) */
-    if (can_limit() && getenv("GPUBP_KNOWN_BUGS")) {
+    if (can_limit()) { /* bug 5, fixed in 771d3f5 */
         assert_int_equal(ts_copy_dataset(base, path), 0);
         unsigned char m[128];
         memcpy(m, orig, 128);
@@ -570,7 +570,7 @@ static void test_fault_huge_claims(void **state)
         assert_int_equal(truncate(md0, (off_t)big), 0);
         int st = limited_child(open_huge_child);
         if (st) {
-            print_error("KNOWN BUG-5: a 4 GiB step in a sparse md.0: child status %d (0 = "
+            print_error("BUG-5: a 4 GiB step in a sparse md.0: child status %d (0 = "
                         "FORMAT error; 32 = NOMEM: allocated the claimed size)\n", st);
             failures++;
         }
@@ -639,9 +639,7 @@ int main(int argc, char **argv)
         const struct CMUnitTest known[] = {
             cmocka_unit_test(test_fault_known_bug4_message_names_path),
             cmocka_unit_test(test_fault_known_bug4b_close_keeps_message),
-            cmocka_unit_test(test_fault_known_bug7_attribute_nomem_then_end_step),
             cmocka_unit_test(test_fault_known_bug8_9_alloc_device),
-            cmocka_unit_test(test_fault_huge_claims),
         };
         return cmocka_run_group_tests(known, NULL, NULL);
     }
@@ -655,6 +653,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_fault_simulated_device),
         cmocka_unit_test(test_fault_huge_claims),
         cmocka_unit_test(test_fault_selection_size_overflow),
+        cmocka_unit_test(test_fault_bug7_attribute_nomem_then_end_step),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     printf("fault: %ld faults injected over %ld runs\n", g_faults, g_runs);

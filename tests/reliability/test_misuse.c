@@ -4,11 +4,6 @@
  * crash or abort. Every row runs on fresh handles (ctx), so rows are independent. */
 #include "rel_util.h"
 #include "gpubp/cuda.h"
-
-/* gpubp_set_stream is declared in gpubp/cuda.h but (known bug 10) not defined in builds without
- * CUDA: a weak reference lets this test link and report it. */
-#pragma weak gpubp_set_stream
-#define HAVE_SET_STREAM (&gpubp_set_stream != NULL)
 #define SKIPPED_ROW 1000
 
 typedef struct ctx {
@@ -317,8 +312,8 @@ R(op_read, return gpubp_variable_add_operation(c->rg, "zlib", NULL);)
 R(op_string, return gpubp_variable_add_operation(c->ws, "zlib", NULL);)
 R(op_after_put, int rc = gpubp_put(c->w, c->wg, c->buf, GPUBP_SYNC); return rc ? rc : gpubp_variable_add_operation(c->wg, "zlib", NULL);)
 /* ---- CUDA stream (gpubp/cuda.h) ---- */
-R(stream_null_f, if (!HAVE_SET_STREAM) return SKIPPED_ROW; return gpubp_set_stream(NULL, NULL);)
-R(stream_no_device, if (!HAVE_SET_STREAM) return SKIPPED_ROW; return gpubp_set_stream(c->w, (void *)0x1234);)
+R(stream_null_f, return gpubp_set_stream(NULL, NULL);)
+R(stream_no_device, return gpubp_set_stream(c->w, (void *)0x1234);)
 
 #define E(call, id, st) {call, #id, st, id}
 static const row rows[] = {
@@ -526,8 +521,7 @@ static void test_misuse_table(void **state)
         gbp_error_clear();
         int rc = rows[i].fn(&c);
         if (rc == SKIPPED_ROW) {
-            printf("misuse: %s not linkable in this build (known bug 10): row %s skipped\n",
-                   rows[i].call, rows[i].what);
+            printf("misuse: row %s of %s skipped\n", rows[i].what, rows[i].call);
             ctx_close(&c);
             continue;
         }
@@ -572,9 +566,9 @@ static void test_misuse_harmless(void **state)
     TS_OK(gpubp_close(r));
 }
 
-/* Known bug 3 (src/api_read.c): a multi-step get of a local array whose selected block changes
+/* Bug 3 (fixed in 771d3f5; src/api_read.c): a multi-step get of a local array whose selected block changes
  * size between steps writes past gpubp_selection_size() bytes (ADIOS2's local.bp). */
-static void test_misuse_known_bug3_multistep_local_overflow(void **state)
+static void test_misuse_bug3_multistep_local_overflow(void **state)
 {
     (void)state;
     char p[4200];
@@ -600,26 +594,12 @@ static void test_misuse_known_bug3_multistep_local_overflow(void **state)
     TS_OK(gpubp_close(r));
 }
 
-/* Known bug 10: every symbol of the public headers exists in every build (STYLE.md) */
-static void test_misuse_known_bug10_set_stream_defined(void **state)
+int main(void)
 {
-    (void)state;
-    if (!HAVE_SET_STREAM) print_error("gpubp_set_stream (gpubp/cuda.h) is not defined in libgpubp\n");
-    assert_true(HAVE_SET_STREAM);
-}
-
-int main(int argc, char **argv)
-{
-    if (argc > 1 && !strcmp(argv[1], "known")) {
-        const struct CMUnitTest known[] = {
-            cmocka_unit_test(test_misuse_known_bug10_set_stream_defined),
-            cmocka_unit_test(test_misuse_known_bug3_multistep_local_overflow),
-        };
-        return cmocka_run_group_tests(known, NULL, NULL);
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_misuse_table),
         cmocka_unit_test(test_misuse_harmless),
+        cmocka_unit_test(test_misuse_bug3_multistep_local_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
