@@ -327,7 +327,7 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
     char p[4096];
     for (int f = 0; f < nfiles; f++) {
         snprintf(p, sizeof p, "%s/gpubp-bench-raw.%d", o->dir, f);
-        if (rd) drop_file(p);
+        if (rd && o->cold) drop_file(p);
         fds[f] = open(p, rd ? O_RDONLY : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
         if (fds[f] < 0) return -1;
     }

@@ -45,6 +45,11 @@ typedef struct gbp_devops {
     void (*close)(void *ctx);
     /* Makes the calling thread ready to use ctx (CUDA: sets the context's device). */
     int (*bind_thread)(void *ctx);
+    /* 0 when no device pointer can exist in the process yet (CUDA: the driver library is not
+     * loaded, so nobody allocated device memory), without initialising anything: lets
+     * gbp_mem_detect answer HOST for host-only programs without creating a device context.
+     * NULL: always possible. */
+    int (*present)(void);
     /* GPUBP_MEM_GPU for device memory, HOST for host, pinned, managed and unknown memory. */
     int (*query)(void *ctx, const void *ptr, gpubp_memory_space *space);
     /* Page-locked host memory (page aligned) for the staging pool. */

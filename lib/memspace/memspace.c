@@ -113,6 +113,8 @@ struct gbp_mem {
     pthread_cond_t cv;
     job *queue; /* ring of qcap */
     int q_head, q_len, qcap;
+    int *wfd;   /* per I/O thread: the descriptor it is writing, or -1 */
+    struct io_arg *args;
     int inflight;
     int stop;
     void *misc_ev;
@@ -181,6 +183,8 @@ void gbp_mem_close(gbp_mem *m)
         if (m->dfds[i].dfd >= 0) close(m->dfds[i].dfd);
     gbp_free(m->slots);
     gbp_free(m->threads);
+    gbp_free(m->wfd);
+    gbp_free(m->args);
     gbp_free(m->queue);
     gbp_free(m->pend);
     gbp_free(m->bounce);
@@ -208,7 +212,9 @@ int gbp_mem_has_device(const gbp_mem *m)
 int gbp_mem_detect(gbp_mem *m, const void *ptr, gpubp_memory_space *space)
 {
     *space = GPUBP_MEM_HOST;
-    if (!ptr || !dev_open(m)) return GPUBP_OK;
+    if (!ptr || !m->ops) return GPUBP_OK;
+    if (m->dev_state == 0 && m->ops->present && !m->ops->present()) return GPUBP_OK;
+    if (!dev_open(m)) return GPUBP_OK;
     return m->ops->query(m->dctx, ptr, space);
 }
 
@@ -366,17 +372,44 @@ static int run_job(gbp_mem *m, job *j)
     return m->ops->event_record(m->dctx, s->ev);
 }
 
+typedef struct io_arg {
+    gbp_mem *m;
+    int idx;
+} io_arg;
+
+static int is_write(const job *j) { return j->kind == JOB_DEV_WRITE || j->kind == JOB_HOST_WRITE; }
+
+/* Position in the queue of the first job this thread may take, or -1. A write to a file that
+ * another thread is writing waits: the kernel serialises writes to one file anyway, and taking
+ * another file's job keeps several files (subfiles) busy at once. Caller holds m->lock. */
+static int pick_job_locked(gbp_mem *m)
+{
+    for (int k = 0; k < m->q_len; k++) {
+        const job *j = &m->queue[(m->q_head + k) % m->qcap];
+        int busy = 0;
+        for (int t = 0; is_write(j) && t < m->nthreads && !busy; t++) busy = m->wfd[t] == j->fd;
+        if (!busy) return k;
+    }
+    return -1;
+}
+
 static void *io_main(void *arg)
 {
-    gbp_mem *m = arg;
+    gbp_mem *m = ((io_arg *)arg)->m;
+    int me = ((io_arg *)arg)->idx;
     int bound = 0; /* this thread was made ready for the device context */
     pthread_mutex_lock(&m->lock);
     for (;;) {
-        while (!m->q_len && !m->stop) pthread_cond_wait(&m->cv, &m->lock);
-        if (!m->q_len) break;
-        job j = m->queue[m->q_head];
+        int k;
+        while ((k = pick_job_locked(m)) < 0 && !(m->stop && !m->q_len))
+            pthread_cond_wait(&m->cv, &m->lock);
+        if (k < 0) break; /* stopping, and the queue is empty */
+        job j = m->queue[(m->q_head + k) % m->qcap];
+        for (int i = k; i > 0; i--) /* close the gap, keeping the order of the others */
+            m->queue[(m->q_head + i) % m->qcap] = m->queue[(m->q_head + i - 1) % m->qcap];
         m->q_head = (m->q_head + 1) % m->qcap;
         m->q_len--;
+        if (is_write(&j)) m->wfd[me] = j.fd;
         pthread_cond_broadcast(&m->cv); /* room in the queue */
         pthread_mutex_unlock(&m->lock);
 
@@ -390,6 +423,7 @@ static void *io_main(void *arg)
 
         pthread_mutex_lock(&m->lock);
         keep_error_locked(m, rc);
+        m->wfd[me] = -1;
         if (!host) {
             m->slots[j.slot].busy = 0;
             if (j.is_read) m->slots[j.slot].ev_pending = 1;
@@ -416,9 +450,16 @@ static int threads_open(gbp_mem *m)
     m->qcap = slots + GBP_HOST_JOBS;
     if (!m->queue) m->queue = gbp_calloc((size_t)m->qcap, sizeof *m->queue);
     if (!m->threads) m->threads = gbp_calloc((size_t)m->nthreads, sizeof *m->threads);
-    if (!m->queue || !m->threads) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (I/O threads)");
+    if (!m->wfd) m->wfd = gbp_calloc((size_t)m->nthreads, sizeof *m->wfd);
+    if (!m->args) m->args = gbp_calloc((size_t)m->nthreads, sizeof *m->args);
+    if (!m->queue || !m->threads || !m->wfd || !m->args)
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (I/O threads)");
     for (int i = 0; i < m->nthreads; i++) {
-        int e = pthread_create(&m->threads[i], NULL, io_main, m);
+        m->wfd[i] = -1;
+        m->args[i] = (io_arg){m, i};
+    }
+    for (int i = m->threads_started; i < m->nthreads; i++) {
+        int e = pthread_create(&m->threads[i], NULL, io_main, &m->args[i]);
         if (e) return gbp_error(GPUBP_ERR_IO, e, "cannot start an I/O thread: %s", strerror(e));
         m->threads_started++;
     }

@@ -450,7 +450,7 @@ static int sim_signal(void *ctx)
 
 static const gbp_devops sim_ops = {
     "simulated",
-    sim_open, sim_close, sim_bind, sim_query,
+    sim_open, sim_close, sim_bind, NULL, sim_query,
     sim_host_alloc, sim_host_free, sim_dev_alloc, sim_dev_free,
     sim_copy_async,
     sim_mm_begin, sim_mm_region, sim_mm_end,
