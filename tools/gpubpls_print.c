@@ -40,93 +40,47 @@ static int components(gpubp_type t, const void *data, size_t item, comp *v)
 {
     const unsigned char *p = (const unsigned char *)data;
     memset(v, 0, 2 * sizeof *v);
+/* one element of type T at index item, into component field F of kind K */
+#define LOAD(T, K, F)                                                                              \
+    {                                                                                              \
+        T x;                                                                                       \
+        memcpy(&x, p + sizeof x * item, sizeof x);                                                 \
+        v->kind = K;                                                                               \
+        v->F = x;                                                                                  \
+        return 1;                                                                                  \
+    }
+/* a complex element of two T, into two double components */
+#define LOAD2(T)                                                                                   \
+    {                                                                                              \
+        T x[2];                                                                                    \
+        memcpy(x, p + sizeof x * item, sizeof x);                                                  \
+        v[0].kind = v[1].kind = C_DBL;                                                             \
+        v[0].d = x[0];                                                                             \
+        v[1].d = x[1];                                                                             \
+        return 2;                                                                                  \
+    }
     switch (t) {
-    case GPUBP_TYPE_INT8: {
-        int8_t x;
-        memcpy(&x, p + item, 1);
-        v->kind = C_INT, v->i = x;
-        return 1;
-    }
-    case GPUBP_TYPE_CHAR: {
-        char x;
-        memcpy(&x, p + item, 1);
-        v->kind = C_CHAR, v->i = x;
-        return 1;
-    }
-    case GPUBP_TYPE_INT16: {
-        int16_t x;
-        memcpy(&x, p + 2 * item, 2);
-        v->kind = C_INT, v->i = x;
-        return 1;
-    }
-    case GPUBP_TYPE_INT32: {
-        int32_t x;
-        memcpy(&x, p + 4 * item, 4);
-        v->kind = C_INT, v->i = x;
-        return 1;
-    }
-    case GPUBP_TYPE_INT64: {
-        int64_t x;
-        memcpy(&x, p + 8 * item, 8);
-        v->kind = C_INT, v->i = x;
-        return 1;
-    }
-    case GPUBP_TYPE_UINT8: {
-        uint8_t x;
-        memcpy(&x, p + item, 1);
-        v->kind = C_UINT, v->u = x;
-        return 1;
-    }
-    case GPUBP_TYPE_UINT16: {
-        uint16_t x;
-        memcpy(&x, p + 2 * item, 2);
-        v->kind = C_UINT, v->u = x;
-        return 1;
-    }
-    case GPUBP_TYPE_UINT32: {
-        uint32_t x;
-        memcpy(&x, p + 4 * item, 4);
-        v->kind = C_UINT, v->u = x;
-        return 1;
-    }
-    case GPUBP_TYPE_UINT64: {
-        uint64_t x;
-        memcpy(&x, p + 8 * item, 8);
-        v->kind = C_UINT, v->u = x;
-        return 1;
-    }
-    case GPUBP_TYPE_FLOAT: {
-        float x;
-        memcpy(&x, p + 4 * item, 4);
-        v->kind = C_DBL, v->d = x;
-        return 1;
-    }
-    case GPUBP_TYPE_DOUBLE: {
-        double x;
-        memcpy(&x, p + 8 * item, 8);
-        v->kind = C_DBL, v->d = x;
-        return 1;
-    }
-    case GPUBP_TYPE_FLOAT_COMPLEX: {
-        float x[2];
-        memcpy(x, p + 8 * item, 8);
-        v[0].kind = C_DBL, v[0].d = x[0];
-        v[1].kind = C_DBL, v[1].d = x[1];
-        return 2;
-    }
-    case GPUBP_TYPE_DOUBLE_COMPLEX: {
-        double x[2];
-        memcpy(x, p + 16 * item, 16);
-        v[0].kind = C_DBL, v[0].d = x[0];
-        v[1].kind = C_DBL, v[1].d = x[1];
-        return 2;
-    }
+    case GPUBP_TYPE_INT8: LOAD(int8_t, C_INT, i)
+    case GPUBP_TYPE_CHAR: LOAD(char, C_CHAR, i)
+    case GPUBP_TYPE_INT16: LOAD(int16_t, C_INT, i)
+    case GPUBP_TYPE_INT32: LOAD(int32_t, C_INT, i)
+    case GPUBP_TYPE_INT64: LOAD(int64_t, C_INT, i)
+    case GPUBP_TYPE_UINT8: LOAD(uint8_t, C_UINT, u)
+    case GPUBP_TYPE_UINT16: LOAD(uint16_t, C_UINT, u)
+    case GPUBP_TYPE_UINT32: LOAD(uint32_t, C_UINT, u)
+    case GPUBP_TYPE_UINT64: LOAD(uint64_t, C_UINT, u)
+    case GPUBP_TYPE_FLOAT: LOAD(float, C_DBL, d)
+    case GPUBP_TYPE_DOUBLE: LOAD(double, C_DBL, d)
+    case GPUBP_TYPE_FLOAT_COMPLEX: LOAD2(float)
+    case GPUBP_TYPE_DOUBLE_COMPLEX: LOAD2(double)
     case GPUBP_TYPE_STRING: {
         const char *const *s = (const char *const *)data;
         v->kind = C_STR, v->s = s[item] ? s[item] : "";
         return 1;
     }
     }
+#undef LOAD
+#undef LOAD2
     v->kind = C_STR, v->s = "?";
     return 1;
 }
