@@ -91,7 +91,8 @@ mkdir -p /tmp/gpubp-san
 BENCH=$B/bench/gpubp-bench
 D=/tmp/gpubp-bench
 {
-  for cfg in "" "subfiles=8,io_threads=8,pool_slots=16" "subfiles=16,io_threads=16,pool_slots=32"; do
+  for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
+             "subfiles=16,io_threads=16,pool_slots=32"; do
     stamp "gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
     timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
       --baseline ${cfg:+--params "$cfg"}
@@ -106,6 +107,9 @@ D=/tmp/gpubp-bench
   timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
   stamp "host (issue 2 setting): 256 MiB x 8 steps, 4 blocks"
   timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 --baseline
+  stamp "host, subfiles=4"
+  timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 \
+    --baseline --params "subfiles=4"
   stamp done
 } > "$OUT/bench.log" 2>&1
 
