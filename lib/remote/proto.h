@@ -31,11 +31,14 @@
 #define GBPR_MAX_REPLY (GBPR_MAX_READ + 64u)
 #define GBPR_MAX_MESSAGE 4096u                       /* text of an ERROR or STATUS reply */
 #define GBPR_OPEN_IDX_MAX (1u << 20)                 /* md.idx bytes an OPEN reply may carry */
+#define GBPR_OPEN_MD0_MAX (4u << 20)                 /* md.0 bytes an OPEN reply may carry */
+#define GBPR_OPEN_MAX_REPLY (20u + GBPR_OPEN_IDX_MAX + GBPR_OPEN_MD0_MAX)
 
 enum {
     GBPR_HELLO = 1,     /* u32 version, str token                -> u32 version, u32 max_read */
     GBPR_OPEN = 2,      /* str path (relative to the root)       -> u32 flags, u64 idx_size,
-                                                                    str md.idx (if flags & 1) */
+                                                                    str md.idx (if flags & 1),
+                                                                    str md.0 prefix (flags & 2) */
     GBPR_READ_FILE = 3, /* str name                              -> u64 size, bytes */
     GBPR_SIZE = 4,      /* str name                              -> u64 size */
     GBPR_PREAD = 5,     /* u64 off, u32 len, str name            -> bytes (short only at EOF) */
@@ -46,6 +49,7 @@ enum {
 };
 
 #define GBPR_OPEN_HAVE_IDX 1u /* OPEN reply flag: the md.idx bytes follow */
+#define GBPR_OPEN_HAVE_MD0 2u /* OPEN reply flag: md.0 from 0 to the end of the last indexed step */
 
 /* Codes of an ERROR reply. */
 enum {

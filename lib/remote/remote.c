@@ -46,6 +46,8 @@ struct gbp_remote {
     uint8_t *idx;       /* md.idx from the OPEN reply, for the first read_file("md.idx") */
     size_t idx_len;
     int have_idx;
+    uint8_t *md0;       /* md.0 from 0 to the end of the steps md.idx listed at OPEN */
+    size_t md0_len;
     double io_timeout;
     int verbose;
     pthread_mutex_t lock;
@@ -409,6 +411,24 @@ static int get_token(char *tok, size_t cap, size_t *len, const gbp_params *param
     return GPUBP_OK;
 }
 
+/* A string of at most cap bytes from the rest (*left bytes) of a reply, into a new buffer. */
+static int recv_blob(gbp_remote *r, uint32_t *left, uint32_t cap, uint8_t **out, size_t *len)
+{
+    uint8_t lb[4];
+    if (*left < 4) return bad_reply(r, "open", "length");
+    GBP_FORWARD_IF_ERROR(recv_all(r, lb, 4, "open"));
+    uint32_t n = gbpr_ld32(lb);
+    if (n > *left - 4 || n > cap) return bad_reply(r, "open", "string length");
+    *left -= 4 + n;
+    gbp_free(*out);
+    *out = n ? gbp_malloc(n) : NULL;
+    *len = 0;
+    if (n && !*out) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_FORWARD_IF_ERROR(recv_all(r, *out, n, "open"));
+    *len = n;
+    return GPUBP_OK;
+}
+
 /* HELLO then OPEN on a fresh connection. */
 static int handshake(gbp_remote *r, const char *tok, size_t toklen, int *retry)
 {
@@ -431,25 +451,21 @@ static int handshake(gbp_remote *r, const char *tok, size_t toklen, int *retry)
     uint32_t id;
     n = put_str(body, r->path, strlen(r->path));
     GBP_FORWARD_IF_ERROR(send_request(r, GBPR_OPEN, body, n, &id, "open"));
-    GBP_FORWARD_IF_ERROR(recv_reply(r, GBPR_OPEN, id, 16 + GBPR_OPEN_IDX_MAX, &rlen, "open"));
+    GBP_FORWARD_IF_ERROR(recv_reply(r, GBPR_OPEN, id, GBPR_OPEN_MAX_REPLY, &rlen, "open"));
     if (rlen < 12) return bad_reply(r, "open", "length");
     GBP_FORWARD_IF_ERROR(recv_all(r, rep, 12, "open"));
     uint32_t flags = gbpr_ld32(rep);
     rlen -= 12;
+    if ((flags & ~(GBPR_OPEN_HAVE_IDX | GBPR_OPEN_HAVE_MD0)) ||
+        (flags & GBPR_OPEN_HAVE_MD0 && !(flags & GBPR_OPEN_HAVE_IDX)))
+        return bad_reply(r, "open", "flags");
     if (flags & GBPR_OPEN_HAVE_IDX) {
-        uint8_t lb[4];
-        if (rlen < 4) return bad_reply(r, "open", "length");
-        GBP_FORWARD_IF_ERROR(recv_all(r, lb, 4, "open"));
-        uint32_t il = gbpr_ld32(lb);
-        if (il != rlen - 4 || il > GBPR_OPEN_IDX_MAX) return bad_reply(r, "open", "md.idx length");
-        r->idx = il ? gbp_malloc(il) : NULL;
-        if (il && !r->idx) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        GBP_FORWARD_IF_ERROR(recv_all(r, r->idx, il, "open"));
-        r->idx_len = il;
+        GBP_FORWARD_IF_ERROR(recv_blob(r, &rlen, GBPR_OPEN_IDX_MAX, &r->idx, &r->idx_len));
         r->have_idx = 1;
-    } else if (rlen != 0) {
-        return bad_reply(r, "open", "length");
     }
+    if (flags & GBPR_OPEN_HAVE_MD0)
+        GBP_FORWARD_IF_ERROR(recv_blob(r, &rlen, GBPR_OPEN_MD0_MAX, &r->md0, &r->md0_len));
+    if (rlen != 0) return bad_reply(r, "open", "length");
     return GPUBP_OK;
 }
 
@@ -524,6 +540,7 @@ void gbp_remote_close(gbp_remote *r)
     if (r->fd >= 0) close(r->fd);
     pthread_mutex_destroy(&r->lock);
     gbp_free(r->idx);
+    gbp_free(r->md0);
     gbp_free(r->url);
     gbp_free(r->host);
     gbp_free(r->path);
@@ -610,7 +627,11 @@ int gbp_remote_pread(gbp_remote *r, const char *name, void *buf, size_t n, uint6
     GBP_CHECK_ARG(buf);
     pthread_mutex_lock(&r->lock);
     int rc = check_name(r, name);
-    if (rc == GPUBP_OK) rc = do_pread(r, name, buf, n, off);
+    if (rc == GPUBP_OK && r->md0 && !strcmp(name, "md.0") && off <= r->md0_len &&
+        n <= r->md0_len - off)
+        memcpy(buf, r->md0 + off, n); /* the steps' metadata that came with OPEN */
+    else if (rc == GPUBP_OK)
+        rc = do_pread(r, name, buf, n, off);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }

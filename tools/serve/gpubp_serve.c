@@ -417,16 +417,18 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
     int native;
     uint32_t e = resolve_dataset(c, path, n, msg, sizeof msg, &native);
     if (e) return fail(c, id, "OPEN", e, native, msg);
-    /* md.idx comes with the reply when it is small, saving the client a round trip */
-    uint8_t head[16];
+    /* md.idx and the steps' metadata (md.0 up to the end of the last step md.idx lists) come
+     * with the reply when they are small, saving the client round trips */
+    uint8_t head[16], mhead[4];
     uint32_t flags = 0;
-    uint64_t size = 0;
-    size_t got = 0;
+    uint64_t size = 0, mend = 0;
+    size_t got = 0, mgot = 0;
     int fd;
     if (open_file(c, "md.idx", msg, sizeof msg, &fd, &native) == 0) {
         struct stat st;
         if (fstat(fd, &st) == 0) size = (uint64_t)st.st_size;
-        if (size <= GBPR_OPEN_IDX_MAX && grow(c, (size_t)size + 1) == 0) {
+        if (size <= GBPR_OPEN_IDX_MAX &&
+            grow(c, (size_t)GBPR_OPEN_IDX_MAX + GBPR_OPEN_MD0_MAX) == 0) {
             ssize_t k = read_upto(fd, c->buf, (size_t)size, 0);
             if (k >= 0) {
                 flags |= GBPR_OPEN_HAVE_IDX;
@@ -435,11 +437,35 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
         }
         close(fd);
     }
+    if ((flags & GBPR_OPEN_HAVE_IDX) && got >= 128) {
+        size_t nrec = (got - 64) / 64;
+        mend = gbpr_ld64(c->buf + 64 + (nrec - 1) * 64 + 40); /* end of the last step */
+        if (mend > 0 && mend <= GBPR_OPEN_MD0_MAX &&
+            open_file(c, "md.0", msg, sizeof msg, &fd, &native) == 0) {
+            ssize_t k = read_upto(fd, c->buf + got, (size_t)mend, 0);
+            if (k > 0) {
+                flags |= GBPR_OPEN_HAVE_MD0;
+                mgot = (size_t)k;
+            }
+            close(fd);
+        }
+    }
     gbpr_st32(head, flags);
     gbpr_st64(head + 4, size);
     gbpr_st32(head + 12, (uint32_t)got);
-    VLOG("conn %lu %s: OPEN %s -> ok (md.idx %zu bytes)", c->id, c->peer, c->dsname, got);
-    return reply(c, GBPR_OPEN, id, head, flags ? 16 : 12, c->buf, got) ? DROP : KEEP;
+    gbpr_st32(mhead, (uint32_t)mgot);
+    VLOG("conn %lu %s: OPEN %s -> ok (md.idx %zu bytes, md.0 %zu bytes)", c->id, c->peer,
+         c->dsname, got, mgot);
+    uint8_t h[GBPR_HEADER_SIZE];
+    size_t blen = (flags ? 16 : 12) + got + (mgot ? 4 + mgot : 0);
+    gbpr_put_header(h, GBPR_OPEN | GBPR_REPLY, id, (uint32_t)blen);
+    struct iovec iov[5] = {{h, sizeof h}, {head, flags ? 16 : 12}, {c->buf, got},
+                           {mhead, mgot ? 4 : 0}, {c->buf + got, mgot}};
+    if (send_all(c->fd, iov, 5)) return DROP;
+    pthread_mutex_lock(&S.lock);
+    S.bytes_sent += sizeof h + blen;
+    pthread_mutex_unlock(&S.lock);
+    return KEEP;
 }
 
 static int take_name(conn *c, uint32_t id, gbpr_cursor *cur, char *name, const char *req, int *verdict)
