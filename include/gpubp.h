@@ -281,7 +281,8 @@ GPUBP_API int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *ma
 
 /* One block's start and count (ndims values each, in the variable's memory-space layout; zeros
  * as start for local arrays) and min/max (one element each). Any out-pointer may be NULL.
- * For single values min = max = the value. INVALID_STEP / INVALID_SELECTION when absent. */
+ * For single values min = max = the value; an empty block (a zero count) has no statistics and
+ * gives zeros. INVALID_STEP / INVALID_SELECTION when absent. */
 GPUBP_API int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block,
                                         size_t *start, size_t *count, void *min, void *max);
 

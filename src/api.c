@@ -3,6 +3,7 @@
 #include "internal.h"
 #include "gpubp/cuda.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static int gbp_is_write_mode_value(gpubp_mode m)
@@ -145,8 +146,25 @@ int gpubp_close(gpubp_file *f)
     } else if (f->in_step) {
         rc = gbp_reader_end_step(f);
     }
+    if (rc == GPUBP_OK) {
+        free_file(f);
+        return rc;
+    }
+    /* tearing down may run library code that resets the error record: keep this failure's */
+    char msg[1024];
+    int native = gbp_error_native();
+    snprintf(msg, sizeof msg, "%s", gbp_error_message());
     free_file(f);
-    return rc;
+    return gbp_error(rc, native, "%s", msg);
+}
+
+int gbp_error_with_path(int rc, const char *path)
+{
+    char msg[1024];
+    int native = gbp_error_native();
+    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    if (strstr(msg, path)) return gbp_error(rc, native, "%s", msg);
+    return gbp_error(rc, native, "%s: %s", path, msg);
 }
 
 int gpubp_begin_step(gpubp_file *f)

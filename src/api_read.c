@@ -479,9 +479,9 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     if (v->type == GPUBP_TYPE_STRING) return GPUBP_OK;
     const uint8_t *mn = b->mm, *mx = b->has_value ? b->mm : b->mm + 16;
     if (!b->has_value && !b->has_minmax) {
-        if (min || max)
-            return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': block %zu has no min/max", v->name,
-                             block);
+        /* an empty block has no statistics: zeros, as for the value of no element */
+        if (min) memset(min, 0, es);
+        if (max) memset(max, 0, es);
         return GPUBP_OK;
     }
     if (min) memcpy(min, mn, es);
@@ -893,7 +893,10 @@ int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
                         "gpubp_get: '%s': no step is open (call gpubp_begin_step)", v->name);
     GBP_RETURN_ERROR_IF(mode != GPUBP_SYNC && mode != GPUBP_DEFERRED, GPUBP_ERR_INVALID_ARG,
                         "gpubp_get: invalid launch mode %d", (int)mode);
-    if (mode == GPUBP_SYNC) return do_get(f, v, &v->sel, data);
+    if (mode == GPUBP_SYNC) {
+        int rc = do_get(f, v, &v->sel, data);
+        return rc == GPUBP_ERR_IO ? gbp_error_with_path(rc, f->path) : rc;
+    }
     /* deferred: check now what can be checked, read at perform_gets / end_step */
     size_t first, n, one;
     GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));

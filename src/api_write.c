@@ -390,7 +390,10 @@ int gbp_writer_perform(gpubp_file *f)
     int rc2 = gbp_mem_sync(f->mem);
     if (rc == GPUBP_OK) rc = rc2;
     if (rc == GPUBP_OK) rc = write_headers(f);
-    if (rc != GPUBP_OK) f->failed_step = 1;
+    if (rc != GPUBP_OK) {
+        f->failed_step = 1;
+        rc = gbp_error_with_path(rc, f->path);
+    }
     return rc;
 }
 

@@ -133,6 +133,8 @@ int gbp_resolve_space(gpubp_variable *v, const void *ptr, gpubp_memory_space *sp
 int gbp_space_reverses(const gpubp_file *f, gpubp_memory_space space);
 void gbp_reverse(size_t *d, size_t n);
 int gbp_is_write_mode(const gpubp_file *f);
+/* Prefixes the error record's message with the dataset path (when it lacks it); returns rc. */
+int gbp_error_with_path(int rc, const char *path);
 
 /* api_write.c */
 int gbp_writer_open(gpubp_file *f);
