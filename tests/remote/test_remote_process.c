@@ -389,6 +389,49 @@ static void test_busy_server(void **state)
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* IPv6 loopback: --listen [::1]:PORT and gpubp://[::1]:PORT/... (skipped without IPv6). */
+static void test_ipv6_loopback(void **state)
+{
+    (void)state;
+    const char *portf = ts_path("v6.port");
+    unlink(portf);
+    const char *const args[] = {"--port-file", portf, NULL};
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(ru_serve_bin(), ru_serve_bin(), "--listen", "[::1]:0", "--root", g_adios,
+              args[0], args[1], (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    ru_track(pid);
+    char *pt = NULL;
+    for (int i = 0; i < 500 && !pt; i++) { /* 5 s */
+        pt = ts_read_text(portf);
+        if (!pt) {
+            int st;
+            if (waitpid(pid, &st, WNOHANG) == pid) {
+                ru_stop_server(pid, SIGKILL);
+                skip(); /* no IPv6 here */
+            }
+            sleep_ms(10);
+        }
+    }
+    assert_non_null(pt);
+    int port = atoi(pt);
+    free(pt);
+    char url[128];
+    snprintf(url, sizeof url, "gpubp://[::1]:%d/BP4/types.bp", port);
+    gbp_remote *r = NULL;
+    TS_OK(gbp_remote_open(&r, url, NULL));
+    uint64_t sz;
+    TS_OK(gbp_remote_size(r, "md.idx", &sz));
+    assert_int_equal(sz, 128);
+    gbp_remote_close(r);
+    int st = ru_stop_server(pid, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     snprintf(g_adios, sizeof g_adios, "%s/interop/adios2", ts_shared_dir());
@@ -402,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_sigterm_with_clients),
         cmocka_unit_test(test_background_and_stop),
         cmocka_unit_test(test_busy_server),
+        cmocka_unit_test(test_ipv6_loopback),
         cmocka_unit_test(test_default_retry_lasts_10s),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
