@@ -6,17 +6,19 @@
 #   3. valgrind memcheck (definite leaks and memory errors) on the core tests.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
 # the script unless GPUBP_CI_STRICT_KNOWN=1.
-# Environment: FUZZ_SECONDS (default 25), JOBS (default 2), BUILD_PREFIX (default build-rel-ci).
+# Environment: FUZZ_SECONDS (default 20), JOBS (default 2), BUILD_PREFIX (default build-rel-ci).
+# Measured: 11 min from clean build directories on a 2-core machine at load 8 (shared with other
+# builds and a fuzzing campaign); the build directories are reused, so later runs are shorter.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${BUILD_PREFIX:-$src/build-rel-ci}
-secs=${FUZZ_SECONDS:-25}
+secs=${FUZZ_SECONDS:-20}
 jobs=${JOBS:-2}
 shared=${GPUBP_SHARED_DIR:-$src/../shared}
 fail=0
-note() { printf '\n== %s\n' "$*"; }
-bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 t0=$(date +%s)
+note() { printf '\n== %s (at %s s)\n' "$*" "$(( $(date +%s) - t0 ))"; }
+bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 
 # ---- 1. fuzzing ----------------------------------------------------------------------------
 note "fuzz build (clang, GPUBP_FUZZ=ON)"
@@ -78,12 +80,12 @@ if command -v valgrind >/dev/null 2>&1; then
     cmake -S "$src" -B "$prefix-vg" -DGPUBP_USE_CUDA=OFF -DGPUBP_BUILD_EXAMPLES=OFF \
         -DGPUBP_SHARED_DIR="$shared" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-vg/ci-build.log" 2>&1 &&
     cmake --build "$prefix-vg" -j"$jobs" --target test_api_roundtrip test_api_errors test_api_steps \
-        test_reliability_misuse test_reliability_fault fuzz_replay_idx fuzz_replay_md0 \
-        fuzz_replay_open fuzz_replay_data >>"$prefix-vg/ci-build.log" 2>&1 ||
+        test_reliability_misuse test_reliability_fault fuzz_replay_idx fuzz_replay_open \
+        >>"$prefix-vg/ci-build.log" 2>&1 ||
         { bad "valgrind build (see $prefix-vg/ci-build.log)"; tail -5 "$prefix-vg/ci-build.log"; }
     if [ -d "$prefix-vg" ]; then
         (cd "$prefix-vg" && GPUBP_RELIABILITY_QUICK=1 GPUBP_NO_RLIMIT=1 ctest \
-            -R "test_api_(roundtrip|errors|steps)|test_reliability_(misuse|fault)$|fuzz_replay_[a-z0-9]+$" \
+            -R "test_api_(roundtrip|errors|steps)|test_reliability_(misuse|fault)$|fuzz_replay_(idx|open)$" \
             --overwrite MemoryCheckCommand=$(command -v valgrind) \
             --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no" \
             -T memcheck -j"$jobs" --output-on-failure >memcheck.log 2>&1; rc=$?
@@ -98,8 +100,8 @@ fi
 # ---- known bugs ----------------------------------------------------------------------------
 note "known bugs (reported in build-rel/BUGS.txt)"
 if [ -d "$prefix-vg" ]; then
-    (cd "$prefix-vg" && cmake --build . -j"$jobs" --target test_reliability_fault test_reliability_misuse \
-        fuzz_replay_md0 fuzz_replay_open >/dev/null 2>&1; ctest -L known_bug 2>&1 | grep -E "Test +#|tests passed")
+    (cd "$prefix-vg" && cmake --build . -j"$jobs" --target test_reliability_fault fuzz_replay_idx \
+        fuzz_replay_md0 fuzz_replay_data fuzz_replay_open >/dev/null 2>&1; ctest -L known_bug 2>&1 | grep -E "Test +#|tests passed")
     if [ "${GPUBP_CI_STRICT_KNOWN:-0}" = 1 ]; then
         (cd "$prefix-vg" && ctest -L known_bug >/dev/null 2>&1) || bad "known bugs still open"
     fi
