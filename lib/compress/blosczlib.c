@@ -6,8 +6,9 @@
  * block order. The expensive part, filtering and deflating each block, does not depend on them:
  * workers do it for a batch of blocks in parallel (each deflate into a scratch slot of
  * neblock - 1 bytes: a stream that does not fit there would be stored raw anyway), then the
- * calling thread walks the batch in order, applies blosc_c's rules and appends the streams.
- * The result is the same for any number of threads.
+ * calling thread walks the batch in order, applies blosc_c's rules and writes the block starts
+ * and stream sizes, then the workers copy the streams into place. The result is the same for
+ * any number of threads.
  *
  * Reading validates the chunk header and the bstarts serially, then decodes the blocks in
  * parallel, each block reading only inside its own chunk and writing only its own output range.
