@@ -438,8 +438,9 @@ static int handshake(gbp_remote *r, const char *tok, size_t toklen, int *retry)
     size_t n = 4 + put_str(body + 4, tok, toklen);
     int rc = call(r, GBPR_HELLO, body, n, rep, sizeof rep, &rlen, "hello");
     if (rc != GPUBP_OK) {
-        /* a reset or busy server during its start-up: try again */
-        *retry = r->broken || gbp_error_native() == EBUSY;
+        /* a connection reset or closed during the server's start-up, or a busy server: try
+         * again; a malformed reply is not something waiting cures */
+        *retry = rc == GPUBP_ERR_IO && (r->broken || gbp_error_native() == EBUSY);
         return rc;
     }
     if (rlen != 8) return bad_reply(r, "hello", "length");
