@@ -85,13 +85,24 @@ if command -v valgrind >/dev/null 2>&1; then
         { bad "valgrind build (see $prefix-vg/ci-build.log)"; tail -5 "$prefix-vg/ci-build.log"; }
     if [ -d "$prefix-vg" ]; then
         (cd "$prefix-vg" && GPUBP_RELIABILITY_QUICK=1 GPUBP_NO_RLIMIT=1 ctest \
-            -R "test_api_(roundtrip|errors|steps)|test_reliability_(misuse|fault)$|fuzz_replay_(idx|open)$" \
+            -R "test_api_(roundtrip|errors|steps)|test_reliability_(misuse|fault)$" \
             --overwrite MemoryCheckCommand=$(command -v valgrind) \
             --overwrite "MemoryCheckCommandOptions=--error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite --track-fds=no --trace-children=no" \
             -T memcheck -j"$jobs" --output-on-failure >memcheck.log 2>&1; rc=$?
          tail -25 memcheck.log
          if [ $rc -ne 0 ] || grep -q "Memory Leak\|Invalid Read\|Invalid Write\|Uninitialized" memcheck.log; then exit 1; fi) \
             || bad "valgrind memcheck (see $prefix-vg/memcheck.log)"
+        # the regression inputs of the fuzz targets (the corpus runs under ASan in step 1)
+        for t in idx open; do
+            GPUBP_FUZZ_STRICT=1 GPUBP_FUZZ_TMP="$prefix-vg" valgrind -q --error-exitcode=99 \
+                --leak-check=full --errors-for-leak-kinds=definite "$prefix-vg/tests/fuzz/fuzz_replay_$t" \
+                "$src/tests/fuzz/regressions/$t" "$src/tests/fuzz/known_bugs/$t" >"$prefix-vg/replay-$t.log" 2>&1
+            grep -E "^(FAIL|replayed)" "$prefix-vg/replay-$t.log"
+            # inputs of known, reported bugs may fail; any other failure fails the script
+            if grep "^FAIL" "$prefix-vg/replay-$t.log" | grep -qv "/known_bugs/"; then
+                bad "valgrind: fuzz_replay_$t (see $prefix-vg/replay-$t.log)"
+            fi
+        done
     fi
 else
     echo "valgrind not found: memcheck skipped"
