@@ -232,8 +232,9 @@ GPUBP_API int gpubp_set_shape(gpubp_variable *v, size_t ndims, const size_t *sha
 GPUBP_API int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start,
                                   const size_t *count);
 
-/* Read: selects block `block_id` (counted within one step) for gets of a local array, or limits a
- * global-array get to that block when no box is selected. INVALID_SELECTION if the step has fewer
+/* Read: selects block `block_id` (counted within one step) for gets of a local array or of a
+ * single value written several times in a step, or limits a global-array get to that block when
+ * no box is selected. INVALID_SELECTION if the step has fewer
  * blocks (checked at the get). WRONG_MODE in write mode. */
 GPUBP_API int gpubp_set_block_selection(gpubp_variable *v, size_t block_id);
 
@@ -268,6 +269,12 @@ GPUBP_API int gpubp_variable_shape_kind(const gpubp_variable *v, gpubp_shape_kin
 
 /* Number of steps in which the variable appears (read), or steps written so far (write). */
 GPUBP_API int gpubp_variable_steps(const gpubp_variable *v, size_t *nsteps);
+
+/* The dataset step (0-based, counting every step of the file) of the variable's `step`-th
+ * appearance, for variables absent from some steps (bpls -D prints dataset steps).
+ * INVALID_STEP if the variable has fewer steps; WRONG_MODE in write modes. */
+GPUBP_API int gpubp_variable_dataset_step(const gpubp_variable *v, size_t step,
+                                          size_t *dataset_step);
 
 /* Number of blocks of the variable in `step` (0-based over the variable's steps in random-access
  * mode; ignored in READ mode, where the current step counts). INVALID_STEP if absent. */

@@ -580,6 +580,25 @@ static int step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, int 
 {
     size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = gbp_type_size(v->type);
     size_t nd = v->sel.ndims;
+    if (v->type == GPUBP_TYPE_STRING) {
+        /* strings: each selected value and its NUL, one after the other */
+        const bp4_block *blocks;
+        GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
+        size_t total = 0, lo = 0, hi = 1;
+        if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+            const bp4_block *b;
+            GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
+            lo = (size_t)(b - blocks);
+            hi = lo + 1;
+        } else {
+            GBP_FORWARD_IF_ERROR(get_box(v, s, vs, rev, start, count));
+            lo = start[0];
+            hi = start[0] + count[0];
+        }
+        for (size_t b = lo; b < hi; b++) total += (size_t)blocks[b].str_len + 1;
+        *bytes = total;
+        return GPUBP_OK;
+    }
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         *bytes = elems;
         return GPUBP_OK;
@@ -607,16 +626,6 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
     }
     size_t first, n;
     GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
-    if (v->type == GPUBP_TYPE_STRING) {
-        size_t total = 0;
-        for (size_t s = first; s < first + n; s++) {
-            const bp4_block *blocks;
-            GBP_FORWARD_IF_ERROR(vblocks(v, s, &blocks));
-            total += blocks[0].str_len + 1;
-        }
-        *bytes = total;
-        return GPUBP_OK;
-    }
     int rev = gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT));
     size_t total = 0;
     for (size_t t = 0; t < n; t++) {
@@ -830,7 +839,7 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         for (size_t t = 0; t < n; t++) {
             const bp4_block *b;
-            GBP_FORWARD_IF_ERROR(vblocks(v, first + t, &b));
+            GBP_FORWARD_IF_ERROR(select_block(v, s, first + t, &b)); /* block 0 unless selected */
             if (v->type == GPUBP_TYPE_STRING) {
                 memcpy(out, b->str, b->str_len);
                 out[b->str_len] = '\0';
@@ -856,7 +865,13 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
         const bp4_var_step *st = &v->rv->steps[vs];
         const bp4_block *blocks;
         GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
-        if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
+            for (size_t b = start[0]; b < start[0] + count[0]; b++) {
+                memcpy(dst, blocks[b].str, blocks[b].str_len);
+                dst[blocks[b].str_len] = '\0';
+                dst += blocks[b].str_len + 1;
+            }
+        } else if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
             for (size_t b = start[0]; b < start[0] + count[0]; b++) {
                 gbp_box one, d;
                 gbp_box_dense(&one, 0, NULL);
@@ -1036,5 +1051,19 @@ int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i, cons
     GBP_RETURN_ERROR_IF(i >= a->n, GPUBP_ERR_INVALID_SELECTION,
                         "attribute '%s' has %zu strings; %zu requested", name, a->n, i);
     *s = a->strings[i];
+    return GPUBP_OK;
+}
+
+int gpubp_variable_dataset_step(const gpubp_variable *v, size_t step, size_t *dataset_step)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(dataset_step);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_dataset_step: '%s' belongs to a file open for writing",
+                        v->name);
+    GBP_RETURN_ERROR_IF(step >= v->rv->nsteps, GPUBP_ERR_INVALID_STEP,
+                        "gpubp_variable_dataset_step: '%s' has %zu steps; step %zu does not exist",
+                        v->name, v->rv->nsteps, step);
+    *dataset_step = v->rv->steps[step].step;
     return GPUBP_OK;
 }

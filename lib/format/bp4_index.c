@@ -244,8 +244,9 @@ static int on_var_block(void *ctx, const bp4_block *blk)
         !b.has_value)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "value %s has no value in step %u", v->name,
                          ix->cur_step + 1);
-    if (v->type == GPUBP_TYPE_STRING && v->kind != GPUBP_SHAPE_GLOBAL_VALUE)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "string variable %s is not a single value", v->name);
+    if (v->type == GPUBP_TYPE_STRING && v->kind != GPUBP_SHAPE_GLOBAL_VALUE &&
+        v->kind != GPUBP_SHAPE_LOCAL_VALUE)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "string variable %s is not a single or local value", v->name);
     if (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY) {
         GBP_FORWARD_IF_ERROR(set_step_shape(v, vs, BP4_SHAPE(&b))); /* the last block's wins */
     } else if (v->kind == GPUBP_SHAPE_JOINED_ARRAY) {
