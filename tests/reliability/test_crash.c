@@ -222,13 +222,54 @@ static void test_crash_kill_random_times(void **state)
            us + us / 4, killed_here);
 }
 
-int main(void)
+/* GPUBP_IO_KILL_AT=k[:torn] arms the kill hook in any program: this test execs itself as a
+ * plain writer with the variable set. */
+static void test_crash_env_kill_hook(void **state)
 {
+    (void)state;
+    rel_opts o = {0, 1, 0, 0};
+    const char *p = trial_dir();
+    long killed = 0, tried = 0;
+    for (long k = 3; k < 60; k += 7) {
+        rel_rmdir(p);
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            char v[64];
+            snprintf(v, sizeof v, "%ld:%ld", k, k * 13);
+            setenv("GPUBP_IO_KILL_AT", v, 1);
+            execl("/proc/self/exe", "test_reliability_crash", "--env-writer", p, (char *)NULL);
+            _exit(5);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        int was_killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+        if (!was_killed) assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        killed += was_killed;
+        tried++;
+        g_points++;
+        g_killed += was_killed;
+        check_after(p, &o, 0, NSTEPS, was_killed, 5000 + k);
+    }
+    assert_true(killed > 0);
+    printf("crash env hook: %ld writers started with GPUBP_IO_KILL_AT, %ld killed\n", tried, killed);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--env-writer")) {
+        rel_opts o = {0, 1, 0, 0};
+        size_t c;
+        return rel_write(argv[2], GPUBP_MODE_WRITE, &o, 0, NSTEPS, 0, &c, NULL) == GPUBP_OK ? 0 : 3;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crash_kill_every_write_host),
         cmocka_unit_test(test_crash_kill_every_write_device_subfiles),
         cmocka_unit_test(test_crash_kill_every_write_append),
         cmocka_unit_test(test_crash_kill_random_times),
+        cmocka_unit_test(test_crash_env_kill_hook),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     printf("crash: %ld kill points tried, %ld writers killed, %ld trials verified (read back, "
