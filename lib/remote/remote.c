@@ -626,6 +626,9 @@ int gbp_remote_pread(gbp_remote *r, const char *name, void *buf, size_t n, uint6
     GBP_CHECK_ARG(name);
     if (n == 0) return GPUBP_OK;
     GBP_CHECK_ARG(buf);
+    if (off > UINT64_MAX - n)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/%s: %zu bytes at offset %llu run past its end",
+                         r->url, name, n, (unsigned long long)off);
     pthread_mutex_lock(&r->lock);
     int rc = check_name(r, name);
     if (rc == GPUBP_OK && r->md0 && !strcmp(name, "md.0") && off <= r->md0_len &&

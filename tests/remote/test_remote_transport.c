@@ -220,6 +220,8 @@ static void test_file_errors(void **state)
     assert_non_null(strstr(gbp_error_message(), "past its end"));
     TS_ERR(gbp_remote_pread(r, "data.0", buf, 1, sz), GPUBP_ERR_FORMAT);
     TS_ERR(gbp_remote_pread(r, "data.0", buf, 1, UINT64_MAX - 1), GPUBP_ERR_FORMAT);
+    TS_ERR(gbp_remote_pread(r, "data.0", buf, 100, UINT64_MAX - 10), GPUBP_ERR_FORMAT);
+    TS_ERR(gbp_remote_pread(r, "data.0", buf, 100, (uint64_t)INT64_MAX - 10), GPUBP_ERR_FORMAT);
     TS_OK(gbp_remote_pread(r, "data.0", buf, 0, sz + 100)); /* nothing to read */
     TS_OK(gbp_remote_pread(r, "data.0", buf, 50, sz - 50));
     /* read_file of md.idx twice: the copy from OPEN, then a fresh read */

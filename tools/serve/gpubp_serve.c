@@ -427,8 +427,7 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
     if (open_file(c, "md.idx", msg, sizeof msg, &fd, &native) == 0) {
         struct stat st;
         if (fstat(fd, &st) == 0) size = (uint64_t)st.st_size;
-        if (size <= GBPR_OPEN_IDX_MAX &&
-            grow(c, (size_t)GBPR_OPEN_IDX_MAX + GBPR_OPEN_MD0_MAX) == 0) {
+        if (size <= GBPR_OPEN_IDX_MAX && grow(c, (size_t)size + 1) == 0) {
             ssize_t k = read_upto(fd, c->buf, (size_t)size, 0);
             if (k >= 0) {
                 flags |= GBPR_OPEN_HAVE_IDX;
@@ -440,7 +439,7 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
     if ((flags & GBPR_OPEN_HAVE_IDX) && got >= 128) {
         size_t nrec = (got - 64) / 64;
         mend = gbpr_ld64(c->buf + 64 + (nrec - 1) * 64 + 40); /* end of the last step */
-        if (mend > 0 && mend <= GBPR_OPEN_MD0_MAX &&
+        if (mend > 0 && mend <= GBPR_OPEN_MD0_MAX && grow(c, got + (size_t)mend) == 0 &&
             open_file(c, "md.0", msg, sizeof msg, &fd, &native) == 0) {
             ssize_t k = read_upto(fd, c->buf + got, (size_t)mend, 0);
             if (k > 0) {
@@ -997,6 +996,15 @@ int main(int argc, char **argv)
     if (!S.conns) { fprintf(stderr, "gpubp-serve: out of memory\n"); return 1; }
     for (int i = 0; i < S.max_clients; i++) S.conns[i].fd = -1;
 
+    /* handlers first: a SIGTERM that comes as soon as the pid file exists is a clean stop */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
     if (background) {
         /* the socket is listening already, so clients can connect as soon as the parent returns */
         int ready[2];
@@ -1045,13 +1053,6 @@ int main(int argc, char **argv)
         if (port_file && write_file_atomic(port_file, t)) return 1;
     }
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
     S.started = time(NULL);
     if (S.verbose)
         logmsg("listening on %s (port %d), root %s, token %s, pid %ld", listen_spec, port, S.root,
