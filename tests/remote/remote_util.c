@@ -42,8 +42,8 @@ int ru_fixture_port(void)
 
 const char *ru_url(int port, const char *rel)
 {
-    static char slots[8][4400];
-    static int k;
+    static _Thread_local char slots[8][4400]; /* per thread: the concurrency test uses it */
+    static _Thread_local int k;
     char *s = slots[k++ % 8];
     snprintf(s, sizeof slots[0], "gpubp://127.0.0.1:%d/%s", port, rel);
     return s;

@@ -10,7 +10,7 @@
 
 /* The port of the fixture server (env GPUBP_REMOTE_PORT_FILE), or -1. */
 int ru_fixture_port(void);
-/* "gpubp://127.0.0.1:PORT/" + rel into a static rotating buffer (8 slots). */
+/* "gpubp://127.0.0.1:PORT/" + rel into a rotating buffer (8 slots per thread). */
 const char *ru_url(int port, const char *rel);
 /* The gpubp-serve binary (env GPUBP_SERVE). */
 const char *ru_serve_bin(void);

@@ -71,7 +71,9 @@ static int check_dataset(gbp_remote *r, const dataset *s)
     for (int i = 0; i < s->nfiles; i++) {
         const char *name = s->files[i];
         size_t llen = 0;
-        unsigned char *loc = ts_read_file(ts_join(s->local, name), &llen);
+        char lp[4800]; /* not ts_join: its static buffers are shared by the client threads */
+        snprintf(lp, sizeof lp, "%s/%s", s->local, name);
+        unsigned char *loc = ts_read_file(lp, &llen);
         if (!loc) return 1;
         uint8_t *rem = NULL;
         size_t rlen = 0;
