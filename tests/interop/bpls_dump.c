@@ -194,6 +194,10 @@ static int parse_box(const char *p, dump_block *b)
     if (!p) return -1;
     p++;
     b->ndims = 0;
+    if (!strncmp(p, "null]", 5)) {
+        b->null_box = 1;
+        return 0;
+    }
     while (*p && *p != ']') {
         while (*p == ' ' || *p == ',') p++;
         if (*p == ']') break;
@@ -255,7 +259,7 @@ static int parse_file(dump_set *ds, const char *text, int which, const char *pat
         char *l = xstrndup(line, len);
         line = eol ? eol + 1 : line + len;
         lineno++;
-        char type[32], name[512];
+        char type[32], name[4096];
         const char *rest = parse_header(l, type, sizeof type, name, sizeof name);
         if (rest) {
             cur = get_var(ds, type, name);
@@ -338,6 +342,19 @@ static int parse_file(dump_set *ds, const char *text, int which, const char *pat
         if (!strncmp(p, "step ", 5) && indent > 0) {
             cur_step = (size_t)strtoull(p + 5, NULL, 10);
             const char *eq = strstr(p, "= ");
+            const char *inst = strstr(p, " instances available");
+            if (which == F_BLOCKS && !eq && inst && cur->kind == DV_SCALAR) {
+                /* "step N: K instances available": K blocks, values not printed */
+                const char *q = inst;
+                while (q > p && isdigit((unsigned char)q[-1])) q--;
+                size_t k = (size_t)strtoull(q, NULL, 10);
+                for (size_t i = 0; i < k && i < 100000; i++) {
+                    cur->blocks = xrealloc(cur->blocks, (cur->nblocks + 1) * sizeof *cur->blocks);
+                    dump_block *b = &cur->blocks[cur->nblocks++];
+                    memset(b, 0, sizeof *b);
+                    b->step = cur_step;
+                }
+            }
             if (which == F_BLOCKS && eq && cur->kind == DV_SCALAR) {
                 char **t;
                 size_t nt = tokenize(eq + 2, &t);
@@ -363,7 +380,7 @@ static int parse_file(dump_set *ds, const char *text, int which, const char *pat
                 cur->blocks[cur->nblocks++] = b;
             } else if (cur->kind == DV_LOCAL_ARRAY) {
                 cur->dblocks = xrealloc(cur->dblocks, (cur->ndblocks + 1) * sizeof *cur->dblocks);
-                b.ntok = prod(b.ndims, b.count);
+                b.ntok = b.null_box ? 0 : prod(b.ndims, b.count);
                 b.tok = calloc(b.ntok ? b.ntok : 1, sizeof *b.tok);
                 cur->dblocks[cur->ndblocks++] = b;
                 cur_dblock = &cur->dblocks[cur->ndblocks - 1];
@@ -499,7 +516,7 @@ void dump_format(gpubp_type type, const void *e, char *out, size_t outsz)
 {
     switch (type) {
     case GPUBP_TYPE_INT8: { int8_t x; memcpy(&x, e, 1); snprintf(out, outsz, "%d", (int)x); break; }
-    case GPUBP_TYPE_CHAR:
+    case GPUBP_TYPE_CHAR: { char x; memcpy(&x, e, 1); snprintf(out, outsz, "%c", x); break; }
     case GPUBP_TYPE_UINT8: { uint8_t x; memcpy(&x, e, 1); snprintf(out, outsz, "%u", (unsigned)x); break; }
     case GPUBP_TYPE_INT16: { int16_t x; memcpy(&x, e, 2); snprintf(out, outsz, "%d", (int)x); break; }
     case GPUBP_TYPE_UINT16: { uint16_t x; memcpy(&x, e, 2); snprintf(out, outsz, "%u", (unsigned)x); break; }
@@ -798,6 +815,14 @@ static void check_blocks(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_va
         if (dv->kind == DV_SCALAR) {
             if (db->value && !str && (!dump_match(t, mn, db->value) || !dump_match(t, mx, db->value)))
                 diff(c, dv->name, "step %zu: block min/max is not the value %s", s, db->value);
+            continue;
+        }
+        if (db->null_box) {
+            for (size_t d = 0; d < dv->ndims; d++)
+                if (ct[d] != 0) {
+                    diff(c, dv->name, "step %zu block %zu: count %zu, dump says [null]", s, b, ct[d]);
+                    break;
+                }
             continue;
         }
         if (db->ndims != dv->ndims) {

@@ -17,13 +17,14 @@ typedef struct dump_block {
     size_t ndims;
     size_t start[DUMP_MAXDIMS], count[DUMP_MAXDIMS];
     char *value;      /* -D of a single value: the printed value ("= v"), else NULL */
+    int null_box;     /* bpls printed "[null]": a block with a zero count */
     char **tok;       /* -d of a local array: the block's values, in order */
     size_t ntok;
 } dump_block;
 
 typedef struct dump_var {
     char type[32];
-    char name[512];
+    char name[4096];
     dump_kind kind;
     size_t nsteps;               /* the "N*" prefix, 1 when absent */
     size_t ndims;
