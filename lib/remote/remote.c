@@ -70,7 +70,8 @@ static int parse_url(gbp_remote *r, const char *url)
     if (*p == '[') {
         hs = p + 1;
         he = strchr(hs, ']');
-        if (!he) return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: unterminated '[' in the host", url);
+        if (!he)
+            return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: unterminated '[' in the host", url);
         p = he + 1;
     } else {
         hs = p;
@@ -221,7 +222,8 @@ static int dial(gbp_remote *r, double timeout_s, int *retry)
     }
     int err = ECONNREFUSED;
     for (struct addrinfo *a = res; a; a = a->ai_next) {
-        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                        a->ai_protocol);
         if (fd < 0) {
             err = errno;
             continue;
@@ -367,8 +369,8 @@ static size_t put_str(uint8_t *p, const char *s, size_t n)
 static int check_name(gbp_remote *r, const char *name)
 {
     if (!gbpr_dataset_name_ok(name, strlen(name)))
-        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: '%s' is not a file of a BP4 dataset", r->url,
-                         name);
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: '%s' is not a file of a BP4 dataset",
+                         r->url, name);
     if (r->broken)
         return gbp_error(GPUBP_ERR_IO, ENOTCONN, "%s: the connection was lost earlier", r->url);
     return GPUBP_OK;
@@ -383,9 +385,11 @@ static int read_token(char *tok, size_t cap, size_t *len, const char *file)
     size_t n = fread(tok, 1, cap, fp);
     int eof = feof(fp);
     fclose(fp);
-    if (!eof && n == cap) return gbp_error(GPUBP_ERR_PARAM, 0, "token file %s: longer than %zu bytes", file, cap - 1);
-    size_t e = 0;
+    size_t e = 0; /* the first line is the token; later lines may be anything */
     while (e < n && tok[e] != '\n' && tok[e] != '\r') e++;
+    if (e == cap || (e == n && !eof && n == cap))
+        return gbp_error(GPUBP_ERR_PARAM, 0, "token file %s: the token is longer than %zu bytes",
+                         file, cap - 1);
     *len = e;
     return GPUBP_OK;
 }
@@ -401,7 +405,8 @@ static int get_token(char *tok, size_t cap, size_t *len, const gbp_params *param
     const char *t = getenv("GPUBP_TOKEN");
     if (t && *t) {
         size_t n = strlen(t);
-        if (n >= cap) return gbp_error(GPUBP_ERR_PARAM, 0, "GPUBP_TOKEN: longer than %zu bytes", cap - 1);
+        if (n >= cap)
+            return gbp_error(GPUBP_ERR_PARAM, 0, "GPUBP_TOKEN: longer than %zu bytes", cap - 1);
         memcpy(tok, t, n);
         *len = n;
         return GPUBP_OK;
@@ -513,8 +518,9 @@ int gbp_remote_open(gbp_remote **out, const char *url, const gbp_params *params)
             if (!strncmp(m, url, ul) && m[ul] == ':') m += ul + 1 + (m[ul + 1] == ' ');
             snprintf(last, sizeof last, "%s", m);
             rc = gbp_error(GPUBP_ERR_IO, gbp_error_native(),
-                           "%s: no gpubp server answered at %s port %s after %ld attempts in %.1f s "
-                           "(last: %s)", url, r->host, r->port, attempts, now_s() - t0, last);
+                           "%s: no gpubp server answered at %s port %s after %ld attempts in "
+                           "%.1f s (last: %s)", url, r->host, r->port, attempts, now_s() - t0,
+                           last);
             break;
         }
         if (r->verbose)

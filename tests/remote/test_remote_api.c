@@ -40,8 +40,10 @@ static void golden_in(const char *sub, int *checked)
         snprintf(dump, sizeof dump, "%s.d.txt", local);
         if (ts_exists(dump)) {
             for (int m = 0; m < 2; m++) {
-                diffs = dump_check_dataset(url, local, m ? GPUBP_MODE_READ : GPUBP_MODE_READ_RANDOM_ACCESS);
-                if (diffs) print_error("%s [%d]: %d differences from the bpls dumps\n", rel, m, diffs);
+                gpubp_mode mode = m ? GPUBP_MODE_READ : GPUBP_MODE_READ_RANDOM_ACCESS;
+                diffs = dump_check_dataset(url, local, mode);
+                if (diffs)
+                    print_error("%s [%d]: %d differences from the bpls dumps\n", rel, m, diffs);
                 assert_int_equal(diffs, 0);
             }
         }
@@ -69,9 +71,11 @@ static void test_open_errors(void **state)
     assert_true(rc == GPUBP_ERR_NOT_FOUND || rc == GPUBP_ERR_NOT_BP4);
     assert_non_null(strstr(gpubp_last_error(), "nosuch.bp"));
     TS_ERR(gpubp_open(&f, ru_url(g_port, "BP5/types.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_BP5);
-    TS_ERR(gpubp_open(&f, ru_url(g_port, "BP4/../BP4/types.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_IO);
+    TS_ERR(gpubp_open(&f, ru_url(g_port, "BP4/../BP4/types.bp"), GPUBP_MODE_READ, NULL),
+           GPUBP_ERR_IO);
     rc = gpubp_open(&f, ru_url(g_port, "BP4/types.bp"), GPUBP_MODE_WRITE, NULL);
-    assert_true(rc == GPUBP_ERR_WRONG_MODE || rc == GPUBP_ERR_NOT_SUPPORTED || rc == GPUBP_ERR_INVALID_ARG);
+    assert_true(rc == GPUBP_ERR_WRONG_MODE || rc == GPUBP_ERR_NOT_SUPPORTED ||
+                rc == GPUBP_ERR_INVALID_ARG);
     /* the token from the open parameter token_file instead of the environment */
     char tok[256];
     snprintf(tok, sizeof tok, "%s", ru_token());

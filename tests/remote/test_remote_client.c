@@ -1,5 +1,6 @@
 /* The client against a hostile server: a fake server (a thread on a loopback port) answers with
- * malformed replies — bad magic, lengths over the caps or over what was asked, wrong ids and types,
+ * malformed replies — bad magic, lengths over the caps or over what was asked, wrong ids and
+ * types,
  * inconsistent OPEN bodies, a reply cut in the middle, silence. The client must return
  * GPUBP_ERR_FORMAT or GPUBP_ERR_IO (never crash, never hang past its I/O timeout), and a
  * connection that broke the protocol must fail every later call at once. */

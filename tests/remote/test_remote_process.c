@@ -219,7 +219,8 @@ static void test_big_reads(void **state)
     assert_memory_equal(d, loc, BIG_BYTES);
     gbp_free(d);
     /* past the end of a big file: FORMAT, and the connection still works */
-    TS_ERR(gbp_remote_pread(r, "data.0", buf, 30u << 20, BIG_BYTES - (10u << 20)), GPUBP_ERR_FORMAT);
+    TS_ERR(gbp_remote_pread(r, "data.0", buf, 30u << 20, BIG_BYTES - (10u << 20)),
+           GPUBP_ERR_FORMAT);
     TS_OK(gbp_remote_pread(r, "data.0", buf, 100, 0));
     assert_memory_equal(buf, loc, 100);
     /* two threads sharing one handle */

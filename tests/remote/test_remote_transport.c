@@ -261,12 +261,14 @@ static void test_concurrent_clients(void **state)
     enum { N = 8 };
     pthread_t th[N];
     long bad[N] = {0};
-    for (int i = 0; i < N; i++) assert_int_equal(pthread_create(&th[i], NULL, client_main, &bad[i]), 0);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, client_main, &bad[i]), 0);
     for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
     for (int i = 0; i < N; i++) assert_int_equal(bad[i], 0);
     /* and 8 connections open at the same time, all served */
     gbp_remote *r[N];
-    for (int i = 0; i < N; i++) TS_OK(gbp_remote_open(&r[i], ru_url(g_port, "BP4/steps_2d.bp"), NULL));
+    for (int i = 0; i < N; i++)
+        TS_OK(gbp_remote_open(&r[i], ru_url(g_port, "BP4/steps_2d.bp"), NULL));
     for (int i = N - 1; i >= 0; i--) {
         uint64_t sz;
         TS_OK(gbp_remote_size(r[i], "md.0", &sz));
@@ -353,7 +355,8 @@ static void test_malformed_cases(void **state)
     n = frame(m, GBPR_PREAD, 1, 20, b, 20);
     assert_int_equal(raw_exchange(m, n, 1), GBPR_ERROR);
     /* a second HELLO */
-    n = frame(m, GBPR_HELLO, 1, (uint32_t)ru_hello_body(b, ru_token()), b, ru_hello_body(b, ru_token()));
+    size_t hl = ru_hello_body(b, ru_token());
+    n = frame(m, GBPR_HELLO, 1, (uint32_t)hl, b, hl);
     assert_int_equal(raw_exchange(m, n, 1), GBPR_ERROR);
     /* HELLO with version 0 */
     ru_hello_body(b, ru_token());

@@ -4,7 +4,8 @@
  *                background, then poll the listening socket and a self-pipe that SIGTERM/SIGINT
  *                write to; each accepted connection gets a slot and a thread (at most
  *                --max-clients; one more is told "busy" and closed). On a signal it stops
- *                accepting, shuts every connection down, joins the threads and removes its pid file.
+ *                accepting, shuts every connection down, joins the threads and removes its pid
+ *                file.
  *   connection thread: HELLO (token) first, then OPEN / READ_FILE / SIZE / PREAD / CLOSE / STATUS
  *                      in order, one reply per request. A message that breaks the protocol gets an
  *                      ERROR reply and closes that connection only.
@@ -103,7 +104,7 @@ static void logmsg(const char *fmt, ...)
     fprintf(stderr, "%s\n", line);
 }
 
-/* ---- sockets ---------------------------------------------------------------------------------- */
+/* ---- sockets -------------------------------------------------------------------------------- */
 
 static int send_all(int fd, struct iovec *iov, int n)
 {
@@ -235,7 +236,8 @@ static uint32_t resolve_dataset(conn *c, const char *path, size_t n, char *msg, 
         return errno == ENOENT || errno == ENOTDIR ? GBPR_E_NOT_FOUND : GBPR_E_FORBIDDEN;
     }
     if (!below_root(rp)) {
-        snprintf(msg, msz, "%.*s resolves outside the server's root", (int)(n > 300 ? 300 : n), path);
+        snprintf(msg, msz, "%.*s resolves outside the server's root", (int)(n > 300 ? 300 : n),
+                 path);
         return GBPR_E_FORBIDDEN;
     }
     int dfd = open(rp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -383,7 +385,8 @@ static int do_hello(conn *c, uint32_t id, gbpr_cursor *cur)
     uint32_t ver = gbpr_take32(cur);
     const char *tok;
     size_t tl;
-    if (gbpr_take_str(cur, GBPR_MAX_TOKEN, &tok, &tl) || cur->left) return malformed(c, id, "HELLO body");
+    if (gbpr_take_str(cur, GBPR_MAX_TOKEN, &tok, &tl) || cur->left)
+        return malformed(c, id, "HELLO body");
     if (c->authed) return malformed(c, id, "a second HELLO");
     if (ver < 1) {
         VLOG("conn %lu %s: HELLO version %u -> refused", c->id, c->peer, (unsigned)ver);
@@ -393,7 +396,8 @@ static int do_hello(conn *c, uint32_t id, gbpr_cursor *cur)
     }
     if (S.have_token) {
         unsigned diff = tl != S.toklen;
-        for (size_t i = 0; i < S.toklen; i++) diff |= (unsigned)(S.token[i] ^ (i < tl ? tok[i] : 0));
+        for (size_t i = 0; i < S.toklen; i++) /* constant time */
+            diff |= (unsigned)(S.token[i] ^ (i < tl ? tok[i] : 0));
         if (diff) {
             VLOG("conn %lu %s: HELLO -> wrong token, closing", c->id, c->peer);
             reply_error(c->fd, id, GBPR_E_AUTH, EACCES, tl ? "wrong token" : "a token is required");
@@ -412,7 +416,8 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
 {
     const char *path;
     size_t n;
-    if (gbpr_take_str(cur, GBPR_MAX_PATH, &path, &n) || cur->left) return malformed(c, id, "OPEN body");
+    if (gbpr_take_str(cur, GBPR_MAX_PATH, &path, &n) || cur->left)
+        return malformed(c, id, "OPEN body");
     char msg[512];
     int native;
     uint32_t e = resolve_dataset(c, path, n, msg, sizeof msg, &native);
@@ -467,7 +472,8 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
     return KEEP;
 }
 
-static int take_name(conn *c, uint32_t id, gbpr_cursor *cur, char *name, const char *req, int *verdict)
+static int take_name(conn *c, uint32_t id, gbpr_cursor *cur, char *name, const char *req,
+                     int *verdict)
 {
     const char *s;
     size_t n;
@@ -912,14 +918,14 @@ static int read_token_file(const char *path)
         return -1;
     }
     size_t n = fread(S.token, 1, sizeof S.token, f);
-    int eof = feof(f);
     fclose(f);
-    if (!eof && n == sizeof S.token) {
-        fprintf(stderr, "gpubp-serve: --token-file %s: longer than %u bytes\n", path, GBPR_MAX_TOKEN);
+    size_t e = 0; /* the first line is the token */
+    while (e < n && S.token[e] != '\n' && S.token[e] != '\r') e++;
+    if (e > GBPR_MAX_TOKEN) {
+        fprintf(stderr, "gpubp-serve: --token-file %s: the token is longer than %u bytes\n", path,
+                GBPR_MAX_TOKEN);
         return -1;
     }
-    size_t e = 0;
-    while (e < n && S.token[e] != '\n' && S.token[e] != '\r') e++;
     if (e == 0) {
         fprintf(stderr, "gpubp-serve: --token-file %s: the first line is empty\n", path);
         return -1;
@@ -939,7 +945,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEEDV() do { if (!v) { fprintf(stderr, "gpubp-serve: %s needs a value\n", a); return 2; } i++; } while (0)
+#define NEEDV()                                                                  \
+    do {                                                                         \
+        if (!v) {                                                                \
+            fprintf(stderr, "gpubp-serve: %s needs a value\n", a);               \
+            return 2;                                                            \
+        }                                                                        \
+        i++;                                                                     \
+    } while (0)
         if (!strcmp(a, "--listen")) { NEEDV(); listen_spec = v; }
         else if (!strcmp(a, "--root")) { NEEDV(); root = v; }
         else if (!strcmp(a, "--token-file")) { NEEDV(); token_file = v; }
@@ -963,7 +976,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--background")) background = 1;
         else if (!strcmp(a, "--stop")) stop = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) S.verbose = 1;
-        else if (!strcmp(a, "--version")) { printf("gpubp-serve %s (protocol %u)\n", SERVE_VERSION, GBPR_VERSION); return 0; }
+        else if (!strcmp(a, "--version")) {
+            printf("gpubp-serve %s (protocol %u)\n", SERVE_VERSION, GBPR_VERSION);
+            return 0;
+        }
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
         else { fprintf(stderr, "gpubp-serve: unknown option '%s'\n", a); usage(stderr); return 2; }
 #undef NEEDV
@@ -987,7 +1003,10 @@ int main(int argc, char **argv)
     if (log_file) setvbuf(stderr, NULL, _IOLBF, 0);
     int port = 0;
     int lfd = listen_on(listen_spec, &port);
-    if (lfd == -1) { fprintf(stderr, "gpubp-serve: --listen %s: expected ADDR:PORT\n", listen_spec); return 2; }
+    if (lfd == -1) {
+        fprintf(stderr, "gpubp-serve: --listen %s: expected ADDR:PORT\n", listen_spec);
+        return 2;
+    }
     if (lfd < 0) return 1;
     if (pipe(S.sigpipe) != 0) { perror("gpubp-serve: pipe"); return 1; }
     fcntl(S.sigpipe[0], F_SETFL, O_NONBLOCK);
