@@ -221,6 +221,10 @@ R(kind_null_v, gpubp_shape_kind k; return gpubp_variable_shape_kind(NULL, &k);)
 R(kind_null_out, return gpubp_variable_shape_kind(c->rg, NULL);)
 R(vsteps_null_v, size_t n; return gpubp_variable_steps(NULL, &n);)
 R(vsteps_null_out, return gpubp_variable_steps(c->rg, NULL);)
+R(dstep_null_v, size_t s; return gpubp_variable_dataset_step(NULL, 0, &s);)
+R(dstep_null_out, return gpubp_variable_dataset_step(c->rg, 0, NULL);)
+R(dstep_write, size_t s; return gpubp_variable_dataset_step(c->wg, 0, &s);)
+R(dstep_past, size_t s; return gpubp_variable_dataset_step(c->rg, 2, &s);)
 R(blocks_null_v, size_t n; return gpubp_variable_blocks(NULL, 0, &n);)
 R(blocks_null_out, return gpubp_variable_blocks(c->rg, 0, NULL);)
 R(blocks_write, size_t n; return gpubp_variable_blocks(c->wg, 0, &n);)
@@ -421,6 +425,10 @@ static const row rows[] = {
     E("gpubp_variable_shape_kind", kind_null_out, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_steps", vsteps_null_v, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_steps", vsteps_null_out, GPUBP_ERR_INVALID_ARG),
+    E("gpubp_variable_dataset_step", dstep_null_v, GPUBP_ERR_INVALID_ARG),
+    E("gpubp_variable_dataset_step", dstep_null_out, GPUBP_ERR_INVALID_ARG),
+    E("gpubp_variable_dataset_step", dstep_write, GPUBP_ERR_WRONG_MODE),
+    E("gpubp_variable_dataset_step", dstep_past, GPUBP_ERR_INVALID_STEP),
     E("gpubp_variable_blocks", blocks_null_v, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_blocks", blocks_null_out, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_blocks", blocks_write, GPUBP_ERR_WRONG_MODE),
@@ -558,6 +566,12 @@ static void test_misuse_harmless(void **state)
     gpubp_file *f = (gpubp_file *)0x1;
     TS_ERR(gpubp_open(&f, ts_path("nothing_here.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_NOT_BP4);
     assert_null(f);
+    (void)gpubp_last_errno(); /* any value; it must not crash */
+    /* an I/O failure keeps errno: a dataset path under a plain file */
+    ts_write_file(ts_path("plainfile"), "x", 1);
+    TS_ERR(gpubp_open(&f, ts_join(ts_path("plainfile"), "x.bp"), GPUBP_MODE_WRITE, NULL),
+           GPUBP_ERR_IO);
+    assert_int_not_equal(gpubp_last_errno(), 0);
     gpubp_variable *v = (gpubp_variable *)0x1;
     gpubp_file *r;
     TS_OK(gpubp_open(&r, g_fixture, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
