@@ -1,6 +1,5 @@
 /* Header test: <gpubp/cuda.h> on its own, strict C11. It is declared in every build and includes
- * no CUDA header. (Calling gpubp_set_stream is left to the memspace tests until every build
- * exports it.) */
+ * no CUDA header; without CUDA its calls return GPUBP_ERR_NOT_SUPPORTED. */
 #include <gpubp/cuda.h>
 
 #if defined(CUDART_VERSION) || defined(__CUDA_RUNTIME_H__) || defined(__DRIVER_TYPES_H__)
@@ -11,8 +10,7 @@ const char *header_cuda_checks(void);
 
 const char *header_cuda_checks(void)
 {
-    /* the declared signature, checked at compile time */
-    int (*set_stream)(gpubp_file *, void *) = 0;
-    (void)set_stream;
+    if (gpubp_set_stream(0, 0) != GPUBP_ERR_INVALID_ARG)
+        return "gpubp_set_stream(NULL file) is not GPUBP_ERR_INVALID_ARG";
     return 0;
 }

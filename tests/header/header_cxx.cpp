@@ -27,6 +27,8 @@ const char *checks()
     if (gpubp_open(&f, nullptr, m, nullptr) != GPUBP_ERR_INVALID_ARG || f != nullptr)
         return "gpubp_open(nullptr path) is not GPUBP_ERR_INVALID_ARG with *out nullptr";
     if (gpubp_last_error() == nullptr) return "gpubp_last_error() is nullptr";
+    if (gpubp_set_stream(nullptr, nullptr) != GPUBP_ERR_INVALID_ARG)
+        return "gpubp_set_stream(nullptr file) is not GPUBP_ERR_INVALID_ARG";
     gpubp_memory_space space = GPUBP_MEM_DETECT;
     gpubp_launch launch = GPUBP_DEFERRED;
     gpubp_shape_kind kind = GPUBP_SHAPE_LOCAL_ARRAY;
