@@ -496,7 +496,7 @@ int gpubp_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch m
             wb->payload_len = es;
         }
     } else {
-        wb->meta.has_minmax = elems > 0;
+        wb->meta.has_minmax = 1; /* an empty block records 0 / 0, as ADIOS2 does */
         wb->payload_len = (uint64_t)elems * es;
     }
     f->nblocks++;
