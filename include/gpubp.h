@@ -157,7 +157,11 @@ GPUBP_API int gpubp_last_errno(void);
  * WRITE replaces an existing dataset at path. APPEND continues an existing BP4 dataset (or creates
  *   one). Both set the writer-active flag in md.idx while open; it is cleared at close.
  * READ and READ_RANDOM_ACCESS read md.idx and md.0. An absent or empty md.idx means "no steps yet"
- *   (READ: begin_step gives GPUBP_END_OF_STREAM or GPUBP_NOT_READY; random access: 0 steps).
+ *   (READ: begin_step gives GPUBP_END_OF_STREAM or GPUBP_NOT_READY; random access: 0 steps) in a
+ *   directory that holds md.0 or data.0 (a writer that has not committed a step); a directory
+ *   with none of md.idx, md.0 and data.0 is GPUBP_ERR_NOT_BP4.
+ *   A path "gpubp://HOST:PORT/REL/PATH.bp" reads a dataset served by gpubp-serve (read modes only;
+ *   parameters connect_timeout, retries, retry_delay, token_file).
  * On success *out is a new handle that the caller owns and must release with gpubp_close().
  * Errors: INVALID_ARG (NULL out/path, bad mode), PARAM, IO (errno kept), NOT_BP4 (not a BP4
  *   directory: a plain file, a missing path in read mode, a foreign md.idx), BP5 (an ADIOS2 BP5
