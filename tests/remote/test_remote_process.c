@@ -289,6 +289,8 @@ static void test_sigterm_with_clients(void **state)
     const char *const args[] = {"--pid-file", pidf, NULL};
     pid_t pid = ru_start_server(port, g_adios, args);
     assert_true(pid > 0);
+    for (int i = 0; i < 500 && !ts_exists(pidf); i++) /* it listens a moment before writing it */
+        sleep_ms(10);
     assert_true(ts_exists(pidf));
     gbp_remote *r[3];
     for (int i = 0; i < 3; i++) TS_OK(gbp_remote_open(&r[i], ru_url(port, "BP4/local.bp"), NULL));
