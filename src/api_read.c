@@ -828,7 +828,18 @@ static int check_mem_sel(const gpubp_variable *v, const gbp_sel *s, int rev, con
     return GPUBP_OK;
 }
 
+static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data);
+
+/* A get: queue every transfer, then wait for all of them, also when queueing failed part way,
+ * so that nothing is still writing into the user's buffer when the call returns. */
 static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data)
+{
+    int rc = do_get_queued(f, v, s, data);
+    int rc2 = gbp_mem_sync(f->mem);
+    return rc ? rc : rc2;
+}
+
+static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data)
 {
     gpubp_memory_space space = GPUBP_MEM_HOST;
     if (v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
@@ -892,7 +903,7 @@ static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data
                                                      count, s, rev, dst, 0));
         }
     }
-    return gbp_mem_sync(f->mem);
+    return GPUBP_OK;
 }
 
 int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)

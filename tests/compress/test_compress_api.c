@@ -1,0 +1,195 @@
+/* The zlib operator through the public API (issue 7 acceptance): every numeric type, each
+ * shuffle, shapes that are not multiples of the Blosc2 block, empty and tiny blocks, several
+ * blocks and steps, sub-box selections across compressed blocks, min/max from the uncompressed
+ * values, the file-wide default, and the errors. */
+#include "test_support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gpubp_type types[] = {
+    GPUBP_TYPE_INT8, GPUBP_TYPE_INT16, GPUBP_TYPE_INT32, GPUBP_TYPE_INT64,
+    GPUBP_TYPE_UINT8, GPUBP_TYPE_UINT16, GPUBP_TYPE_UINT32, GPUBP_TYPE_UINT64,
+    GPUBP_TYPE_FLOAT, GPUBP_TYPE_DOUBLE, GPUBP_TYPE_FLOAT_COMPLEX, GPUBP_TYPE_DOUBLE_COMPLEX};
+#define NTYPES (sizeof types / sizeof types[0])
+
+/* deterministic smooth-ish bytes for element i of a type */
+static void fill(gpubp_type t, void *buf, size_t n, unsigned seed)
+{
+    size_t es = gpubp_type_size(t);
+    unsigned char *p = buf;
+    for (size_t i = 0; i < n; i++) {
+        double x = sin(0.01 * (double)(i + seed)) * 100.0 + (double)(i % 7);
+        switch (t) {
+        case GPUBP_TYPE_INT8: { int8_t v = (int8_t)x; memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_INT16: { int16_t v = (int16_t)(x * 10); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_INT32: { int32_t v = (int32_t)(x * 1000); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_INT64: { int64_t v = (int64_t)(x * 1e6); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_UINT8: { uint8_t v = (uint8_t)(i + seed); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_UINT16: { uint16_t v = (uint16_t)(i * 3 + seed); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_UINT32: { uint32_t v = (uint32_t)(i * 7 + seed); memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_UINT64: { uint64_t v = (uint64_t)i * 1000003u + seed; memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_FLOAT: { float v = (float)x; memcpy(p + i * es, &v, es); break; }
+        case GPUBP_TYPE_DOUBLE: memcpy(p + i * es, &x, es); break;
+        case GPUBP_TYPE_FLOAT_COMPLEX: { float v[2] = {(float)x, (float)-x}; memcpy(p + i * es, v, es); break; }
+        case GPUBP_TYPE_DOUBLE_COMPLEX: { double v[2] = {x, x / 3}; memcpy(p + i * es, v, es); break; }
+        default: break;
+        }
+    }
+}
+
+/* Every type x shuffle: a 1-D array of 1000 (not a multiple of any block) in 3 blocks over
+ * 2 steps, one empty block, read whole and as a sub-box crossing blocks. */
+static void test_types_and_shuffles(void **state)
+{
+    (void)state;
+    const char *shuffles[] = {"shuffle=byte", "shuffle=bit", "shuffle=none,level=9"};
+    for (size_t sh = 0; sh < 3; sh++) {
+        char name[64];
+        snprintf(name, sizeof name, "z%zu.bp", sh);
+        const char *path = ts_path(name);
+        gpubp_file *w;
+        TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, NULL));
+        gpubp_variable *v[NTYPES];
+        size_t shape[1] = {1000}, start[1] = {0}, count[1] = {400};
+        for (size_t k = 0; k < NTYPES; k++) {
+            snprintf(name, sizeof name, "v%zu", k);
+            TS_OK(gpubp_define_variable(&v[k], w, name, types[k], 1, shape, start, count));
+            TS_OK(gpubp_variable_add_operation(v[k], "zlib", shuffles[sh]));
+        }
+        static unsigned char data[2][NTYPES][1000 * 16];
+        for (unsigned s = 0; s < 2; s++) {
+            TS_OK(gpubp_begin_step(w));
+            for (size_t k = 0; k < NTYPES; k++) {
+                size_t es = gpubp_type_size(types[k]);
+                fill(types[k], data[s][k], 1000, s * 13 + (unsigned)k);
+                size_t b0[1] = {0}, c0[1] = {400}, b1[1] = {400}, c1[1] = {0}, c2[1] = {600};
+                TS_OK(gpubp_set_selection(v[k], 1, b0, c0));
+                TS_OK(gpubp_put(w, v[k], data[s][k], GPUBP_SYNC));
+                TS_OK(gpubp_set_selection(v[k], 1, b1, c1)); /* empty block: not compressed */
+                TS_OK(gpubp_put(w, v[k], data[s][k] + 400 * es, GPUBP_SYNC));
+                TS_OK(gpubp_set_selection(v[k], 1, b1, c2));
+                TS_OK(gpubp_put(w, v[k], data[s][k] + 400 * es, GPUBP_DEFERRED));
+            }
+            TS_OK(gpubp_end_step(w));
+        }
+        TS_OK(gpubp_close(w));
+        assert_int_equal(ts_bp4check(path), 0);
+        gpubp_file *r;
+        TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+        for (size_t k = 0; k < NTYPES; k++) {
+            gpubp_variable *x;
+            snprintf(name, sizeof name, "v%zu", k);
+            TS_OK(gpubp_inquire_variable(&x, r, name));
+            size_t es = gpubp_type_size(types[k]);
+            unsigned char got[2 * 1000 * 16];
+            TS_OK(gpubp_set_step_selection(x, 0, 2));
+            TS_OK(gpubp_get(r, x, got, GPUBP_SYNC));
+            assert_memory_equal(got, data[0][k], 1000 * es);
+            assert_memory_equal(got + 1000 * es, data[1][k], 1000 * es);
+            /* a sub-box across the two compressed blocks, step 1 */
+            size_t st[1] = {350}, ct[1] = {100};
+            TS_OK(gpubp_set_step_selection(x, 1, 1));
+            TS_OK(gpubp_set_selection(x, 1, st, ct));
+            TS_OK(gpubp_get(r, x, got, GPUBP_SYNC));
+            assert_memory_equal(got, data[1][k] + 350 * es, 100 * es);
+            /* per-block min/max come from the uncompressed values */
+            unsigned char mn[16], mx[16];
+            TS_OK(gpubp_variable_block_info(x, 0, 2, NULL, NULL, mn, mx));
+            int has_lt = 0;
+            for (size_t i = 0; i < 600; i++)
+                if (!memcmp(data[0][k] + (400 + i) * es, mn, es)) has_lt = 1;
+            assert_true(has_lt); /* the min is one of the block's values */
+        }
+        TS_OK(gpubp_close(r));
+    }
+}
+
+/* A 2-D field with the file-wide default (compress=zlib), tiny and odd shapes, READ mode. */
+static void test_file_default_2d(void **state)
+{
+    (void)state;
+    const char *path = ts_path("z2d.bp");
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=zlib,compress_shuffle=bit,compress_level=5"));
+    gpubp_variable *f, *tiny;
+    size_t shape[2] = {37, 129}, start[2] = {0, 0};
+    TS_OK(gpubp_define_variable(&f, w, "field", GPUBP_TYPE_DOUBLE, 2, shape, start, shape));
+    size_t one = 3, z = 0;
+    TS_OK(gpubp_define_variable(&tiny, w, "tiny", GPUBP_TYPE_FLOAT, 1, &one, &z, &one));
+    static double d[37 * 129];
+    float t[3] = {1, -2, 3};
+    for (size_t i = 0; i < 37 * 129; i++) d[i] = cos(0.001 * (double)i);
+    for (int s = 0; s < 3; s++) {
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, f, d, GPUBP_SYNC));
+        TS_OK(gpubp_put(w, tiny, t, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_bp4check(path), 0);
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, NULL));
+    int steps = 0;
+    while (gpubp_begin_step(r) == GPUBP_OK) {
+        gpubp_variable *x;
+        TS_OK(gpubp_inquire_variable(&x, r, "field"));
+        size_t st[2] = {5, 100}, ct[2] = {20, 29};
+        TS_OK(gpubp_set_selection(x, 2, st, ct));
+        double box[20 * 29];
+        TS_OK(gpubp_get(r, x, box, GPUBP_SYNC));
+        for (size_t i = 0; i < 20; i++)
+            for (size_t j = 0; j < 29; j++)
+                assert_true(box[i * 29 + j] == d[(5 + i) * 129 + 100 + j]);
+        double mn, mx;
+        TS_OK(gpubp_variable_minmax(x, &mn, &mx));
+        assert_true(mx == 1.0);
+        TS_OK(gpubp_inquire_variable(&x, r, "tiny"));
+        float tt[3];
+        TS_OK(gpubp_get(r, x, tt, GPUBP_SYNC));
+        assert_memory_equal(tt, t, sizeof t);
+        TS_OK(gpubp_end_step(r));
+        steps++;
+    }
+    assert_int_equal(steps, 3);
+    TS_OK(gpubp_close(r));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    const char *path = ts_path("zerr.bp");
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, NULL));
+    gpubp_variable *v, *s;
+    size_t n = 8, z = 0;
+    TS_OK(gpubp_define_variable(&v, w, "v", GPUBP_TYPE_INT32, 1, &n, &z, &n));
+    TS_OK(gpubp_define_variable(&s, w, "s", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    assert_int_equal(gpubp_variable_add_operation(v, "lz4", NULL), GPUBP_ERR_CODEC);
+    assert_non_null(strstr(gpubp_last_error(), "lz4"));
+    assert_int_equal(gpubp_variable_add_operation(v, "zlib", "level=12"), GPUBP_ERR_PARAM);
+    assert_int_equal(gpubp_variable_add_operation(v, "zlib", "speed=1"), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "speed"));
+    assert_int_equal(gpubp_variable_add_operation(s, "zlib", NULL), GPUBP_ERR_NOT_SUPPORTED);
+    TS_OK(gpubp_variable_add_operation(v, "zlib", "level=1,shuffle=byte,threads=2"));
+    int32_t d[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+    /* after the first put the operator is fixed */
+    assert_int_equal(gpubp_variable_add_operation(v, "zlib", NULL), GPUBP_ERR_WRONG_MODE);
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    assert_int_equal(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=lz4"), GPUBP_ERR_PARAM);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types_and_shuffles),
+        cmocka_unit_test(test_file_default_2d),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
