@@ -23,6 +23,8 @@
  *     device memory; the growth of peak host memory over the writes, from a baseline taken after
  *     CUDA context creation and pool allocation).
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
+#include "bench_compress.h"
+#include "bench_meta.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -384,6 +386,11 @@ static int usage(void)
 
 int main(int argc, char **argv)
 {
+    /* the other modes: metadata at scale, compression */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--meta")) return gpubp_bench_meta(argc, argv);
+        if (!strcmp(argv[i], "--compress")) return gpubp_bench_compress(argc, argv);
+    }
     opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
