@@ -16,7 +16,16 @@
 #include "simdev.h"
 #include "test_support.h"
 
+#include <time.h>
+#include <unistd.h>
+
 static int g_port = -1;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
 static char g_adios[4200];
 
 static void golden_in(const char *sub, int *checked)
@@ -187,6 +196,67 @@ static void test_big_host_and_device(void **state)
     assert_true(WIFEXITED(stc) && WEXITSTATUS(stc) == 0);
 }
 
+/* ---- streaming: a reader of a gpubp:// URL follows a writer that is still writing ----------- */
+
+#define STREAM_STEPS 6
+
+static void test_stream_while_writing(void **state)
+{
+    (void)state;
+    char root[4200];
+    snprintf(root, sizeof root, "%s", ts_path("streamroot"));
+    mkdir(root, 0755);
+    const char *ds = ts_join(root, "stream.bp");
+    char dsp[4400];
+    snprintf(dsp, sizeof dsp, "%s", ds);
+    int port = ru_free_port();
+    pid_t srv = ru_start_server(port, root, NULL);
+    assert_true(srv > 0);
+    fflush(NULL);
+    pid_t w = fork();
+    if (w == 0) { /* the writer: one step every 150 ms, an array of 1000 doubles = the step */
+        gpubp_file *f;
+        gpubp_variable *v;
+        size_t shape[1] = {1000}, start[1] = {0};
+        double b[1000];
+        if (gpubp_open(&f, dsp, GPUBP_MODE_WRITE, NULL) ||
+            gpubp_define_variable(&v, f, "s", GPUBP_TYPE_DOUBLE, 1, shape, start, shape))
+            _exit(1);
+        for (int st = 0; st < STREAM_STEPS; st++) {
+            for (int i = 0; i < 1000; i++) b[i] = st * 1000 + i;
+            if (gpubp_begin_step(f) || gpubp_put(f, v, b, GPUBP_SYNC) || gpubp_end_step(f)) _exit(1);
+            sleep_ms(150);
+        }
+        _exit(gpubp_close(f) ? 1 : 0);
+    }
+    assert_true(w > 0);
+    /* the dataset appears with the first step */
+    char idx[4500];
+    snprintf(idx, sizeof idx, "%s/md.idx", dsp);
+    for (int i = 0; i < 500 && ts_file_size(idx) < 128; i++) sleep_ms(10);
+    gpubp_file *f;
+    TS_OK(gpubp_open(&f, ru_url(port, "stream.bp"), GPUBP_MODE_READ, "timeout=20"));
+    int steps = 0, rc;
+    double t0 = ru_now();
+    while ((rc = gpubp_begin_step(f)) == GPUBP_OK && ru_now() - t0 < 60) {
+        gpubp_variable *v;
+        double b[1000];
+        TS_OK(gpubp_inquire_variable(&v, f, "s"));
+        TS_OK(gpubp_get(f, v, b, GPUBP_SYNC));
+        for (int i = 0; i < 1000; i++) assert_true(b[i] == steps * 1000 + i);
+        TS_OK(gpubp_end_step(f));
+        steps++;
+    }
+    assert_int_equal(rc, GPUBP_END_OF_STREAM);
+    assert_int_equal(steps, STREAM_STEPS);
+    TS_OK(gpubp_close(f));
+    int st;
+    waitpid(w, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    st = ru_stop_server(srv, SIGTERM);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* ---- gpubpls ----------------------------------------------------------------------------- */
 
 /* Runs gpubpls with args and the dataset; the output into a new string. */
@@ -256,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_golden_remote_equals_local),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_big_host_and_device),
+        cmocka_unit_test(test_stream_while_writing),
         cmocka_unit_test(test_gpubpls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
