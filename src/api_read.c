@@ -135,6 +135,9 @@ static int load_metadata(gpubp_file *f)
     return rc;
 }
 
+static int window_over(gpubp_file *f, const bp4_idx_record *r, const char *what);
+static void drop_window(gpubp_file *f);
+
 /* The streaming pass: md.0 is read through a window of a few MiB (or one step, if larger), and
  * each step is parsed into the index once. */
 static int parse_until(gpubp_file *f, size_t nsteps)
@@ -144,6 +147,16 @@ static int parse_until(gpubp_file *f, size_t nsteps)
     f->ix.steps_hint = nsteps;
     while (f->ix.nsteps < nsteps) {
         const bp4_idx_record *r = &f->records[f->ix.nsteps];
+        GBP_FORWARD_IF_ERROR(window_over(f, r, what));
+        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_base, f->md0_len, r, what));
+    }
+    return GPUBP_OK;
+}
+
+/* Positions the md.0 window over the step of record r. */
+static int window_over(gpubp_file *f, const bp4_idx_record *r, const char *what)
+{
+    {
         if (r->end - r->pg_off > GBP_MAX_STEP_METADATA)
             return gbp_error(GPUBP_ERR_FORMAT, 0,
                              "%s: step %llu claims %llu bytes of metadata (limit %llu)", what,
@@ -169,8 +182,24 @@ static int parse_until(gpubp_file *f, size_t nsteps)
                 posix_fadvise(f->md0_fd, (off_t)(r->pg_off + want), (off_t)GBP_MD0_WINDOW,
                               POSIX_FADV_WILLNEED);
         }
-        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_base, f->md0_len, r, what));
     }
+    return GPUBP_OK;
+}
+
+/* After a light pass (random-access open): the second pass that gives every step's shapes and
+ * min/max over all steps, run once, the first time a listing needs them. */
+static int ensure_summary(gpubp_file *f)
+{
+    if (f->ix.summarized || f->ix.nsteps == 0) return GPUBP_OK;
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
+    while (f->ix.sum_steps < f->ix.nsteps) {
+        const bp4_idx_record *r = &f->records[f->ix.sum_steps];
+        GBP_FORWARD_IF_ERROR(window_over(f, r, what));
+        GBP_FORWARD_IF_ERROR(bp4_index_summarize_step(&f->ix, f->md0, f->md0_base, f->md0_len, r,
+                                                      what));
+    }
+    drop_window(f);
     return GPUBP_OK;
 }
 
@@ -188,6 +217,7 @@ int gbp_reader_open(gpubp_file *f)
         GBP_FORWARD_IF_ERROR(gbp_remote_open(&f->remote, f->path, &f->params));
         GBP_FORWARD_IF_ERROR(load_metadata(f));
         if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+            f->ix.light = 1;
             GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
             drop_window(f);
         }
@@ -214,6 +244,7 @@ int gbp_reader_open(gpubp_file *f)
     GBP_FORWARD_IF_ERROR(rc);
     GBP_FORWARD_IF_ERROR(load_metadata(f));
     if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        f->ix.light = 1; /* block counts now; shapes and min/max when a listing asks */
         GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
         drop_window(f); /* random access keeps no metadata bytes, only the index */
     }
@@ -375,6 +406,18 @@ static int file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size
         return GPUBP_OK;
     }
     default: {
+        gpubp_file *f = v->file;
+        if (!f->ix.summarized) {
+            /* a few steps: from their blocks; a listing of many: the summary pass, once */
+            if (v->rv->steps[vs].blocks || v->rv->loaded < 16) {
+                const bp4_block *blocks;
+                GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
+                const bp4_block *b = &blocks[st->nblocks - 1]; /* the last block's shape */
+                for (size_t i = 0; i < nd; i++) dims[i] = (size_t)BP4_SHAPE(b)[i];
+                return GPUBP_OK;
+            }
+            GBP_FORWARD_IF_ERROR(ensure_summary(f));
+        }
         const uint64_t *shape = bp4_var_shape(v->rv, vs); /* the step's last block's shape */
         for (size_t i = 0; i < nd; i++) dims[i] = (size_t)shape[i];
         return GPUBP_OK;
@@ -503,6 +546,7 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
     if (first == 0 && n == v->rv->nsteps && !v->sel.has_block &&
         v->file->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
         /* every step: the summary of the streaming pass, no block is loaded */
+        GBP_FORWARD_IF_ERROR(ensure_summary(v->file));
         GBP_RETURN_ERROR_IF(!v->rv->has_mm, GPUBP_ERR_NOT_FOUND,
                             "gpubp_variable_minmax: '%s' has no min/max", v->name);
         if (min) memcpy(min, v->rv->mm, es);

@@ -118,6 +118,8 @@ typedef struct bp4_attr {
 void bp4_attr_free(bp4_attr *a);
 
 /* Callbacks from parsing one step's metadata. A non-zero return stops parsing and is returned. */
+#define BP4_SINK_COUNT 1 /* var_begin: count this entry's blocks, do not parse them */
+
 typedef struct bp4_step_sink {
     void *ctx;
     /* the step's first process-group entry has been read: its column-major flag */
@@ -129,6 +131,9 @@ typedef struct bp4_step_sink {
     /* one block of the variable last begun (dims and strings must be copied if kept) */
     int (*var_block)(void *ctx, const bp4_block *blk);
     int (*attr)(void *ctx, bp4_attr *a); /* takes ownership of *a's contents */
+    /* when var_begin returned BP4_SINK_COUNT: the entry's characteristic sets are only counted
+     * (each set's length checked), then var_count gets the count */
+    int (*var_count)(void *ctx, uint64_t nblocks);
 } bp4_step_sink;
 
 /* Parses the step block of record r, calling the sink. p holds md.0 bytes [base, base + n), which
@@ -173,6 +178,9 @@ typedef struct bp4_var {
     int has_mm;
     uint8_t mm[32];       /* min in [0,16), max in [16,32) over every block of every step */
     uint64_t joined;      /* pass scratch: running sum along the joined dimension */
+    size_t sum_pos;       /* summary pass: index of the next var-step to summarize */
+    uint32_t sum_seen;    /* summary pass: blocks seen in the current var-step */
+    size_t loaded;        /* var-steps whose blocks are loaded */
     size_t pos;           /* index in bp4_index.vars */
 } bp4_var;
 
@@ -190,6 +198,10 @@ typedef struct bp4_index {
     size_t cap_colmajor;
     bp4_arena_chunk *arena;
     size_t steps_hint;    /* steps expected in all (md.idx records): sizes per-variable arrays */
+    int light;            /* the pass counts the blocks of known variables without parsing them;
+                             shapes and min/max then come from bp4_index_summarize_step */
+    int summarized;       /* shapes and min/max of every step are known */
+    size_t sum_steps;     /* steps summarized so far */
     bp4_read_fn read;     /* md.0 access for on-demand loads */
     void *read_ctx;
     /* parse state */
@@ -207,6 +219,10 @@ void bp4_index_free(bp4_index *ix);
 /* Adds the step of record r as the index's next step; p holds md.0 bytes [base, base + n). */
 int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
                        const bp4_idx_record *r, const char *what);
+/* The summary pass (after a light pass): shapes and min/max of step r, the index's
+ * ix->sum_steps-th step. When every step is done, ix->summarized is set. */
+int bp4_index_summarize_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
+                             const bp4_idx_record *r, const char *what);
 bp4_var *bp4_index_find(const bp4_index *ix, const char *name);
 const bp4_attr *bp4_index_find_attr(const bp4_index *ix, const char *name);
 /* The var's entry for dataset step s (0-based), or NULL when the variable is absent there. */

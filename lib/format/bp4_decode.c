@@ -321,11 +321,25 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
                 if (rc) return rc;
             }
         } else {
-            TRY(sink->var_begin(sink->ctx, name, nl, type, nsets, c->base + entry_at, elen));
-            while (c->at < c->end) {
-                bp4_block blk;
-                TRY(parse_charset(c, type, es, &blk, dimbuf, &op, NULL));
-                TRY(sink->var_block(sink->ctx, &blk));
+            int how = sink->var_begin(sink->ctx, name, nl, type, nsets, c->base + entry_at, elen);
+            if (how < 0) return how;
+            if (how == BP4_SINK_COUNT) {
+                uint64_t nb = 0;
+                while (c->at < c->end) {
+                    uint8_t cnt;
+                    uint32_t len;
+                    TRY(rd8(c, &cnt, "characteristic count"));
+                    TRY(rd32(c, &len, "characteristic length"));
+                    TRY(skip(c, len, "characteristic set"));
+                    nb++;
+                }
+                TRY(sink->var_count(sink->ctx, nb));
+            } else {
+                while (c->at < c->end) {
+                    bp4_block blk;
+                    TRY(parse_charset(c, type, es, &blk, dimbuf, &op, NULL));
+                    TRY(sink->var_block(sink->ctx, &blk));
+                }
             }
         }
         c->end = saved_end;

@@ -199,6 +199,17 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
     vs->entry_len = entry_len;
     ix->cur_vs = vs;
     v->joined = 0;
+    if (ix->light && v->kind >= 0) return BP4_SINK_COUNT;
+    return 0;
+}
+
+static int on_var_count(void *ctx, uint64_t nb)
+{
+    bp4_index *ix = ctx;
+    if (nb >= UINT32_MAX)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u",
+                         ix->cur->name, ix->cur_step + 1);
+    ix->cur_vs->nblocks = (uint32_t)nb;
     return 0;
 }
 
@@ -293,7 +304,7 @@ static int on_attr(void *ctx, bp4_attr *a)
 int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
                        const bp4_idx_record *r, const char *what)
 {
-    bp4_step_sink sink = {ix, on_step_begin, on_var_begin, on_var_block, on_attr};
+    bp4_step_sink sink = {ix, on_step_begin, on_var_begin, on_var_block, on_attr, on_var_count};
     ix->cur_step = (uint32_t)ix->nsteps;
     ix->cur = NULL;
     ix->cur_colmajor = 0;
@@ -317,6 +328,12 @@ int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
     }
     ix->colmajor[ix->nsteps] = (uint8_t)cm;
     ix->nsteps++;
+    if (!ix->light && ix->sum_steps + 1 == ix->nsteps) {
+        ix->sum_steps = ix->nsteps;
+        ix->summarized = 1;
+    } else {
+        ix->summarized = 0;
+    }
     return 0;
 }
 
@@ -367,7 +384,7 @@ int bp4_index_blocks(bp4_index *ix, bp4_var *v, size_t vs, const bp4_block **blo
     uint8_t *buf = gbp_malloc(n);
     if (!buf) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     int rc = ix->read(ix->read_ctx, st->entry_off, n, buf);
-    bp4_step_sink sink = {ix, NULL, load_begin, load_block, NULL};
+    bp4_step_sink sink = {ix, NULL, load_begin, load_block, NULL, NULL};
     ix->nload = 0;
     ix->cur_colmajor = ix->colmajor[st->step];
     if (rc == 0) rc = bp4_parse_var_entries(buf, st->entry_off, n, &sink, what);
@@ -397,7 +414,77 @@ int bp4_index_blocks(bp4_index *ix, bp4_var *v, size_t vs, const bp4_block **blo
                 if (BP4_SHAPE(&dst[i])[d] == BP4_JOINED_DIM) BP4_SHAPE(&dst[i])[d] = sum;
     }
     st->blocks = dst;
+    v->loaded++;
     *blocks = dst;
+    return 0;
+}
+
+/* ---- the summary pass ------------------------------------------------------------------------- */
+
+static int sum_begin(void *ctx, const char *name, size_t nl, int type, uint64_t nsets,
+                     uint64_t entry_off, uint32_t entry_len)
+{
+    bp4_index *ix = ctx;
+    (void)type; (void)nsets; (void)entry_len;
+    bp4_var *v = find_n(ix, name, nl);
+    bp4_var_step *vs = NULL;
+    if (v && v->sum_pos < v->nsteps && v->steps[v->sum_pos].step == ix->cur_step &&
+        v->steps[v->sum_pos].entry_off == entry_off)
+        vs = &v->steps[v->sum_pos++];
+    ix->cur = v;
+    ix->cur_vs = vs;
+    if (v) {
+        v->joined = 0;
+        v->sum_seen = 0;
+    }
+    return 0;
+}
+
+static int sum_block(void *ctx, const bp4_block *blk)
+{
+    bp4_index *ix = ctx;
+    bp4_var *v = ix->cur;
+    bp4_var_step *vs = ix->cur_vs;
+    if (!v || !vs) return 0; /* an entry the first pass skipped (no block) */
+    uint32_t nb = vs->nblocks;
+    vs->nblocks = v->sum_seen; /* on_var_block counts it again */
+    int rc = on_var_block(ctx, blk);
+    v->sum_seen = vs->nblocks;
+    vs->nblocks = nb;
+    if (rc) return rc;
+    if (v->sum_seen > nb)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: step %u changed while read", v->name,
+                         ix->cur_step + 1);
+    return 0;
+}
+
+static int sum_attr(void *ctx, bp4_attr *a)
+{
+    (void)ctx;
+    bp4_attr_free(a); /* the first pass has them */
+    return 0;
+}
+
+int bp4_index_summarize_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
+                             const bp4_idx_record *r, const char *what)
+{
+    if (ix->sum_steps == 0)
+        for (size_t i = 0; i < ix->nvars; i++) {
+            ix->vars[i]->sum_pos = 0;
+            ix->vars[i]->nshapes = 0;
+            ix->vars[i]->has_mm = 0;
+        }
+    bp4_step_sink sink = {ix, on_step_begin, sum_begin, sum_block, sum_attr, NULL};
+    ix->cur_step = (uint32_t)ix->sum_steps;
+    ix->cur = NULL;
+    ix->cur_colmajor = 0;
+    int light = ix->light, cm = 0;
+    ix->light = 0;
+    int rc = bp4_parse_step(p, base, n, r, &cm, &sink, what);
+    ix->light = light;
+    if (rc) return rc;
+    ix->sum_steps++;
+    if (ix->sum_steps == ix->nsteps) ix->summarized = 1;
     return 0;
 }
 

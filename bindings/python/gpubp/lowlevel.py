@@ -152,6 +152,7 @@ _PROTOTYPES = {
     "gpubp_variable_shape_kind": (c_int, [_P, POINTER(c_int)]),
     "gpubp_variable_steps": (c_int, [_P, _PS]),
     "gpubp_variable_blocks": (c_int, [_P, _S, _PS]),
+    "gpubp_variable_dataset_step": (c_int, [_P, _S, _PS]),
     "gpubp_variable_minmax": (c_int, [_P, _P, _P]),
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
@@ -400,6 +401,12 @@ def gpubp_variable_steps(v):
 def gpubp_variable_blocks(v, step):
     n = c_size_t()
     _check(lib().gpubp_variable_blocks(v, int(step), byref(n)), "gpubp_variable_blocks")
+    return n.value
+
+
+def gpubp_variable_dataset_step(v, step):
+    n = c_size_t()
+    _check(lib().gpubp_variable_dataset_step(v, int(step), byref(n)), "gpubp_variable_dataset_step")
     return n.value
 
 
