@@ -406,7 +406,8 @@ def gpubp_variable_blocks(v, step):
 
 def gpubp_variable_dataset_step(v, step):
     n = c_size_t()
-    _check(lib().gpubp_variable_dataset_step(v, int(step), byref(n)), "gpubp_variable_dataset_step")
+    _check(lib().gpubp_variable_dataset_step(v, int(step), byref(n)),
+           "gpubp_variable_dataset_step")
     return n.value
 
 
