@@ -112,6 +112,8 @@ int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *
     GBP_RETURN_ERROR_IF(!*path, GPUBP_ERR_INVALID_ARG, "gpubp_open: empty path");
     GBP_RETURN_ERROR_IF(mode < GPUBP_MODE_WRITE || mode > GPUBP_MODE_READ_RANDOM_ACCESS,
                         GPUBP_ERR_INVALID_ARG, "gpubp_open: invalid mode %d", (int)mode);
+    GBP_RETURN_ERROR_IF(gbp_is_remote_url(path) && gbp_is_write_mode_value(mode),
+                        GPUBP_ERR_WRONG_MODE, "gpubp_open: %s: remote datasets are read only", path);
     gpubp_file *f = gbp_calloc(1, sizeof *f);
     if (!f) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     f->mode = mode;
@@ -119,8 +121,6 @@ int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *
     /* keep a path without trailing slashes */
     size_t pl = strlen(path);
     while (pl > 1 && path[pl - 1] == '/') pl--;
-    GBP_RETURN_ERROR_IF(gbp_is_remote_url(path) && gbp_is_write_mode_value(mode), GPUBP_ERR_WRONG_MODE,
-                        "gpubp_open: %s: remote datasets are read only", path);
     f->path = gbp_strndup(path, pl);
     int rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);

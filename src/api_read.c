@@ -214,7 +214,9 @@ static void drop_window(gpubp_file *f)
 int gbp_reader_open(gpubp_file *f)
 {
     if (gbp_is_remote_url(f->path)) {
-        GBP_FORWARD_IF_ERROR(gbp_remote_open(&f->remote, f->path, &f->params));
+        int rc = gbp_remote_open(&f->remote, f->path, &f->params);
+        if (rc == GPUBP_ERR_NOT_FOUND) rc = gbp_error_with_path(GPUBP_ERR_NOT_BP4, f->path);
+        GBP_FORWARD_IF_ERROR(rc);
         GBP_FORWARD_IF_ERROR(load_metadata(f));
         if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
             f->ix.light = 1;
