@@ -334,10 +334,14 @@ int gpubp_set_memory_space(gpubp_variable *v, gpubp_memory_space space)
     GBP_CHECK_ARG(v);
     GBP_RETURN_ERROR_IF(space < GPUBP_MEM_DETECT || space > GPUBP_MEM_GPU, GPUBP_ERR_INVALID_ARG,
                         "gpubp_set_memory_space: invalid memory space %d", (int)space);
-    if (space == GPUBP_MEM_GPU && !gbp_mem_has_device(v->file->mem))
-        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
-                         "gpubp_set_memory_space: '%s': GPU memory is not supported (no CUDA in "
-                         "this build or no device)", v->name);
+    if (space == GPUBP_MEM_GPU) {
+        int st = gbp_mem_device_status(v->file->mem);
+        if (st == GPUBP_ERR_NOMEM) return st;
+        if (st != GPUBP_OK)
+            return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                             "gpubp_set_memory_space: '%s': GPU memory is not supported (no CUDA in "
+                             "this build or no device)", v->name);
+    }
     if (v->space != GPUBP_MEM_DETECT && space != v->space)
         return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0,
                          "gpubp_set_memory_space: variable '%s' is set to %s and cannot receive %s "

@@ -157,8 +157,10 @@ int gbp_writer_close(gpubp_file *f)
     }
     if (f->idx_records > 0) {
         uint8_t zero = 0;
-        int rc2 = gbp_pwrite_all(f->idx_fd, &zero, 1, 38, "md.idx");
-        if (rc2 == GPUBP_OK && f->params.fsync) rc2 = gbp_fdatasync(f->idx_fd, "md.idx");
+        char ip[4200];
+        snprintf(ip, sizeof ip, "%s/md.idx", f->path);
+        int rc2 = gbp_pwrite_all(f->idx_fd, &zero, 1, 38, ip);
+        if (rc2 == GPUBP_OK && f->params.fsync) rc2 = gbp_fdatasync(f->idx_fd, ip);
         if (rc == GPUBP_OK) rc = rc2;
     }
     return rc;
@@ -776,8 +778,11 @@ int gbp_writer_end_step(gpubp_file *f)
     r.timestamp = (uint64_t)time(NULL);
     if (rc == GPUBP_OK && (!gbp_buf_ok(&md) || !gbp_buf_ok(&one)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->md0_fd, md.data, md.len, base, "md.0");
-    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->md0_fd, "md.0");
+    char mp[4200], ip[4200];
+    snprintf(mp, sizeof mp, "%s/md.0", f->path);
+    snprintf(ip, sizeof ip, "%s/md.idx", f->path);
+    if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->md0_fd, md.data, md.len, base, mp);
+    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->md0_fd, mp);
     /* 3. md.idx: the commit point */
     if (rc == GPUBP_OK) {
         uint8_t rec[BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE];
@@ -789,8 +794,8 @@ int gbp_writer_end_step(gpubp_file *f)
         bp4_make_idx_record(rec + n, &r);
         n += BP4_IDX_RECORD_SIZE;
         uint64_t at = f->idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE;
-        rc = gbp_pwrite_all(f->idx_fd, rec, n, at, "md.idx");
-        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, "md.idx");
+        rc = gbp_pwrite_all(f->idx_fd, rec, n, at, ip);
+        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, ip);
     }
     if (rc == GPUBP_OK) {
         for (int k = 0; k < f->nsub; k++) {

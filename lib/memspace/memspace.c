@@ -99,6 +99,7 @@ struct gbp_mem {
     const gbp_devops *ops; /* NULL: host only */
     void *dctx;
     int dev_state;         /* 0 not opened yet, 1 ready, -1 unavailable */
+    int dev_nomem;         /* the last open attempt ran out of memory */
     void *user_stream;
 
     /* pool and I/O threads */
@@ -198,10 +199,25 @@ static int dev_open(gbp_mem *m)
 {
     if (m->dev_state == 0) {
         m->dev_state = -1;
-        if (m->ops && m->ops->open(&m->dctx) == GPUBP_OK) m->dev_state = 1;
+        int rc = m->ops ? m->ops->open(&m->dctx) : GPUBP_ERR_NOT_SUPPORTED;
+        if (rc == GPUBP_OK) {
+            m->dev_state = 1;
+        } else if (rc == GPUBP_ERR_NOMEM) {
+            m->dev_state = 0; /* not "no device": a later call tries again */
+            m->dev_nomem = 1; /* the error record says what failed */
+            return 0;
+        }
         gbp_error_clear();
     }
+    m->dev_nomem = 0;
     return m->dev_state == 1;
+}
+
+static int device_unsupported(const gbp_mem *m);
+
+int gbp_mem_device_status(gbp_mem *m)
+{
+    return dev_open(m) ? GPUBP_OK : device_unsupported(m);
 }
 
 int gbp_mem_has_device(const gbp_mem *m)
@@ -220,6 +236,7 @@ int gbp_mem_detect(gbp_mem *m, const void *ptr, gpubp_memory_space *space)
 
 static int device_unsupported(const gbp_mem *m)
 {
+    if (m->dev_nomem) return GPUBP_ERR_NOMEM; /* the record has the allocation that failed */
     if (m->ops)
         return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
                          "GPU memory: no usable %s device (none present, or its runtime failed)",
@@ -472,11 +489,13 @@ static int pool_open(gbp_mem *m)
     if (m->pool_ready) return GPUBP_OK;
     if (!dev_open(m)) return device_unsupported(m);
     GBP_FORWARD_IF_ERROR(threads_open(m));
-    m->nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
+    int nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
     m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
     m->slot_alloc = m->slot_bytes + (m->params.direct_io ? 2 * GBP_DIRECT_ALIGN : 0);
-    if (!m->slots) m->slots = gbp_calloc((size_t)m->nslots, sizeof *m->slots);
+    /* the slot table first, its count after: nothing may walk a table that does not exist */
+    if (!m->slots) m->slots = gbp_calloc((size_t)nslots, sizeof *m->slots);
     if (!m->slots) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
+    m->nslots = nslots;
     for (int i = 0; i < m->nslots; i++) {
         if (!m->slots[i].buf)
             GBP_FORWARD_IF_ERROR(m->ops->host_alloc(m->dctx, (void **)&m->slots[i].buf, m->slot_alloc));

@@ -36,6 +36,10 @@ void gbp_mem_close(gbp_mem *m);
 
 /* 1 when a device backend (CUDA, or the simulated device selected by "device=simulated") is there. */
 int gbp_mem_has_device(const gbp_mem *m);
+/* GPUBP_OK when a device backend is usable; else the reason as a status with its message:
+ * GPUBP_ERR_NOT_SUPPORTED (no device / no CUDA), GPUBP_ERR_NOMEM (opening it ran out of memory;
+ * a later call tries again). */
+int gbp_mem_device_status(gbp_mem *m);
 
 /* What `ptr` is: device memory gives GPUBP_MEM_GPU; host, pinned and managed memory HOST.
  * Without a device backend every pointer is HOST. */
