@@ -218,6 +218,24 @@ int gbp_file_add_var(gpubp_file *f, gpubp_variable *v)
     return GPUBP_OK;
 }
 
+int gbp_file_new_var(gpubp_file *f, const char *name, int type, int kind, gpubp_variable **out)
+{
+    gpubp_variable *v = gbp_calloc(1, sizeof *v);
+    if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    v->name = gbp_strdup(name);
+    if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
+        gbp_free(v->name);
+        gbp_free(v);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    v->file = f;
+    v->type = type;
+    v->kind = kind;
+    v->space = GPUBP_MEM_DETECT;
+    *out = v;
+    return GPUBP_OK;
+}
+
 gpubp_variable *gbp_file_var(const gpubp_file *f, const char *name)
 {
     for (size_t i = 0; i < f->nvars; i++)

@@ -323,19 +323,8 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
                          f->mode == GPUBP_MODE_READ ? " at the current step" : "");
     gpubp_variable *v = gbp_file_var(f, name);
     if (!v) {
-        v = gbp_calloc(1, sizeof *v);
-        if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        v->name = gbp_strdup(name);
-        if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
-            gbp_free(v->name);
-            gbp_free(v);
-            return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        }
-        v->file = f;
+        GBP_FORWARD_IF_ERROR(gbp_file_new_var(f, name, rv->type, rv->kind, &v));
         v->rv = rv;
-        v->type = rv->type;
-        v->kind = rv->kind;
-        v->space = GPUBP_MEM_DETECT;
         v->sel.ndims = rv->kind == GPUBP_SHAPE_LOCAL_VALUE ? 1 : rv->ndims;
     }
     *out = v;

@@ -206,18 +206,8 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
             kind = GPUBP_SHAPE_LOCAL_ARRAY;
         }
     }
-    gpubp_variable *v = gbp_calloc(1, sizeof *v);
-    if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    v->name = gbp_strdup(name);
-    if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
-        gbp_free(v->name);
-        gbp_free(v);
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    }
-    v->file = f;
-    v->type = type;
-    v->kind = kind;
-    v->space = GPUBP_MEM_DETECT;
+    gpubp_variable *v;
+    GBP_FORWARD_IF_ERROR(gbp_file_new_var(f, name, type, kind, &v));
     v->member_id = f->next_member++;
     if (f->params.compress && kind != GPUBP_SHAPE_GLOBAL_VALUE) {
         v->op = 1;

@@ -128,6 +128,8 @@ struct gpubp_file {
 int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize);
 int gbp_file_add_var(gpubp_file *f, gpubp_variable *v);
 gpubp_variable *gbp_file_var(const gpubp_file *f, const char *name);
+/* A new handle owned by f (type, kind set; memory space DETECT). */
+int gbp_file_new_var(gpubp_file *f, const char *name, int type, int kind, gpubp_variable **out);
 int gbp_resolve_space(gpubp_variable *v, const void *ptr, gpubp_memory_space *space);
 /* Whether dims given in `space` are stored reversed in the file. */
 int gbp_space_reverses(const gpubp_file *f, gpubp_memory_space space);
