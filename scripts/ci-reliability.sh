@@ -27,9 +27,9 @@ if command -v clang >/dev/null 2>&1; then
     CC=clang cmake -S "$src" -B "$prefix-fuzz" -DGPUBP_FUZZ=ON -DGPUBP_USE_CUDA=OFF \
         -DGPUBP_BUILD_EXAMPLES=OFF -DGPUBP_SHARED_DIR="$shared" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         >"$prefix-fuzz/ci-build.log" 2>&1 &&
-    cmake --build "$prefix-fuzz" -j"$jobs" --target fuzz_idx fuzz_md0 fuzz_data fuzz_open \
+    cmake --build "$prefix-fuzz" -j"$jobs" --target fuzz_idx fuzz_md0 fuzz_data fuzz_open fuzz_blosc \
         >>"$prefix-fuzz/ci-build.log" 2>&1 || { bad "fuzz build (see $prefix-fuzz/ci-build.log)"; tail -5 "$prefix-fuzz/ci-build.log"; }
-    for t in idx md0 data open; do
+    for t in idx md0 data open blosc; do
         exe="$prefix-fuzz/tests/fuzz/fuzz_$t"
         [ -x "$exe" ] || continue
         work="$prefix-fuzz/ci-$t"
