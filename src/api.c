@@ -60,18 +60,6 @@ int gpubp_last_errno(void) { return gbp_error_native(); }
 size_t gpubp_type_size(gpubp_type type) { return gbp_type_size(type); }
 const char *gpubp_type_name(gpubp_type type) { return gbp_type_name(type); }
 
-int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    while (c < need) c *= 2;
-    void *q = gbp_realloc(*p, c * elsize);
-    if (!q) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 int gbp_is_write_mode(const gpubp_file *f) { return gbp_is_write_mode_value(f->mode); }
 
 void gbp_reverse(size_t *d, size_t n)

@@ -211,19 +211,26 @@ static void drop_window(gpubp_file *f)
     f->md0_base = 0;
 }
 
+/* md.idx, then (random access) the light pass over md.0: block counts now, shapes and min/max
+ * when a listing asks; random access keeps no metadata bytes, only the index. */
+static int load_index(gpubp_file *f)
+{
+    GBP_FORWARD_IF_ERROR(load_metadata(f));
+    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        f->ix.light = 1;
+        GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+        drop_window(f);
+    }
+    return GPUBP_OK;
+}
+
 int gbp_reader_open(gpubp_file *f)
 {
     if (gbp_is_remote_url(f->path)) {
         int rc = gbp_remote_open(&f->remote, f->path, &f->params);
         if (rc == GPUBP_ERR_NOT_FOUND) rc = gbp_error_with_path(GPUBP_ERR_NOT_BP4, f->path);
         GBP_FORWARD_IF_ERROR(rc);
-        GBP_FORWARD_IF_ERROR(load_metadata(f));
-        if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
-            f->ix.light = 1;
-            GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
-            drop_window(f);
-        }
-        return GPUBP_OK;
+        return load_index(f);
     }
     int is_dir;
     GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
@@ -244,13 +251,7 @@ int gbp_reader_open(gpubp_file *f)
     gbp_free(md0);
     gbp_free(d0);
     GBP_FORWARD_IF_ERROR(rc);
-    GBP_FORWARD_IF_ERROR(load_metadata(f));
-    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
-        f->ix.light = 1; /* block counts now; shapes and min/max when a listing asks */
-        GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
-        drop_window(f); /* random access keeps no metadata bytes, only the index */
-    }
-    return GPUBP_OK;
+    return load_index(f);
 }
 
 void gbp_reader_free(gpubp_file *f)

@@ -125,7 +125,6 @@ struct gpubp_file {
 };
 
 /* api.c */
-int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize);
 int gbp_file_add_var(gpubp_file *f, gpubp_variable *v);
 gpubp_variable *gbp_file_var(const gpubp_file *f, const char *name);
 /* A new handle owned by f (type, kind set; memory space DETECT). */

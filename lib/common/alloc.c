@@ -47,3 +47,16 @@ char *gbp_strndup(const char *s, size_t n)
 }
 
 char *gbp_strdup(const char *s) { return gbp_strndup(s, strlen(s)); }
+
+int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 8;
+    while (c < need) c *= 2;
+    size_t bytes;
+    void *q = gbp_mul_ok(c, elsize, &bytes) ? gbp_realloc(*p, bytes) : NULL;
+    if (!q) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    *p = q;
+    *cap = c;
+    return 0;
+}

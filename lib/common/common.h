@@ -40,6 +40,9 @@ void gbp_free(void *p);
 char *gbp_strdup(const char *s);
 char *gbp_strndup(const char *s, size_t n);
 void gbp_alloc_fail_after(long n);
+/* Grows the array *p (capacity *cap elements of elsize) to hold at least `need`, doubling.
+ * Returns 0, or GPUBP_ERR_NOMEM with the record set (the array is then unchanged). */
+int gbp_grow(void **p, size_t *cap, size_t need, size_t elsize);
 
 /* Overflow-checked size arithmetic: return 0 on overflow, 1 on success. */
 static inline int gbp_mul_ok(size_t a, size_t b, size_t *out)

@@ -60,7 +60,6 @@ typedef struct bp4_block {
     uint8_t ndims;
     uint8_t has_minmax;
     uint8_t has_value;
-    uint8_t reversed;   /* dims were reversed (column-major writer) */
     uint8_t mm[32];     /* min in [0,16), max in [16,32); or the value in [0,16) */
 } bp4_block;
 

@@ -116,7 +116,7 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
     blk->str = NULL;
     blk->op = NULL;
     blk->file_index = blk->step = blk->str_len = 0;
-    blk->ndims = blk->has_minmax = blk->has_value = blk->reversed = 0;
+    blk->ndims = blk->has_minmax = blk->has_value = 0;
     blk->dims = dimbuf;
     int have_dims = 0;
     while (c->at < c->end) {

@@ -98,18 +98,6 @@ static int rehash(bp4_index *ix)
     return 0;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elsize)
-{
-    if (need <= *cap) return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    while (c < need) c *= 2;
-    void *q = gbp_realloc(*p, c * elsize);
-    if (!q) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (index)");
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int classify(const bp4_block *b)
 {
     if (b->ndims == 0) return GPUBP_SHAPE_GLOBAL_VALUE;
@@ -156,7 +144,7 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
                          "variable %.*s changes type from %s to %s in step %u", (int)nl, name,
                          gbp_type_name(v->type), gbp_type_name(type), ix->cur_step + 1);
     if (!v) {
-        GBP_FORWARD_IF_ERROR(grow((void **)&ix->vars, &ix->cap_vars, ix->nvars + 1, sizeof *ix->vars));
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->vars, &ix->cap_vars, ix->nvars + 1, sizeof *ix->vars));
         v = gbp_calloc(1, sizeof *v);
         if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
         v->name = gbp_strndup(name, nl);
@@ -191,7 +179,7 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
             v->cap_steps = want;
         }
     }
-    GBP_FORWARD_IF_ERROR(grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
     bp4_var_step *vs = &v->steps[v->nsteps++];
     memset(vs, 0, sizeof *vs);
     vs->step = ix->cur_step;
@@ -221,7 +209,7 @@ static int set_step_shape(bp4_var *v, bp4_var_step *vs, const uint64_t *shape)
         vs->shape_id = (uint32_t)(v->nshapes - 1);
         return 0;
     }
-    GBP_FORWARD_IF_ERROR(grow((void **)&v->shapes, &v->cap_shapes, (v->nshapes + 1) * (nd ? nd : 1),
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&v->shapes, &v->cap_shapes, (v->nshapes + 1) * (nd ? nd : 1),
                               sizeof *v->shapes));
     memcpy(v->shapes + v->nshapes * nd, shape, nd * sizeof *shape);
     vs->shape_id = (uint32_t)v->nshapes++;
@@ -295,7 +283,7 @@ static int on_attr(void *ctx, bp4_attr *a)
             return 0;
         }
     }
-    GBP_FORWARD_IF_ERROR(grow((void **)&ix->attrs, &ix->cap_attrs, ix->nattrs + 1, sizeof *ix->attrs));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->attrs, &ix->cap_attrs, ix->nattrs + 1, sizeof *ix->attrs));
     ix->attrs[ix->nattrs++] = *a;
     memset(a, 0, sizeof *a);
     return 0;
@@ -308,7 +296,7 @@ int bp4_index_add_step(bp4_index *ix, const uint8_t *p, uint64_t base, size_t n,
     ix->cur_step = (uint32_t)ix->nsteps;
     ix->cur = NULL;
     ix->cur_colmajor = 0;
-    GBP_FORWARD_IF_ERROR(grow((void **)&ix->colmajor, &ix->cap_colmajor, ix->nsteps + 1, 1));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->colmajor, &ix->cap_colmajor, ix->nsteps + 1, 1));
     int cm = 0;
     int rc = bp4_parse_step(p, base, n, r, &cm, &sink, what);
     if (rc) {
@@ -349,14 +337,13 @@ static int load_begin(void *ctx, const char *name, size_t nl, int type, uint64_t
 static int load_block(void *ctx, const bp4_block *blk)
 {
     bp4_index *ix = ctx;
-    GBP_FORWARD_IF_ERROR(grow((void **)&ix->load, &ix->cap_load, ix->nload + 1, sizeof *ix->load));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->load, &ix->cap_load, ix->nload + 1, sizeof *ix->load));
     bp4_block *b = &ix->load[ix->nload];
     *b = *blk;
     size_t nd = blk->ndims;
     b->dims = arena_alloc(ix, (3 * nd + 1) * sizeof(uint64_t));
     if (!b->dims) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     reader_dims(blk, ix->cur_colmajor && nd > 1, b->dims);
-    b->reversed = (uint8_t)(ix->cur_colmajor && nd > 1);
     if (blk->str) {
         b->str = arena_alloc(ix, (size_t)blk->str_len + 1);
         if (!b->str) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
