@@ -216,10 +216,10 @@ static int set_step_shape(bp4_var *v, bp4_var_step *vs, const uint64_t *shape)
     return 0;
 }
 
-/* The streaming pass: classify, check, and keep the summary; the block itself is not kept. */
-static int on_var_block(void *ctx, const bp4_block *blk)
+/* Classifies and checks a block of the current (variable, step) and folds it into the summary:
+ * the step's shape, min/max over everything. The block itself is not kept. */
+static int summarize_block(bp4_index *ix, const bp4_block *blk)
 {
-    bp4_index *ix = ctx;
     bp4_var *v = ix->cur;
     bp4_var_step *vs = ix->cur_vs;
     uint64_t dims[3 * GBP_MAX_DIMS];
@@ -265,10 +265,18 @@ static int on_var_block(void *ctx, const bp4_block *blk)
         if (!v->has_mm || gbp_value_cmp(v->type, mx, v->mm + 16) > 0) memcpy(v->mm + 16, mx, es);
         v->has_mm = 1;
     }
-    if (vs->nblocks == UINT32_MAX)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u", v->name,
-                         ix->cur_step + 1);
-    vs->nblocks++;
+    return 0;
+}
+
+/* The first pass: the summary of the block, and one more block in the step. */
+static int on_var_block(void *ctx, const bp4_block *blk)
+{
+    bp4_index *ix = ctx;
+    GBP_FORWARD_IF_ERROR(summarize_block(ix, blk));
+    if (ix->cur_vs->nblocks == UINT32_MAX)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u",
+                         ix->cur->name, ix->cur_step + 1);
+    ix->cur_vs->nblocks++;
     return 0;
 }
 
@@ -431,18 +439,11 @@ static int sum_block(void *ctx, const bp4_block *blk)
 {
     bp4_index *ix = ctx;
     bp4_var *v = ix->cur;
-    bp4_var_step *vs = ix->cur_vs;
-    if (!v || !vs) return 0; /* an entry the first pass skipped (no block) */
-    uint32_t nb = vs->nblocks;
-    vs->nblocks = v->sum_seen; /* on_var_block counts it again */
-    int rc = on_var_block(ctx, blk);
-    v->sum_seen = vs->nblocks;
-    vs->nblocks = nb;
-    if (rc) return rc;
-    if (v->sum_seen > nb)
+    if (!v || !ix->cur_vs) return 0; /* an entry the first pass skipped (no block) */
+    if (++v->sum_seen > ix->cur_vs->nblocks)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: step %u changed while read", v->name,
                          ix->cur_step + 1);
-    return 0;
+    return summarize_block(ix, blk);
 }
 
 static int sum_attr(void *ctx, bp4_attr *a)
