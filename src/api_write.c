@@ -3,7 +3,6 @@
 #include "internal.h"
 
 #include "blosczlib.h"
-#include "box.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -131,7 +130,6 @@ void gbp_writer_free(gpubp_file *f)
     gbp_free(f->data_has_header);
     for (size_t i = 0; i < f->nblocks; i++) {
         gbp_free(f->blocks[i].meta.str);
-        gbp_free(f->blocks[i].zbuf);
     }
     gbp_free(f->blocks);
     for (size_t i = 0; i < f->nattrs; i++) {
@@ -240,74 +238,10 @@ int gbp_writer_begin_step(gpubp_file *f)
     return GPUBP_OK;
 }
 
-typedef struct gather_ctx {
-    gbp_mem *mem;
-    gpubp_memory_space space;
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t at;
-} gather_ctx;
-
-static int gather_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
-{
-    gather_ctx *g = ctx;
-    (void)b_off;
-    int rc = gbp_mem_copy_out(g->mem, g->space, g->dst + g->at, g->src + a_off, bytes);
-    g->at += bytes;
-    return rc;
-}
-
-/* Compresses the block (min/max from the uncompressed values) into wb->zbuf; the payload length
- * becomes the operator buffer's. Device or strided data is gathered into host memory first. */
-static int compress_block(gpubp_file *f, gbp_wblock *wb)
-{
-    gpubp_variable *v = wb->var;
-    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len, n = raw / es;
-    const uint8_t *src;
-    uint8_t *tmp = NULL;
-    if (wb->space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&wb->box)) {
-        src = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es;
-    } else {
-        tmp = gbp_malloc(raw);
-        if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes to compress)", raw);
-        gather_ctx g = {f->mem, wb->space, wb->data, tmp, 0};
-        int rc = gbp_box_foreach_run(&wb->box, NULL, es, gather_run, &g);
-        if (rc) {
-            gbp_free(tmp);
-            return rc;
-        }
-        src = tmp;
-    }
-    gbp_minmax(v->type, src, n, wb->meta.mm, wb->meta.mm + 16, 0);
-    size_t cap = gbp_blosc_bound(raw), out = 0;
-    wb->zbuf = gbp_malloc(cap);
-    int rc = wb->zbuf ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
-    int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
-    if (rc == GPUBP_OK)
-        rc = gbp_blosc_compress(src, raw, es, v->op_level, v->op_shuffle, threads, wb->zbuf, cap,
-                                &out);
-    gbp_free(tmp);
-    if (rc != GPUBP_OK) {
-        gbp_free(wb->zbuf);
-        wb->zbuf = NULL;
-        return rc;
-    }
-    memset(&wb->opstore, 0, sizeof wb->opstore);
-    memcpy(wb->opstore.name, "blosc", 6);
-    wb->opstore.pre_type = (uint8_t)v->type;
-    wb->opstore.raw_size = raw;
-    wb->opstore.size = out;
-    wb->meta.op = &wb->opstore;
-    wb->payload_len = out;
-    return GPUBP_OK;
-}
-
 static int perform_block(gpubp_file *f, gbp_wblock *wb)
 {
     gpubp_variable *v = wb->var;
     wb->meta.dims = wb->dimstore;
-    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE)
-        GBP_FORWARD_IF_ERROR(compress_block(f, wb));
     int k = 0;
     for (int j = 1; j < f->nsub; j++)
         if (f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k]) k = j;
@@ -316,11 +250,20 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
     wb->meta.file_index = (uint32_t)k;
     wb->meta.vmd_offset = f->cursor[k];
     wb->meta.payload_offset = f->cursor[k] + hs;
+    char p[4200];
+    sub_name(f, k, p, sizeof p);
+    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE) {
+        /* The compressed length is known only once the payload is written. */
+        int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
+        if (rc != GPUBP_OK) return rc;
+        f->cursor[k] += hs + wb->payload_len;
+        f->pg_nvars[k]++;
+        wb->performed = 1;
+        return GPUBP_OK;
+    }
     f->cursor[k] += hs + wb->payload_len;
     f->pg_nvars[k]++;
     wb->performed = 1;
-    char p[4200];
-    sub_name(f, k, p, sizeof p);
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         if (v->type == GPUBP_TYPE_STRING) {
             uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
@@ -336,12 +279,6 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
                               wb->meta.payload_offset, p);
     }
     if (wb->payload_len == 0) return GPUBP_OK;
-    if (wb->zbuf) {
-        int rc = gbp_pwrite_all(f->data_fd[k], wb->zbuf, wb->payload_len, wb->meta.payload_offset, p);
-        gbp_free(wb->zbuf);
-        wb->zbuf = NULL;
-        return rc;
-    }
     return gbp_mem_write(f->mem, wb->space, f->data_fd[k], wb->meta.payload_offset, wb->data,
                          v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
                          wb->meta.has_minmax ? wb->meta.mm + 16 : NULL);
@@ -621,8 +558,6 @@ static void discard_step(gpubp_file *f)
     for (size_t i = 0; i < f->nblocks; i++) {
         gbp_free(f->blocks[i].meta.str);
         f->blocks[i].meta.str = NULL;
-        gbp_free(f->blocks[i].zbuf);
-        f->blocks[i].zbuf = NULL;
     }
     f->nblocks = 0;
     f->in_step = 0;

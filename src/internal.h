@@ -37,7 +37,6 @@ typedef struct gbp_wblock {
     uint64_t dimstore[3 * GBP_MAX_DIMS];
     uint64_t payload_len;
     bp4_op opstore;          /* meta.op -> opstore for compressed blocks */
-    uint8_t *zbuf;           /* the compressed payload until written */
     uint32_t subfile;
     int performed;
     int header_written;
@@ -136,6 +135,12 @@ void gbp_reverse(size_t *d, size_t n);
 int gbp_is_write_mode(const gpubp_file *f);
 /* Prefixes the error record's message with the dataset path (when it lacks it); returns rc. */
 int gbp_error_with_path(int rc, const char *path);
+
+/* api_compress.c: writes the compressed payload of block wb (a blosc-framed zlib operator buffer
+ * of its values, which may be in device memory or strided) to fd at wb->meta.payload_offset; sets
+ * wb->payload_len to the bytes written, wb->meta.op and the min/max of the uncompressed values.
+ * fname names fd in errors. */
+int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname);
 
 /* api_write.c */
 int gbp_writer_open(gpubp_file *f);
