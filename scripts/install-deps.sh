@@ -22,11 +22,15 @@ present() {
     valgrind) command -v valgrind >/dev/null ;;
     python3-numpy) /usr/bin/python3 -c "import numpy" 2>/dev/null ;;
     python3-pytest) /usr/bin/python3 -c "import pytest" 2>/dev/null ;;
+    openmpi-bin) command -v mpiexec >/dev/null ;;
+    libopenmpi-dev) command -v mpicc >/dev/null ;;
     *) return 1 ;;
     esac
 }
 
-want=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev python3 "$@")
+# openmpi-bin and libopenmpi-dev: libgpubp_mpi and its tests (label mpi, run with mpiexec).
+want=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev python3 openmpi-bin libopenmpi-dev
+      "$@")
 missing=()
 for p in "${want[@]}"; do
     present "$p" || missing+=("$p")

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds libgpubp with warnings as errors (-DGPUBP_WERROR=ON) and runs the whole test suite with
 # ctest, installing missing Debian packages first (with python3-numpy and python3-pytest, which
-# the Python package's tests need). Exits non-zero when anything fails.
+# the Python package's tests need; openmpi-bin and libopenmpi-dev come with install-deps.sh, so the
+# MPI tests, label mpi, run under mpiexec with the rest). Exits non-zero when anything fails.
 #
 #   ./scripts/test.sh [cmake options...]      e.g. ./scripts/test.sh -DGPUBP_ASAN=ON
 #   env: BUILD_DIR (default build/, relative to the checkout), JOBS (default: all cores),
