@@ -128,6 +128,17 @@ typedef struct result {
     long md0_bytes;
 } result;
 
+/* Defines v0 … v(nvars-1): 1-D global doubles of this rank's block (start, count) in shape. */
+static void define_vars(gpubp_file *f, size_t nvars, size_t shape, size_t start, size_t count,
+                        gpubp_variable **v)
+{
+    for (size_t i = 0; i < nvars; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "v%zu", i);
+        OK(gpubp_define_variable(&v[i], f, name, GPUBP_TYPE_DOUBLE, 1, &shape, &start, &count));
+    }
+}
+
 /* One write run of one configuration: the data steps, then as many metadata-only steps. */
 static void run_config(const opts *o, const char *path, const char *params, double *data,
                        result *res)
@@ -140,11 +151,7 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     double t0 = now();
     gpubp_file *f;
     OK(gpubp_open_mpi(&f, path, GPUBP_MODE_WRITE, params, MPI_COMM_WORLD));
-    for (size_t i = 0; i < o->vars; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "v%zu", i);
-        OK(gpubp_define_variable(&v[i], f, name, GPUBP_TYPE_DOUBLE, 1, &shape, &start, &n));
-    }
+    define_vars(f, o->vars, shape, start, n, v);
     for (size_t s = 0; s < o->steps; s++) {
         double ts = now();
         OK(gpubp_begin_step(f));
@@ -169,11 +176,7 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     MPI_Barrier(MPI_COMM_WORLD);
     size_t one = 1, mshape = (size_t)nranks, mstart = (size_t)rank;
     OK(gpubp_open_mpi(&f, mdpath, GPUBP_MODE_WRITE, params, MPI_COMM_WORLD));
-    for (size_t i = 0; i < o->vars; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "v%zu", i);
-        OK(gpubp_define_variable(&v[i], f, name, GPUBP_TYPE_DOUBLE, 1, &mshape, &mstart, &one));
-    }
+    define_vars(f, o->vars, mshape, mstart, one, v);
     for (size_t s = 0; s < o->steps; s++) {
         OK(gpubp_begin_step(f));
         for (size_t i = 0; i < o->vars; i++) OK(gpubp_put(f, v[i], data + i, GPUBP_SYNC));
@@ -361,11 +364,7 @@ static int synthetic(const opts *o, const char *list)
         gpubp_variable *v[64];
         size_t one = 1, shape = (size_t)n, start = 0;
         double x = 1.0, t[MAX_STEPS];
-        for (size_t i = 0; i < o->vars; i++) {
-            char name[32];
-            snprintf(name, sizeof name, "v%zu", i);
-            OK(gpubp_define_variable(&v[i], f, name, GPUBP_TYPE_DOUBLE, 1, &shape, &start, &one));
-        }
+        define_vars(f, o->vars, shape, start, one, v);
         for (size_t s = 0; s < o->steps; s++) {
             OK(gpubp_begin_step(f));
             for (size_t i = 0; i < o->vars; i++) OK(gpubp_put(f, v[i], &x, GPUBP_SYNC));
