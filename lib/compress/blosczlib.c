@@ -197,31 +197,17 @@ int gbp_blosc_parse_params(const char *params, int *level, int *shuffle, int *th
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
-/* What a worker found for one block (one stream: zlib chunks are never split). */
-enum { BLK_RUN, BLK_ZLIB, BLK_RAW, BLK_NOMEM };
-
-typedef struct cblock {
-    int kind;
-    uint8_t run;   /* BLK_RUN: the byte value */
-    int store;     /* after the in-order walk: STORE_* (what the copy phase writes) */
-    size_t clen;   /* BLK_ZLIB: deflated length (< neblock), in the batch scratch */
-    size_t at;     /* offset of the stream's data in the chunk */
-} cblock;
-
-enum { STORE_NONE, STORE_ZLIB, STORE_RAW };
-
-typedef struct cjob {
-    const uint8_t *src;  /* the piece */
-    size_t nbytes, bsz, nblocks, ts;
-    int filter, level;
-    size_t first;        /* first block of the batch */
-    uint8_t *scratch;    /* batch: block i - first at (i - first) * bsz */
-    cblock *res;         /* per block of the batch */
-    uint8_t **fbuf;      /* per worker: the filtered block */
-    z_stream *zs;        /* per worker */
-    int *zs_ready;
-    uint8_t *dst;        /* the chunk being written */
-} cjob;
+/* The encoder. gbp_blosc_enc_put cuts the input into Blosc2 blocks (a block that straddles two
+ * puts is completed in a carry buffer) and filters and deflates them on the pool, each into a
+ * scratch slot of block - 1 bytes (a longer stream would be stored raw anyway).
+ * gbp_blosc_enc_emit then walks them in block order and applies blosc_c's rules, which depend on
+ * the running size of the chunk ("store raw", "abandon the chunk", runs), writes the block starts
+ * into the chunk's header and the small fields into the output, and the workers copy the streams
+ * into place. Chunk headers are complete only when their chunk is: gbp_blosc_enc_finish gives
+ * them last. A chunk that does not shrink becomes a memcpyed chunk: from the block where that is
+ * known on, its bytes are emitted raw; the bytes of that chunk emitted by earlier calls are
+ * listed as "redo" ranges for the caller to send again raw. The result is the same for any
+ * number of threads and any cut of the input into puts. */
 
 static size_t block_len(size_t nbytes, size_t bsz, size_t j)
 {
@@ -236,61 +222,6 @@ static const uint8_t *filter_block(int filter, const uint8_t *in, uint8_t *out, 
     else if (filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(in, out, len, ts);
     else return in;
     return out;
-}
-
-static void compress_task(void *ctx, size_t task, int worker)
-{
-    cjob *c = ctx;
-    size_t j = c->first + task, len = block_len(c->nbytes, c->bsz, j);
-    cblock *r = &c->res[task];
-    const uint8_t *blk = filter_block(c->filter, c->src + j * c->bsz, c->fbuf[worker], len, c->ts);
-    if (all_equal(blk, len)) {
-        r->kind = BLK_RUN;
-        r->run = blk[0];
-        return;
-    }
-    z_stream *z = &c->zs[worker];
-    if (!c->zs_ready[worker]) {
-        z->zalloc = z_alloc;
-        z->zfree = z_free;
-        z->opaque = Z_NULL;
-        if (deflateInit(z, c->level) != Z_OK) {
-            r->kind = BLK_NOMEM;
-            return;
-        }
-        c->zs_ready[worker] = 1;
-    } else if (deflateReset(z) != Z_OK) {
-        r->kind = BLK_NOMEM;
-        return;
-    }
-    /* compress2() at this level, limited to len - 1 bytes: a longer stream is stored raw */
-    z->next_in = (Bytef *)(uintptr_t)blk;
-    z->avail_in = (uInt)len;
-    z->next_out = c->scratch + task * c->bsz;
-    z->avail_out = (uInt)(len - 1);
-    int zr = deflate(z, Z_FINISH);
-    if (zr == Z_STREAM_END) {
-        r->kind = BLK_ZLIB;
-        r->clen = len - 1 - z->avail_out;
-    } else {
-        r->kind = BLK_RAW;
-    }
-}
-
-/* The copy phase: each block's stream data goes to its place, in parallel. */
-static void store_task(void *ctx, size_t task, int worker)
-{
-    (void)worker;
-    cjob *c = ctx;
-    const cblock *r = &c->res[task];
-    size_t j = c->first + task, len = block_len(c->nbytes, c->bsz, j);
-    const uint8_t *in = c->src + j * c->bsz;
-    uint8_t *out = c->dst + r->at;
-    if (r->store == STORE_ZLIB) memcpy(out, c->scratch + task * c->bsz, r->clen);
-    else if (r->store != STORE_RAW) return;
-    else if (c->filter == FILTER_SHUFFLE) gbp_byte_shuffle(in, out, len, c->ts);
-    else if (c->filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(in, out, len, c->ts);
-    else memcpy(out, in, len);
 }
 
 typedef struct copy_job {
@@ -337,123 +268,523 @@ static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t b
     h[31] = b2flags;
 }
 
-/* One Blosc2 chunk of the nbytes at src (0 < nbytes <= 2 147 483 615), written at dst, which has
- * room for nbytes + 32. *clen gets its length. */
-static int compress_chunk(const uint8_t *src, size_t nbytes, size_t ts, int level, int filter,
-                          int threads, uint8_t *dst, size_t *clen)
+enum { BLK_RUN, BLK_ZLIB, BLK_RAW, BLK_NOMEM, BLK_SKIP };
+enum { STORE_NONE, STORE_ZLIB, STORE_FILTERED, STORE_PLAIN };
+enum { CK_NORMAL, CK_MEMCPY, CK_ABANDONED };
+
+#define NO_CHUNK SIZE_MAX /* a unit of an input under the threshold: stored raw after the prefix */
+
+typedef struct unit {
+    const uint8_t *src; /* the block's input bytes: in the piece, or in a carry buffer */
+    size_t len;
+    size_t chunk, block; /* its chunk and its index there (NO_CHUNK: raw input) */
+    size_t in_off;       /* offset of its first byte in the whole input */
+    int kind;            /* BLK_* (what a worker found) */
+    uint8_t run;         /* BLK_RUN: the byte value */
+    size_t clen;         /* BLK_ZLIB: deflated length, in the scratch slot */
+    int store;           /* STORE_*: what the copy phase writes */
+    uint8_t *dst;        /* where */
+} unit;
+
+typedef struct chunk_rec {
+    uint64_t base; /* offset of the chunk in the operator buffer */
+    size_t len;    /* header bytes (header + block starts, or the header alone) */
+    size_t hoff;   /* where they are in e->hdrs */
+} chunk_rec;
+
+struct gbp_blosc_enc {
+    size_t n, ts, m; /* input size, typesize, chunk size */
+    int level, filter, threads;
+    uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
+    size_t bsz_max;
+    /* put */
+    size_t taken;         /* input bytes taken so far */
+    int put_pending;      /* a put waits for its emit */
+    uint8_t *carry[2];    /* a partial block; the other buffer may back a unit of this put */
+    int cur;
+    size_t carry_len;
+    unit *u;
+    size_t nu, cap_u;
+    uint8_t *scratch;     /* per unit, bsz_max bytes */
+    size_t scratch_units;
+    int nw;               /* workers at most */
+    uint8_t **fbuf;       /* per worker: the filtered block */
+    z_stream *zs;
+    int *zs_ready;
+    /* walk */
+    int started;          /* a chunk is being walked */
+    size_t ck, ck_in0, ck_n, ck_bsz, ck_nb;
+    uint64_t ck_base, nt;
+    int ck_mode;
+    int all_zero;
+    size_t zpend;         /* zero runs not written yet (the chunk may be a special-zero one) */
+    uint64_t zpend_at;
+    size_t bst;           /* offset of the current chunk's block starts in hdrs */
+    uint64_t out_end;     /* end of the last finished chunk */
+    uint8_t *hdrs;
+    size_t hdrs_len, hdrs_cap;
+    chunk_rec *ch;
+    size_t nch, cap_ch;
+    uint8_t prefix[GBP_BLOSC_PREFIX];
+    /* emit */
+    uint8_t *out;
+    size_t o, ocap;
+    gbp_blosc_extent *ext;
+    size_t next, cap_ext;
+    gbp_blosc_redo *redo;
+    size_t nredo, cap_redo;
+    size_t ck_u0, ck_ext0, ck_o0; /* this emit: first unit, extent and out byte of the chunk */
+};
+
+static size_t chunk_bytes(const gbp_blosc_enc *e, size_t k)
 {
-    size_t bsz = gbp_blosc_blocksize(nbytes, ts, level);
-    size_t nblocks = nbytes / bsz + (nbytes % bsz != 0);
-    size_t room = nbytes + HDR_EXT; /* ADIOS2 gives blosc2_compress piece + 32 */
-    if (level == 0 || nbytes < MIN_BUFFERSIZE) {
-        header(dst, F_SHUFFLE | F_BITSHUFFLE | F_MEMCPYED, ts, nbytes, bsz, nbytes + HDR_EXT,
-               filter, 0);
-        parallel_copy(dst + HDR_EXT, src, nbytes, gbp_pool_workers(threads, nbytes / COPY_PART + 1));
-        *clen = nbytes + HDR_EXT;
+    size_t start = k * e->m;
+    return e->n - start < e->m ? e->n - start : e->m;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t el)
+{
+    if (need <= *cap) return GPUBP_OK;
+    size_t c = *cap ? *cap : 16;
+    while (c < need) c *= 2;
+    void *q = gbp_realloc(*p, c * el);
+    if (!q) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder state)");
+    *p = q;
+    *cap = c;
+    return GPUBP_OK;
+}
+
+int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level, int shuffle,
+                       int threads)
+{
+    GBP_CHECK_ARG(out);
+    *out = NULL;
+    GBP_RETURN_ERROR_IF(typesize == 0, GPUBP_ERR_INVALID_ARG, "blosc: typesize 0");
+    GBP_RETURN_ERROR_IF(level < 0 || level > 9, GPUBP_ERR_INVALID_ARG,
+                        "blosc: level %d outside 0..9", level);
+    GBP_RETURN_ERROR_IF(shuffle < 0 || shuffle > 2, GPUBP_ERR_INVALID_ARG,
+                        "blosc: shuffle %d is not 0 (none), 1 (byte) or 2 (bit)", shuffle);
+    GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
+    GBP_RETURN_ERROR_IF(gbp_blosc_bound(n) == 0, GPUBP_ERR_INVALID_ARG,
+                        "blosc: %zu input bytes is too many", n);
+    gbp_blosc_enc *e = gbp_calloc(1, sizeof *e);
+    if (!e) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
+    if (typesize > 255) typesize = 1;
+    e->n = n;
+    e->ts = typesize;
+    e->m = max_chunk();
+    e->level = level;
+    e->threads = threads;
+    e->filter = FILTER_NONE;
+    if (shuffle == GBP_BLOSC_SHUFFLE && typesize > 1) e->filter = FILTER_SHUFFLE;
+    else if (shuffle == GBP_BLOSC_BITSHUFFLE) e->filter = FILTER_BITSHUFFLE;
+    e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, level) : 1;
+    e->carry[0] = gbp_malloc(e->bsz_max);
+    e->carry[1] = gbp_malloc(e->bsz_max);
+    /* per worker state, never moved (a z_stream must stay where deflateInit saw it) */
+    e->nw = gbp_pool_workers(threads, SIZE_MAX);
+    e->fbuf = gbp_calloc((size_t)e->nw, sizeof *e->fbuf);
+    e->zs = gbp_calloc((size_t)e->nw, sizeof *e->zs);
+    e->zs_ready = gbp_calloc((size_t)e->nw, sizeof *e->zs_ready);
+    uint8_t *p = e->prefix;
+    p[0] = 0; /* core::Operator::COMPRESS_BLOSC */
+    p[1] = 1; /* buffer version */
+    st64(p + 4, (uint64_t)n);
+    p[12] = 2; /* Blosc2 2.19.1, as in ADIOS2's files */
+    p[13] = 19;
+    p[14] = 1;
+    e->out_end = GBP_BLOSC_PREFIX;
+    if (!e->carry[0] || !e->carry[1] || !e->fbuf || !e->zs || !e->zs_ready) {
+        gbp_blosc_enc_close(e);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
+    }
+    *out = e;
+    return GPUBP_OK;
+}
+
+void gbp_blosc_enc_close(gbp_blosc_enc *e)
+{
+    if (!e) return;
+    for (int w = 0; e->fbuf && e->zs_ready && w < e->nw; w++) {
+        gbp_free(e->fbuf[w]);
+        if (e->zs_ready[w]) deflateEnd(&e->zs[w]);
+    }
+    gbp_free(e->fbuf);
+    gbp_free(e->zs);
+    gbp_free(e->zs_ready);
+    gbp_free(e->carry[0]);
+    gbp_free(e->carry[1]);
+    gbp_free(e->u);
+    gbp_free(e->scratch);
+    gbp_free(e->hdrs);
+    gbp_free(e->ch);
+    gbp_free(e->ext);
+    gbp_free(e->redo);
+    gbp_free(e);
+}
+
+size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len)
+{
+    /* the units of a put: its bytes and a carried partial block, at most 5 bytes of fields each;
+     * a block holds at least 16 KiB except in chunks under 32 KiB, which have 2 blocks at most */
+    return len + e->bsz_max + 5 * (len / 16384 + 2 * (len / e->m) + 10) + 64;
+}
+
+static void compress_task(void *ctx, size_t task, int worker)
+{
+    gbp_blosc_enc *e = ctx;
+    unit *r = &e->u[task];
+    if (r->kind == BLK_SKIP) return;
+    if (e->filter != FILTER_NONE && !e->fbuf[worker] && !(e->fbuf[worker] = gbp_malloc(e->bsz_max))) {
+        r->kind = BLK_NOMEM;
+        return;
+    }
+    const uint8_t *blk = filter_block(e->filter, r->src, e->fbuf[worker], r->len, e->ts);
+    if (all_equal(blk, r->len)) {
+        r->kind = BLK_RUN;
+        r->run = blk[0];
+        return;
+    }
+    z_stream *z = &e->zs[worker];
+    if (!e->zs_ready[worker]) {
+        z->zalloc = z_alloc;
+        z->zfree = z_free;
+        z->opaque = Z_NULL;
+        if (deflateInit(z, e->level) != Z_OK) {
+            r->kind = BLK_NOMEM;
+            return;
+        }
+        e->zs_ready[worker] = 1;
+    } else if (deflateReset(z) != Z_OK) {
+        r->kind = BLK_NOMEM;
+        return;
+    }
+    /* compress2() at this level, limited to len - 1 bytes: a longer stream is stored raw */
+    z->next_in = (Bytef *)(uintptr_t)blk;
+    z->avail_in = (uInt)r->len;
+    z->next_out = e->scratch + task * e->bsz_max;
+    z->avail_out = (uInt)(r->len - 1);
+    int zr = deflate(z, Z_FINISH);
+    if (zr == Z_STREAM_END) {
+        r->kind = BLK_ZLIB;
+        r->clen = r->len - 1 - z->avail_out;
+    } else {
+        r->kind = BLK_RAW;
+    }
+}
+
+/* The copy phase: each unit's bytes go to their place, in parallel. */
+static void store_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    gbp_blosc_enc *e = ctx;
+    const unit *r = &e->u[task];
+    if (r->store == STORE_ZLIB) memcpy(r->dst, e->scratch + task * e->bsz_max, r->clen);
+    else if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
+    else if (r->store != STORE_FILTERED) return;
+    else if (e->filter == FILTER_SHUFFLE) gbp_byte_shuffle(r->src, r->dst, r->len, e->ts);
+    else if (e->filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(r->src, r->dst, r->len, e->ts);
+    else memcpy(r->dst, r->src, r->len);
+}
+
+static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chunk, size_t block,
+                    size_t in_off, int skip)
+{
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
+    unit *r = &e->u[e->nu++];
+    memset(r, 0, sizeof *r);
+    r->src = src;
+    r->len = len;
+    r->chunk = chunk;
+    r->block = block;
+    r->in_off = in_off;
+    r->kind = skip ? BLK_SKIP : BLK_NOMEM;
+    return GPUBP_OK;
+}
+
+/* Whether the blocks of chunk k need compressing: not for memcpyed chunks, nor for the rest of
+ * a chunk already abandoned. */
+static int chunk_skips(const gbp_blosc_enc *e, size_t k)
+{
+    if (e->level == 0 || chunk_bytes(e, k) < MIN_BUFFERSIZE) return 1;
+    return e->started && e->ck == k && e->ck_mode == CK_ABANDONED;
+}
+
+int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
+{
+    GBP_CHECK_ARG(e);
+    GBP_RETURN_ERROR_IF(in == NULL && len > 0, GPUBP_ERR_INVALID_ARG,
+                        "blosc: NULL input for %zu bytes", len);
+    GBP_RETURN_ERROR_IF(e->put_pending, GPUBP_ERR_INVALID_ARG,
+                        "blosc: put before the previous put was emitted");
+    GBP_RETURN_ERROR_IF(len > e->n - e->taken, GPUBP_ERR_INVALID_ARG,
+                        "blosc: %zu more input bytes, %zu announced, %zu taken", len, e->n,
+                        e->taken);
+    e->nu = 0;
+    e->put_pending = 1;
+    const uint8_t *p = in;
+    size_t left = len;
+    if (e->n < GBP_BLOSC_THRESHOLD) { /* stored raw after the prefix */
+        if (left) GBP_FORWARD_IF_ERROR(add_unit(e, p, left, NO_CHUNK, 0, e->taken, 1));
+        e->taken += left;
         return GPUBP_OK;
     }
-    const uint8_t flags = F_SHUFFLE | F_BITSHUFFLE | F_DONTSPLIT | (ZLIB_FORMAT << 5);
-    size_t batch = BATCH_BYTES / bsz;
-    int workers = gbp_pool_workers(threads, nblocks);
-    if (batch < 4 * (size_t)workers) batch = 4 * (size_t)workers;
-    if (batch > nblocks) batch = nblocks;
-
-    cjob c;
-    memset(&c, 0, sizeof c);
-    c.src = src;
-    c.nbytes = nbytes;
-    c.bsz = bsz;
-    c.nblocks = nblocks;
-    c.ts = ts;
-    c.filter = filter;
-    c.level = level;
-    int rc = GPUBP_OK;
-    c.scratch = gbp_malloc(batch * bsz);
-    c.res = gbp_calloc(batch, sizeof *c.res);
-    c.fbuf = gbp_calloc((size_t)workers, sizeof *c.fbuf);
-    c.zs = gbp_calloc((size_t)workers, sizeof *c.zs);
-    c.zs_ready = gbp_calloc((size_t)workers, sizeof *c.zs_ready);
-    if (!c.scratch || !c.res || !c.fbuf || !c.zs || !c.zs_ready) rc = GPUBP_ERR_NOMEM;
-    for (int w = 0; rc == GPUBP_OK && w < workers; w++)
-        if (filter != FILTER_NONE && !(c.fbuf[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
-
-    /* blosc_c's bookkeeping, in block order: nt = bytes used so far, the chunk is abandoned
-     * past `room`. The walk only decides and writes the small fields; the stream data is copied
-     * by the workers afterwards. */
-    size_t nt = HDR_EXT + 4 * nblocks;
-    int abandoned = 0, all_zero_runs = 1;
-    uint8_t *bstarts = dst + HDR_EXT;
-    c.dst = dst;
-    for (size_t first = 0; rc == GPUBP_OK && !abandoned && first < nblocks; first += batch) {
-        size_t nb = nblocks - first < batch ? nblocks - first : batch;
-        c.first = first;
-        gbp_pool_run(workers, nb, compress_task, &c);
-        for (size_t t = 0; t < nb && !abandoned; t++) {
-            size_t j = first + t, len = block_len(nbytes, bsz, j);
-            cblock *r = &c.res[t];
-            r->store = STORE_NONE;
-            if (r->kind == BLK_NOMEM) {
-                rc = GPUBP_ERR_NOMEM;
-                break;
-            }
-            st32(bstarts + 4 * j, (uint32_t)nt);
-            size_t at = nt;
-            nt += 4;
-            if (r->kind == BLK_RUN) {
-                if (nt > room) { abandoned = 1; break; }
-                st32(dst + at, (uint32_t)-(int32_t)r->run);
-                if (r->run) {
-                    if (++nt > room) { abandoned = 1; break; }
-                    dst[at + 4] = 0x01;
-                    all_zero_runs = 0;
-                }
-                continue;
-            }
-            all_zero_runs = 0;
-            size_t maxout = len;
-            if (nt + maxout > room) {
-                if (nt >= room) { abandoned = 1; break; }
-                maxout = room - nt;
-            }
-            r->at = nt;
-            if (r->kind == BLK_ZLIB && r->clen <= maxout) {
-                st32(dst + at, (uint32_t)r->clen);
-                r->store = STORE_ZLIB;
-                nt += r->clen;
-                continue;
-            }
-            if (nt + len > room) { abandoned = 1; break; } /* stored raw does not fit */
-            st32(dst + at, (uint32_t)len);
-            r->store = STORE_RAW;
-            nt += len;
+    while (left > 0) {
+        size_t pos = e->taken - e->carry_len, k = pos / e->m, c0 = k * e->m;
+        size_t cn = chunk_bytes(e, k), bsz = gbp_blosc_blocksize(cn, e->ts, e->level);
+        size_t j = (pos - c0) / bsz, blen = c0 + cn - (c0 + j * bsz);
+        if (blen > bsz) blen = bsz;
+        size_t need = blen - e->carry_len;
+        if (e->carry_len > 0 || left < blen) {
+            size_t t = need < left ? need : left;
+            memcpy(e->carry[e->cur] + e->carry_len, p, t);
+            e->carry_len += t;
+            p += t;
+            left -= t;
+            e->taken += t;
+            if (e->carry_len < blen) break; /* the rest comes with the next put */
+            GBP_FORWARD_IF_ERROR(add_unit(e, e->carry[e->cur], blen, k, j, pos, chunk_skips(e, k)));
+            e->cur ^= 1;
+            e->carry_len = 0;
+            continue;
         }
-        if (rc == GPUBP_OK && !abandoned) gbp_pool_run(workers, nb, store_task, &c);
+        GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, chunk_skips(e, k)));
+        p += blen;
+        left -= blen;
+        e->taken += blen;
     }
-    for (int w = 0; c.fbuf && w < workers; w++) gbp_free(c.fbuf[w]);
-    for (int w = 0; c.zs_ready && w < workers; w++)
-        if (c.zs_ready[w]) deflateEnd(&c.zs[w]);
-    gbp_free(c.scratch);
-    gbp_free(c.res);
-    gbp_free(c.fbuf);
-    gbp_free(c.zs);
-    gbp_free(c.zs_ready);
-    if (rc != GPUBP_OK)
-        return gbp_error(rc, 0, "blosc: out of memory compressing a chunk of %zu bytes", nbytes);
+    if (e->nu == 0) return GPUBP_OK;
+    if (e->scratch_units < e->nu) {
+        gbp_free(e->scratch);
+        e->scratch = gbp_malloc(e->nu * e->bsz_max);
+        e->scratch_units = e->scratch ? e->nu : 0;
+        if (!e->scratch) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
+    }
+    int workers = gbp_pool_workers(e->threads, e->nu); /* <= e->nw */
+    gbp_pool_run(workers, e->nu, compress_task, e);
+    return GPUBP_OK;
+}
 
-    if (abandoned) { /* did not shrink: a memcpyed chunk, flags 0x77 */
-        header(dst, flags | F_MEMCPYED, ts, nbytes, bsz, nbytes + HDR_EXT, filter, 0);
-        parallel_copy(dst + HDR_EXT, src, nbytes, workers);
-        *clen = nbytes + HDR_EXT;
-    } else if (all_zero_runs && nbytes % ts == 0) {
+/* Room for len bytes at offset `at` of the operator buffer: their place in the output, and an
+ * extent for them (merged with the last one when both are contiguous). */
+static uint8_t *emit_bytes(gbp_blosc_enc *e, uint64_t at, size_t len)
+{
+    if (e->direct) return e->direct + at;
+    uint8_t *p = e->out + e->o;
+    gbp_blosc_extent *x = e->next ? &e->ext[e->next - 1] : NULL;
+    if (x && x->p && x->off + x->len == at && x->p + x->len == p) {
+        x->len += len;
+    } else { /* room was reserved by the caller of emit_bytes */
+        e->ext[e->next++] = (gbp_blosc_extent){at, len, p};
+    }
+    e->o += len;
+    return p;
+}
+
+static void emit_zeros(gbp_blosc_enc *e, uint64_t at, size_t len)
+{
+    if (len == 0) return;
+    if (e->direct) memset(e->direct + at, 0, len);
+    else e->ext[e->next++] = (gbp_blosc_extent){at, len, NULL};
+}
+
+static int start_chunk(gbp_blosc_enc *e, size_t k, size_t first_unit)
+{
+    e->started = 1;
+    e->ck = k;
+    e->ck_in0 = k * e->m;
+    e->ck_n = chunk_bytes(e, k);
+    e->ck_bsz = gbp_blosc_blocksize(e->ck_n, e->ts, e->level);
+    e->ck_nb = e->ck_n / e->ck_bsz + (e->ck_n % e->ck_bsz != 0);
+    e->ck_base = e->out_end;
+    e->ck_mode = (e->level == 0 || e->ck_n < MIN_BUFFERSIZE) ? CK_MEMCPY : CK_NORMAL;
+    e->nt = HDR_EXT + 4 * e->ck_nb;
+    e->all_zero = 1;
+    e->zpend = 0;
+    e->ck_u0 = first_unit;
+    e->ck_ext0 = e->next;
+    e->ck_o0 = e->o;
+    size_t hb = e->ck_mode == CK_NORMAL ? HDR_EXT + 4 * e->ck_nb : HDR_EXT;
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->hdrs, &e->hdrs_cap, e->hdrs_len + hb, 1));
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->ch, &e->cap_ch, e->nch + 1, sizeof *e->ch));
+    e->bst = e->hdrs_len + HDR_EXT;
+    e->ch[e->nch] = (chunk_rec){e->ck_base, hb, e->hdrs_len};
+    e->hdrs_len += hb;
+    return GPUBP_OK;
+}
+
+static void place_plain(gbp_blosc_enc *e, unit *r)
+{
+    r->store = STORE_PLAIN;
+    r->dst = emit_bytes(e, e->ck_base + HDR_EXT + r->block * e->ck_bsz, r->len);
+}
+
+/* The chunk does not shrink: it becomes a memcpyed chunk. What this emit placed of it is taken
+ * back and placed raw; what earlier emits placed is to be sent again (a redo range). */
+static int abandon(gbp_blosc_enc *e, size_t upto)
+{
+    e->ck_mode = CK_ABANDONED;
+    e->next = e->ck_ext0;
+    e->o = e->ck_o0;
+    e->zpend = 0;
+    size_t from = e->u[e->ck_u0].in_off;
+    if (from > e->ck_in0) {
+        GBP_FORWARD_IF_ERROR(grow((void **)&e->redo, &e->cap_redo, e->nredo + 1, sizeof *e->redo));
+        e->redo[e->nredo++] = (gbp_blosc_redo){e->ck_in0, from - e->ck_in0, e->ck_base + HDR_EXT};
+    }
+    for (size_t t = e->ck_u0; t <= upto; t++) place_plain(e, &e->u[t]);
+    return GPUBP_OK;
+}
+
+static void finish_chunk(gbp_blosc_enc *e)
+{
+    const uint8_t flags = F_SHUFFLE | F_BITSHUFFLE | F_DONTSPLIT | (ZLIB_FORMAT << 5);
+    chunk_rec *c = &e->ch[e->nch];
+    uint8_t *h = e->hdrs + c->hoff;
+    size_t cbytes;
+    if (e->ck_mode == CK_MEMCPY) {
+        header(h, F_SHUFFLE | F_BITSHUFFLE | F_MEMCPYED, e->ts, e->ck_n, e->ck_bsz,
+               e->ck_n + HDR_EXT, e->filter, 0);
+        cbytes = e->ck_n + HDR_EXT;
+        c->len = HDR_EXT;
+    } else if (e->ck_mode == CK_ABANDONED) { /* did not shrink: flags 0x77 */
+        header(h, flags | F_MEMCPYED, e->ts, e->ck_n, e->ck_bsz, e->ck_n + HDR_EXT, e->filter, 0);
+        cbytes = e->ck_n + HDR_EXT;
+        c->len = HDR_EXT;
+    } else if (e->all_zero && e->ck_n % e->ts == 0) {
         /* every stream a zero run: the special-zero chunk. Blosc2 2.19 writes it for any size
          * but reads it back only when nbytes is a multiple of typesize (a piece of an odd split
          * may not be); then the chunk of zero runs, which decodes to the same bytes, is kept. */
-        header(dst, flags, ts, nbytes, bsz, HDR_EXT, filter, SPECIAL_ZERO << 4);
-        *clen = HDR_EXT;
+        header(h, flags, e->ts, e->ck_n, e->ck_bsz, HDR_EXT, e->filter, SPECIAL_ZERO << 4);
+        cbytes = HDR_EXT;
+        c->len = HDR_EXT;
     } else {
-        header(dst, flags, ts, nbytes, bsz, nt, filter, 0);
-        *clen = nt;
+        emit_zeros(e, e->zpend_at, 4 * e->zpend);
+        header(h, flags, e->ts, e->ck_n, e->ck_bsz, (size_t)e->nt, e->filter, 0);
+        cbytes = (size_t)e->nt;
     }
+    e->zpend = 0;
+    e->out_end = e->ck_base + cbytes;
+    e->nch++;
+    e->started = 0;
+}
+
+/* blosc_c's bookkeeping for one compressed block, in block order: nt = bytes used so far, the
+ * chunk is abandoned past room = nbytes + 32 (what ADIOS2 gives blosc2_compress). */
+static int walk_block(gbp_blosc_enc *e, size_t t)
+{
+    unit *r = &e->u[t];
+    uint64_t room = e->ck_n + HDR_EXT;
+    if (r->kind == BLK_NOMEM)
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory compressing a block");
+    st32(e->hdrs + e->bst + 4 * r->block, (uint32_t)e->nt);
+    uint64_t at = e->ck_base + e->nt; /* nt counts from the chunk's start */
+    e->nt += 4;
+    if (r->kind == BLK_RUN) {
+        if (e->nt > room) return abandon(e, t);
+        if (r->run) {
+            if (++e->nt > room) return abandon(e, t);
+        } else if (e->all_zero) { /* written once the chunk is known not to be special */
+            if (e->zpend++ == 0) e->zpend_at = at;
+            return GPUBP_OK;
+        }
+        if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);
+        e->all_zero = 0;
+        e->zpend = 0;
+        uint8_t *p = emit_bytes(e, at, r->run ? 5 : 4);
+        st32(p, (uint32_t)-(int32_t)r->run);
+        if (r->run) p[4] = 0x01;
+        return GPUBP_OK;
+    }
+    size_t maxout = r->len;
+    if (e->nt + maxout > room) {
+        if (e->nt >= room) return abandon(e, t);
+        maxout = (size_t)(room - e->nt);
+    }
+    size_t slen;
+    if (r->kind == BLK_ZLIB && r->clen <= maxout) {
+        r->store = STORE_ZLIB;
+        slen = r->clen;
+    } else {
+        if (e->nt + r->len > room) return abandon(e, t); /* stored raw does not fit */
+        r->store = STORE_FILTERED;
+        slen = r->len;
+    }
+    if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);
+    e->all_zero = 0;
+    e->zpend = 0;
+    uint8_t *p = emit_bytes(e, at, 4 + slen);
+    st32(p, (uint32_t)slen);
+    r->dst = p + 4;
+    e->nt += slen;
+    return GPUBP_OK;
+}
+
+static int emit_units(gbp_blosc_enc *e)
+{
+    e->ck_u0 = 0;
+    e->ck_ext0 = e->next;
+    e->ck_o0 = e->o;
+    for (size_t t = 0; t < e->nu; t++) {
+        unit *r = &e->u[t];
+        r->store = STORE_NONE;
+        if (r->chunk == NO_CHUNK) {
+            r->store = STORE_PLAIN;
+            r->dst = emit_bytes(e, GBP_BLOSC_PREFIX + r->in_off, r->len);
+            continue;
+        }
+        if (r->block == 0) GBP_FORWARD_IF_ERROR(start_chunk(e, r->chunk, t));
+        if (e->ck_mode != CK_NORMAL) place_plain(e, r);
+        else GBP_FORWARD_IF_ERROR(walk_block(e, t));
+        if (r->block == e->ck_nb - 1) finish_chunk(e);
+    }
+    gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, store_task, e);
+    return GPUBP_OK;
+}
+
+int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,
+                       size_t *next)
+{
+    GBP_CHECK_ARG(e);
+    GBP_CHECK_ARG(ext);
+    GBP_CHECK_ARG(next);
+    size_t bytes = 0;
+    for (size_t t = 0; t < e->nu; t++) bytes += e->u[t].len;
+    GBP_RETURN_ERROR_IF(out == NULL || cap < bytes + 5 * e->nu + 8, GPUBP_ERR_INVALID_ARG,
+                        "blosc: output room of %zu bytes for %zu units of %zu bytes", cap, e->nu,
+                        bytes);
+    /* extents: one per unit at most, plus zero runs written late (one per chunk) */
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, 2 * e->nu + 2, sizeof *e->ext));
+    e->out = out;
+    e->ocap = cap;
+    e->o = 0;
+    e->next = 0;
+    int rc = emit_units(e);
+    e->nu = 0;
+    e->put_pending = 0;
+    *ext = e->ext;
+    *next = rc == GPUBP_OK ? e->next : 0;
+    return rc;
+}
+
+int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t *next,
+                         const gbp_blosc_redo **redo, size_t *nredo, size_t *total)
+{
+    GBP_CHECK_ARG(e);
+    GBP_RETURN_ERROR_IF(e->taken != e->n || e->carry_len != 0 || e->started || e->put_pending,
+                        GPUBP_ERR_INVALID_ARG,
+                        "blosc: finish after %zu of %zu input bytes", e->taken, e->n);
+    st32(e->prefix + 19, (uint32_t)e->nch);
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, e->nch + 1, sizeof *e->ext));
+    e->next = 0;
+    e->ext[e->next++] = (gbp_blosc_extent){0, GBP_BLOSC_PREFIX, e->prefix};
+    for (size_t k = 0; k < e->nch; k++)
+        e->ext[e->next++] = (gbp_blosc_extent){e->ch[k].base, e->ch[k].len, e->hdrs + e->ch[k].hoff};
+    if (ext) *ext = e->ext;
+    if (next) *next = e->next;
+    if (redo) *redo = e->redo;
+    if (nredo) *nredo = e->nredo;
+    if (total) *total = e->n < GBP_BLOSC_THRESHOLD ? GBP_BLOSC_PREFIX + e->n : (size_t)e->out_end;
     return GPUBP_OK;
 }
 
@@ -464,48 +795,41 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int level, in
     GBP_CHECK_ARG(outlen);
     GBP_RETURN_ERROR_IF(src == NULL && n > 0, GPUBP_ERR_INVALID_ARG,
                         "blosc: NULL source for %zu bytes", n);
-    GBP_RETURN_ERROR_IF(typesize == 0, GPUBP_ERR_INVALID_ARG, "blosc: typesize 0");
-    GBP_RETURN_ERROR_IF(level < 0 || level > 9, GPUBP_ERR_INVALID_ARG,
-                        "blosc: level %d outside 0..9", level);
-    GBP_RETURN_ERROR_IF(shuffle < 0 || shuffle > 2, GPUBP_ERR_INVALID_ARG,
-                        "blosc: shuffle %d is not 0 (none), 1 (byte) or 2 (bit)", shuffle);
-    GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
+    gbp_blosc_enc *e;
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&e, n, typesize, level, shuffle, threads));
     size_t bound = gbp_blosc_bound(n);
-    GBP_RETURN_ERROR_IF(bound == 0 || cap < bound, GPUBP_ERR_INVALID_ARG,
-                        "blosc: destination of %zu bytes, %zu needed for %zu input bytes", cap,
-                        bound, n);
-    if (typesize > 255) typesize = 1;
-    int filter = FILTER_NONE;
-    if (shuffle == GBP_BLOSC_SHUFFLE && typesize > 1) filter = FILTER_SHUFFLE;
-    else if (shuffle == GBP_BLOSC_BITSHUFFLE) filter = FILTER_BITSHUFFLE;
-
-    uint8_t *out = dst;
-    const uint8_t *in = src;
-    memset(out, 0, GBP_BLOSC_PREFIX);
-    out[0] = 0; /* core::Operator::COMPRESS_BLOSC */
-    out[1] = 1; /* buffer version */
-    st64(out + 4, (uint64_t)n);
-    out[12] = 2; /* Blosc2 2.19.1, as in ADIOS2's files */
-    out[13] = 19;
-    out[14] = 1;
-    size_t pos = GBP_BLOSC_PREFIX;
-    uint32_t nchunks = 0;
-    if (n >= GBP_BLOSC_THRESHOLD) {
-        size_t m = max_chunk();
-        for (size_t off = 0; off < n; off += m) {
-            size_t piece = n - off < m ? n - off : m, clen = 0;
-            GBP_FORWARD_IF_ERROR(compress_chunk(in + off, piece, typesize, level, filter,
-                                                threads, out + pos, &clen));
-            pos += clen;
-            nchunks++;
-        }
-    } else if (n > 0) {
-        memcpy(out + pos, in, n); /* under the threshold: count 0, the raw bytes */
-        pos += n;
+    if (cap < bound) {
+        gbp_blosc_enc_close(e);
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0,
+                         "blosc: destination of %zu bytes, %zu needed for %zu input bytes", cap,
+                         bound, n);
     }
-    st32(out + 19, nchunks);
-    *outlen = pos;
-    return GPUBP_OK;
+    e->direct = dst;
+    /* batches of blocks: at least 4 per worker, scratch small enough to be reused by malloc */
+    size_t piece = BATCH_BYTES, w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
+    if (piece < 4 * w * e->bsz_max) piece = 4 * w * e->bsz_max;
+    const uint8_t *in = src;
+    int rc = GPUBP_OK;
+    for (size_t off = 0; rc == GPUBP_OK && off < n; off += piece) {
+        size_t len = n - off < piece ? n - off : piece;
+        rc = gbp_blosc_enc_put(e, in + off, len);
+        if (rc == GPUBP_OK) rc = emit_units(e); /* direct: in place, no extents */
+        e->nu = 0;
+        e->put_pending = 0;
+    }
+    const gbp_blosc_extent *x = NULL;
+    const gbp_blosc_redo *r = NULL;
+    size_t nx = 0, nr = 0, total = 0;
+    if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, &total);
+    if (rc == GPUBP_OK) {
+        uint8_t *out = dst;
+        for (size_t i = 0; i < nx; i++) memcpy(out + x[i].off, x[i].p, x[i].len);
+        for (size_t i = 0; i < nr; i++)
+            parallel_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
+        *outlen = total;
+    }
+    gbp_blosc_enc_close(e);
+    return rc;
 }
 
 /* ---- decompression --------------------------------------------------------------------------- */

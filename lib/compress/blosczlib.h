@@ -49,6 +49,51 @@ size_t gbp_blosc_bound(size_t n);
 int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int level, int shuffle,
                        int threads, void *dst, size_t cap, size_t *outlen);
 
+/* ---- staged compression ------------------------------------------------------------------------
+ * The same operator buffer, byte for byte, from input that arrives in pieces (for example device
+ * memory landing chunk by chunk in a pinned staging pool), with bounded memory and the output
+ * written as it is produced:
+ *
+ *   gbp_blosc_enc_open(&e, n, ...);
+ *   for each piece, in input order:  gbp_blosc_enc_put(e, piece, len);      compresses, in parallel
+ *                                    gbp_blosc_enc_emit(e, out, cap, &x, &nx);  places, in order
+ *                                    write x[0..nx) (x[i].p NULL: x[i].len zero bytes)
+ *   gbp_blosc_enc_finish(e, &x, &nx, &redo, &nredo, &total);
+ *   write x[0..nx) (the 23-byte prefix, the chunk headers and block starts), then for each redo
+ *   range the input bytes [in_off, in_off + len) at out_off; the buffer is `total` bytes.
+ *   gbp_blosc_enc_close(e);
+ *
+ * Extents are byte ranges of the operator buffer (off) with their bytes (p). Between put and emit
+ * the piece must stay valid and unchanged; after emit it may be reused. The bytes of emit's
+ * extents live in `out` (or are zeros) until `out` is reused; finish's extents and redo list live
+ * in the encoder until close. Extents never overlap within one call; a later call may overwrite
+ * bytes an earlier call placed (a chunk that turns out not to shrink is rewritten raw), so the
+ * caller applies calls in order, redo ranges last. Any cut of the input into pieces and any
+ * thread count give the same buffer as gbp_blosc_compress. Errors: GPUBP_ERR_INVALID_ARG (misuse,
+ * more input than announced, out smaller than gbp_blosc_enc_out_bound), GPUBP_ERR_NOMEM; after
+ * an error the encoder can only be closed. */
+typedef struct gbp_blosc_enc gbp_blosc_enc;
+typedef struct gbp_blosc_extent {
+    uint64_t off;     /* where in the operator buffer */
+    size_t len;
+    const uint8_t *p; /* the bytes; NULL: zeros */
+} gbp_blosc_extent;
+typedef struct gbp_blosc_redo {
+    size_t in_off, len; /* input bytes ... */
+    uint64_t out_off;   /* ... to be written raw here */
+} gbp_blosc_redo;
+
+int gbp_blosc_enc_open(gbp_blosc_enc **e, size_t n, size_t typesize, int level, int shuffle,
+                       int threads);
+/* Room `out` needs for the emit that follows a put of len bytes. */
+size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len);
+int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len);
+int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,
+                       size_t *next);
+int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t *next,
+                         const gbp_blosc_redo **redo, size_t *nredo, size_t *total);
+void gbp_blosc_enc_close(gbp_blosc_enc *e); /* NULL is fine */
+
 /* Decodes an ADIOS2 blosc operator buffer of n bytes (exactly the characteristic-11 output size)
  * into dst, which must be exactly dstlen = the uncompressed size recorded in the buffer (the
  * characteristic-11 input size). Accepts: chunked layout (any chunk sizes), the legacy single

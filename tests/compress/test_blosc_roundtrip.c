@@ -313,6 +313,119 @@ static void allocation_failures(void **state)
     free(back);
 }
 
+/* Applies the staged encoder to src cut into pieces of `piece` bytes (the last one shorter) and
+ * returns the operator buffer it describes (in *len); extents are applied in call order, redo
+ * ranges last, as a caller writing a file does. */
+static uint8_t *staged(const uint8_t *src, size_t n, size_t ts, int level, int sh, int threads,
+                       size_t piece, size_t *len)
+{
+    gbp_blosc_enc *e;
+    assert_int_equal(gbp_blosc_enc_open(&e, n, ts, level, sh, threads), GPUBP_OK);
+    size_t cap = gbp_blosc_bound(n) + 64;
+    uint8_t *buf = malloc(cap), *out = malloc(gbp_blosc_enc_out_bound(e, piece));
+    assert_non_null(buf);
+    assert_non_null(out);
+    memset(buf, 0xCD, cap); /* bytes nobody wrote show */
+    const gbp_blosc_extent *x;
+    size_t nx, off = 0;
+    do {
+        size_t l = n - off < piece ? n - off : piece;
+        int rc = gbp_blosc_enc_put(e, src + off, l);
+        if (rc) print_error("put of %zu at %zu: %s\n", l, off, gbp_error_message());
+        assert_int_equal(rc, GPUBP_OK);
+        memset(out, 0xAB, gbp_blosc_enc_out_bound(e, piece));
+        rc = gbp_blosc_enc_emit(e, out, gbp_blosc_enc_out_bound(e, piece), &x, &nx);
+        if (rc) print_error("emit of %zu at %zu: %s\n", l, off, gbp_error_message());
+        assert_int_equal(rc, GPUBP_OK);
+        for (size_t i = 0; i < nx; i++) {
+            assert_true(x[i].off + x[i].len <= cap);
+            if (x[i].p) memcpy(buf + x[i].off, x[i].p, x[i].len);
+            else memset(buf + x[i].off, 0, x[i].len);
+        }
+        off += l;
+    } while (off < n);
+    const gbp_blosc_redo *r;
+    size_t nr;
+    assert_int_equal(gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, len), GPUBP_OK);
+    for (size_t i = 0; i < nx; i++) memcpy(buf + x[i].off, x[i].p, x[i].len);
+    for (size_t i = 0; i < nr; i++) memcpy(buf + r[i].out_off, src + r[i].in_off, r[i].len);
+    gbp_blosc_enc_close(e);
+    free(out);
+    return buf;
+}
+
+/* The staged encoder gives gbp_blosc_compress's bytes for any cut of the input: every pattern
+ * (abandoned chunks, special-zero chunks, zero runs written late), levels 0/1/9, each shuffle,
+ * several chunks (the split hook), inputs under the threshold. */
+static void staged_equals_whole(void **state)
+{
+    (void)state;
+    const size_t n = 150001;
+    uint8_t *src = malloc(n), *ref = malloc(gbp_blosc_bound(n) + 4096); /* more chunks: hook */
+    static const size_t pieces[] = {1, 1000, 32768, 65537, 150001};
+    static const size_t sizes[] = {0, 100, 5000, 150001};
+    for (int mc = 0; mc < 2; mc++) {
+        gbp_blosc_set_max_chunk(mc ? 50007 : 0);
+        for (int pat = 0; pat <= NPAT; pat++) {
+            if (pat < NPAT) {
+                z_fill(src, n, 4, pat);
+            } else { /* zeros, then random: zero runs held back, then written */
+                z_fill(src, n, 4, PAT_RANDOM);
+                memset(src, 0, n / 2);
+            }
+            for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
+                for (int lv = 0; lv < 3; lv++)
+                    for (int sh = 0; sh < 3; sh++) {
+                        int level = lv == 0 ? 1 : lv == 1 ? 0 : 9;
+                        if ((lv == 1 || lv == 2) && (sh != 1 || s != 3)) continue;
+                        size_t m = sizes[s], rl = 0, sl = 0;
+                        assert_int_equal(gbp_blosc_compress(src, m, 4, level, sh, 2, ref,
+                                                            gbp_blosc_bound(m), &rl), GPUBP_OK);
+                        for (size_t p = 0; p < sizeof pieces / sizeof *pieces; p++) {
+                            if (pieces[p] == 1 && m > 5000) continue;
+                            uint8_t *b = staged(src, m, 4, level, sh, 1 + (int)(p % 3), pieces[p], &sl);
+                            if (sl != rl || memcmp(b, ref, rl))
+                                print_error("staged differs: n=%zu pat=%d level=%d sh=%d piece=%zu "
+                                            "chunks=%d: %zu vs %zu bytes\n", m, pat, level, sh,
+                                            pieces[p], mc, sl, rl);
+                            assert_int_equal(sl, rl);
+                            assert_memory_equal(b, ref, rl);
+                            free(b);
+                        }
+                    }
+        }
+    }
+    gbp_blosc_set_max_chunk(0);
+    free(src);
+    free(ref);
+}
+
+/* Misuse of the staged encoder: a second put before emit, more input than announced, an output
+ * buffer that is too small, finish before all the input came. Nothing is written then. */
+static void staged_misuse(void **state)
+{
+    (void)state;
+    static uint8_t src[100000], out[120000];
+    const gbp_blosc_extent *x;
+    size_t nx, total;
+    gbp_blosc_enc *e;
+    assert_int_equal(gbp_blosc_enc_open(&e, 0, 0, 1, 1, 1), GPUBP_ERR_INVALID_ARG);
+    assert_null(e);
+    assert_int_equal(gbp_blosc_enc_open(&e, 100000, 4, 1, 1, 1), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_finish(e, &x, &nx, NULL, NULL, &total), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_enc_put(e, src, 100001), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_enc_put(e, src, 40000), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_put(e, src, 400), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_enc_emit(e, out, 10, &x, &nx), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_enc_emit(e, out, sizeof out, &x, &nx), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_put(e, src + 40000, 60000), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_emit(e, out, sizeof out, &x, &nx), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_finish(e, &x, &nx, NULL, NULL, &total), GPUBP_OK);
+    assert_true(total == 23 + 32); /* zero bytes: the special-zero chunk */
+    gbp_blosc_enc_close(e);
+    gbp_blosc_enc_close(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +439,8 @@ int main(void)
         cmocka_unit_test(params),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(allocation_failures),
+        cmocka_unit_test(staged_equals_whole),
+        cmocka_unit_test(staged_misuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
