@@ -11,7 +11,9 @@
 # When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
 # working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
+# MODE=sweep: builds gpubp-bench only and runs the staging-parameter sweep (sweep.log), nothing else.
 set -u
+MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
 mkdir -p "$OUT"
 CARRY=$PWD/.carry
@@ -40,6 +42,41 @@ stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
   nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a
   (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; cat "$CARRY/head.commit" 2>/dev/null
 } > "$OUT/env.log" 2>&1
+
+if [ "$MODE" = sweep ]; then
+  {
+    stamp configure
+    cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+          -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUBP_BUILD_TESTS=OFF
+    cmake --build "$B" -j "$NJ" --target gpubp-bench
+    stamp built
+  } > "$OUT/build.log" 2>&1
+  BENCH=$B/bench/gpubp-bench
+  D=/tmp/gpubp-bench
+  export GPUBP_MEM_STATS=1
+  {
+    for cfg in "subfiles=8,io_threads=8,pool_slots=16" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4" \
+               "subfiles=8,io_threads=8,pool_slots=32,chunk_mib=4" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=8" \
+               "subfiles=4,io_threads=4,pool_slots=8,chunk_mib=4" "subfiles=16,io_threads=16,pool_slots=32,chunk_mib=4" \
+               "pool_slots=8,chunk_mib=4"; do
+      stamp "sweep: gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
+      timeout 100 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
+        --baseline --params "$cfg"
+    done
+    for cfg in "subfiles=8,io_threads=8,pool_slots=16" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4"; do
+      stamp "sweep: gpu 1 GiB x 8 steps (8 GiB), 16 blocks, params '$cfg'"
+      timeout 100 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 16 --mem gpu --repeat 1 \
+        --baseline --params "$cfg"
+    done
+    if "$BENCH" --compress zlib --help 2>&1 | grep -q -- "--mem"; then
+      stamp "sweep: compression, host and device"
+      timeout 120 "$BENCH" --compress zlib --dir $D --mib-per-step 256 --steps 2 --repeat 3 --mem gpu
+    fi
+    stamp done
+  } > "$OUT/sweep.log" 2>&1
+  grep -E "===|GBps|MBps" "$OUT/sweep.log"
+  exit 0
+fi
 
 {
   stamp configure

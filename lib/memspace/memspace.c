@@ -25,7 +25,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
@@ -133,7 +136,19 @@ struct gbp_mem {
 
     direct_fd dfds[GBP_MAX_DIRECT_FDS];
     int ndfds;
+
+    /* GPUBP_MEM_STATS=1: where the time of a file's transfers went, printed to stderr at close */
+    int stats;
+    double t_dev, t_pool, t_sync, t_slot, t_io;
+    long njobs;
 };
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 /* ---- context --------------------------------------------------------------------------------- */
 int gbp_mem_open(gbp_mem **out, const gbp_params *params)
@@ -142,6 +157,8 @@ int gbp_mem_open(gbp_mem **out, const gbp_params *params)
     if (!m) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     m->params = *params;
     m->ops = params->simulated_device ? gbp_sim_ops() : gbp_cuda_ops();
+    const char *st = getenv("GPUBP_MEM_STATS");
+    m->stats = st && *st && strcmp(st, "0") != 0;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->cv, NULL);
     *out = m;
@@ -166,6 +183,7 @@ void gbp_mem_close(gbp_mem *m)
         (void)gbp_mem_sync(m); /* nothing may still write into freed slots */
         gbp_error_clear();
     }
+    double t0 = mono_s();
     stop_threads(m);
     if (m->dctx) {
         for (int i = 0; m->slots && i < m->nslots; i++) {
@@ -180,6 +198,12 @@ void gbp_mem_close(gbp_mem *m)
         }
         m->ops->close(m->dctx);
     }
+    if (m->stats && (m->pool_ready || m->threads_started))
+        fprintf(stderr, "gpubp-mem: dev_open_ms=%.2f pool_ms=%.2f close_ms=%.2f sync_wait_ms=%.2f "
+                "slot_wait_ms=%.2f io_busy_ms=%.2f jobs=%ld threads=%d slots=%d chunk_MiB=%.1f\n",
+                m->t_dev * 1e3, m->t_pool * 1e3, (mono_s() - t0) * 1e3, m->t_sync * 1e3,
+                m->t_slot * 1e3, m->t_io * 1e3, m->njobs, m->nthreads, m->nslots,
+                (double)m->slot_bytes / 1048576.0);
     for (int i = 0; i < m->ndfds; i++)
         if (m->dfds[i].dfd >= 0) close(m->dfds[i].dfd);
     gbp_free(m->slots);
@@ -199,7 +223,9 @@ static int dev_open(gbp_mem *m)
 {
     if (m->dev_state == 0) {
         m->dev_state = -1;
+        double t0 = mono_s();
         int rc = m->ops ? m->ops->open(&m->dctx) : GPUBP_ERR_NOT_SUPPORTED;
+        m->t_dev += mono_s() - t0;
         if (rc == GPUBP_OK) {
             m->dev_state = 1;
         } else if (rc == GPUBP_ERR_NOMEM) {
@@ -436,9 +462,13 @@ static void *io_main(void *arg)
             rc = m->ops->bind_thread(m->dctx);
             bound = rc == GPUBP_OK;
         }
+        double t0 = m->stats ? mono_s() : 0;
         if (rc == GPUBP_OK) rc = run_job(m, &j);
+        double dt = m->stats ? mono_s() - t0 : 0;
 
         pthread_mutex_lock(&m->lock);
+        m->t_io += dt;
+        m->njobs++;
         keep_error_locked(m, rc);
         m->wfd[me] = -1;
         if (!host) {
@@ -483,11 +513,21 @@ static int threads_open(gbp_mem *m)
     return GPUBP_OK;
 }
 
+static int pool_alloc(gbp_mem *m);
+
 /* The pinned pool and its events, once per file at the first device transfer. */
 static int pool_open(gbp_mem *m)
 {
     if (m->pool_ready) return GPUBP_OK;
     if (!dev_open(m)) return device_unsupported(m);
+    double t0 = mono_s();
+    int rc = pool_alloc(m);
+    m->t_pool += mono_s() - t0;
+    return rc;
+}
+
+static int pool_alloc(gbp_mem *m)
+{
     GBP_FORWARD_IF_ERROR(threads_open(m));
     int nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
     m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
@@ -511,7 +551,9 @@ static int slot_acquire(gbp_mem *m, int *out)
 {
     pthread_mutex_lock(&m->lock);
     int i = m->next_slot;
+    double t0 = m->stats && m->slots[i].busy ? mono_s() : 0;
     while (m->slots[i].busy) pthread_cond_wait(&m->cv, &m->lock);
+    if (t0 > 0) m->t_slot += mono_s() - t0;
     m->next_slot = (i + 1) % m->nslots;
     int pending = m->slots[i].ev_pending;
     m->slots[i].ev_pending = 0;
@@ -937,10 +979,12 @@ int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const vo
 int gbp_mem_sync(gbp_mem *m)
 {
     if (!m->pool_ready && !m->threads_started) return GPUBP_OK;
+    double t0 = m->stats ? mono_s() : 0;
     pthread_mutex_lock(&m->lock);
     while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
     pthread_mutex_unlock(&m->lock);
     if (m->pool_ready) keep_error(m, m->ops->sync(m->dctx));
+    if (m->stats) m->t_sync += mono_s() - t0;
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
     int err = m->err;
