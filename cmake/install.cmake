@@ -38,6 +38,11 @@ if(TARGET gpubp_mpi)
           ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
           INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
   install(EXPORT gpubpMpiTargets NAMESPACE gpubp:: DESTINATION "${GPUBP_INSTALL_CMAKEDIR}")
+  # libgpubp_mpi.a goes with libgpubp.a (offered by the package when both are usable)
+  install(TARGETS gpubp_mpi_static EXPORT gpubpMpiStaticTargets
+          ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
+          INCLUDES DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}")
+  install(EXPORT gpubpMpiStaticTargets NAMESPACE gpubp:: DESTINATION "${GPUBP_INSTALL_CMAKEDIR}")
 endif()
 
 # ---- CMake package ---------------------------------------------------------------------------
@@ -83,3 +88,37 @@ install(CODE "
 ")
 install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/gpubp.pc"
         DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+
+# gpubp-mpi.pc: Requires gpubp, and carries the MPI flags CMake found (include directories and
+# the full paths of the MPI libraries), so that both `mpicc $(pkg-config ...)` and plain
+# `cc $(pkg-config --cflags --libs gpubp-mpi)` build an MPI program, whatever the MPI.
+if(GPUBP_INSTALL_MPI)
+  set(_pc_cflags "")
+  foreach(_i IN LISTS MPI_C_INCLUDE_DIRS)
+    string(APPEND _pc_cflags " -I${_i}")
+  endforeach()
+  foreach(_o IN LISTS MPI_C_COMPILE_OPTIONS)
+    string(APPEND _pc_cflags " ${_o}")
+  endforeach()
+  foreach(_d IN LISTS MPI_C_COMPILE_DEFINITIONS)
+    string(APPEND _pc_cflags " -D${_d}")
+  endforeach()
+  set(_pc_libs "${MPI_C_LINK_FLAGS}")
+  foreach(_l IN LISTS MPI_C_LIBRARIES)
+    string(APPEND _pc_libs " ${_l}")
+  endforeach()
+  string(STRIP "${_pc_cflags}" _pc_cflags)
+  string(STRIP "${_pc_libs}" _pc_libs)
+  install(CODE "
+    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+    set(GPUBP_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    set(GPUBP_PC_LIBDIR [==[${_gpubp_pc_LIBDIR}]==])
+    set(GPUBP_PC_INCLUDEDIR [==[${_gpubp_pc_INCLUDEDIR}]==])
+    set(GPUBP_PC_MPI_CFLAGS [==[${_pc_cflags}]==])
+    set(GPUBP_PC_MPI_LIBS [==[${_pc_libs}]==])
+    configure_file(\"${PROJECT_SOURCE_DIR}/cmake/gpubp-mpi.pc.in\"
+                   \"${PROJECT_BINARY_DIR}/pkgconfig/gpubp-mpi.pc\" @ONLY)
+  ")
+  install(FILES "${PROJECT_BINARY_DIR}/pkgconfig/gpubp-mpi.pc"
+          DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()

@@ -88,31 +88,80 @@ static void free_file(gpubp_file *f)
     if (gbp_is_write_mode(f)) gbp_writer_free(f);
     else gbp_reader_free(f);
     gbp_mem_close(f->mem);
+    gbp_comm_free(f->group);
+    gbp_comm_free(f->comm);
     gbp_free(f->path);
     gbp_free(f);
 }
+
+static int open_file(gpubp_file **out, const char *path, gpubp_mode mode, const char *params,
+                     gbp_comm *comm);
 
 int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *params)
 {
     GBP_CHECK_ARG(out);
     *out = NULL;
-    GBP_CHECK_ARG(path);
-    GBP_RETURN_ERROR_IF(!*path, GPUBP_ERR_INVALID_ARG, "gpubp_open: empty path");
-    GBP_RETURN_ERROR_IF(mode < GPUBP_MODE_WRITE || mode > GPUBP_MODE_READ_RANDOM_ACCESS,
-                        GPUBP_ERR_INVALID_ARG, "gpubp_open: invalid mode %d", (int)mode);
-    GBP_RETURN_ERROR_IF(gbp_is_remote_url(path) && gbp_is_write_mode_value(mode),
-                        GPUBP_ERR_WRONG_MODE, "gpubp_open: %s: remote datasets are read only", path);
-    gpubp_file *f = gbp_calloc(1, sizeof *f);
-    if (!f) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    return open_file(out, path, mode, params, NULL);
+}
+
+int gpubp_open_comm(gpubp_file **out, const char *path, gpubp_mode mode, const char *params,
+                    const gpubp_comm_ops *ops, void *ctx)
+{
+    if (out) *out = NULL;
+    int freeable = ops && ops->version == GPUBP_COMM_OPS_VERSION && ops->free && ctx;
+    const char *bad = NULL;
+    if (!ops || !ctx) bad = "ops or ctx is NULL";
+    else if (ops->version != GPUBP_COMM_OPS_VERSION) bad = "the operations table has another version";
+    else if (!ops->free || !ops->rank || !ops->size || !ops->barrier || !ops->bcast ||
+             !ops->gather || !ops->allreduce_i64 || !ops->exscan_u64 || !ops->split ||
+             !ops->split_node || !ops->send || !ops->recv)
+        bad = "the operations table is incomplete";
+    else if (!out) bad = "argument 'out' is NULL";
+    if (bad) {
+        if (freeable) ops->free(ctx);
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_open_comm: %s", bad);
+    }
+    gbp_comm *comm;
+    GBP_FORWARD_IF_ERROR(gbp_comm_make(&comm, ops, ctx));
+    return open_file(out, path, mode, params, comm);
+}
+
+/* Opens a file; a parallel open (comm set; owned by the file from here on) agrees on the outcome
+ * of each phase across ranks, so that every rank fails together. */
+static int open_file(gpubp_file **out, const char *path, gpubp_mode mode, const char *params,
+                     gbp_comm *comm)
+{
+    int rc = GPUBP_OK;
+    if (!path) rc = gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_open: argument 'path' is NULL");
+    else if (!*path) rc = gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_open: empty path");
+    else if (mode < GPUBP_MODE_WRITE || mode > GPUBP_MODE_READ_RANDOM_ACCESS)
+        rc = gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_open: invalid mode %d", (int)mode);
+    else if (gbp_is_remote_url(path) && gbp_is_write_mode_value(mode))
+        rc = gbp_error(GPUBP_ERR_WRONG_MODE, 0, "gpubp_open: %s: remote datasets are read only",
+                       path);
+    else if (comm && gbp_is_remote_url(path))
+        rc = gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                       "gpubp_open_comm: %s: remote datasets are opened serially", path);
+    gpubp_file *f = rc == GPUBP_OK ? gbp_calloc(1, sizeof *f) : NULL;
+    if (rc == GPUBP_OK && !f) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc != GPUBP_OK) {
+        if (comm) {
+            rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
+            gbp_comm_free(comm);
+        }
+        return rc;
+    }
+    f->comm = comm;
     f->mode = mode;
     f->md0_fd = f->idx_fd = -1;
     /* keep a path without trailing slashes */
     size_t pl = strlen(path);
     while (pl > 1 && path[pl - 1] == '/') pl--;
     f->path = gbp_strndup(path, pl);
-    int rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
+    if (comm) rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
     if (rc == GPUBP_OK) {
         bp4_index_init(&f->ix, gbp_reader_md0, f);
         rc = gbp_is_write_mode(f) ? gbp_writer_open(f) : gbp_reader_open(f);
@@ -131,8 +180,13 @@ int gpubp_close(gpubp_file *f)
     int rc = GPUBP_OK;
     if (gbp_is_write_mode(f)) {
         rc = gbp_writer_close(f);
-    } else if (f->in_step) {
-        rc = gbp_reader_end_step(f);
+    } else {
+        if (f->in_step) rc = gbp_reader_end_step(f);
+        /* parallel readers leave together (a failed get is that rank's own affair) */
+        if (f->comm) {
+            int rc2 = gbp_comm_barrier(f->comm);
+            if (rc == GPUBP_OK) rc = rc2;
+        }
     }
     if (rc == GPUBP_OK) {
         free_file(f);

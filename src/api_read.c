@@ -43,6 +43,13 @@ static int open_md0(gpubp_file *f)
 int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
     gpubp_file *f = ctx;
+    if (f->comm) { /* parallel readers: md.0 as rank 0 broadcast it */
+        if (off > f->md0_all_len || n > f->md0_all_len - off)
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past "
+                             "its end (%zu)", f->path, n, (unsigned long long)off, f->md0_all_len);
+        memcpy(buf, f->md0_all + off, n);
+        return GPUBP_OK;
+    }
     if (!f->remote) GBP_FORWARD_IF_ERROR(open_md0(f));
     if (off > f->md0_size || n > f->md0_size - off)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past its end "
@@ -53,6 +60,10 @@ int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
     snprintf(what, sizeof what, "%s/md.0", f->path);
     return gbp_pread_all(f->md0_fd, buf, n, off, what);
 }
+
+static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
+                       const char *idxp);
+static int load_metadata_comm(gpubp_file *f);
 
 /* (Re)reads md.idx and checks every complete record against md.0's size. Records already parsed
  * into the index are not parsed again. md.0 itself is read step by step (parse_until). */
@@ -88,17 +99,32 @@ static int load_metadata(gpubp_file *f)
             ilen = 0;
         }
     }
+    if (rc == GPUBP_OK && ilen > 0) rc = bp4_check_idx_header(idx, ilen, idxp);
+    uint64_t msize = 0;
+    if (rc == GPUBP_OK && ilen >= BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE && f->remote) {
+        rc = gbp_remote_size(f->remote, "md.0", &msize);
+    } else if (rc == GPUBP_OK && ilen >= BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE) {
+        rc = open_md0(f);
+        if (rc == GPUBP_OK) rc = gbp_file_size(f->md0_fd, &msize, f->path);
+    }
+    if (rc == GPUBP_OK) {
+        rc = adopt_index(f, idx, ilen, msize, idxp);
+        idx = NULL;
+    }
+    gbp_free(idx);
+    gbp_free(idxp);
+    return rc;
+}
+
+/* Checks md.idx (idx, ilen bytes; taken over) against md.0's size msize and installs it. */
+static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
+                       const char *idxp)
+{
+    int rc = GPUBP_OK;
     size_t n = 0;
     if (rc == GPUBP_OK && ilen > 0) {
         rc = bp4_check_idx_header(idx, ilen, idxp);
         n = ilen >= BP4_HEADER_SIZE ? (ilen - BP4_HEADER_SIZE) / BP4_IDX_RECORD_SIZE : 0;
-    }
-    uint64_t msize = 0;
-    if (rc == GPUBP_OK && n > 0 && f->remote) {
-        rc = gbp_remote_size(f->remote, "md.0", &msize);
-    } else if (rc == GPUBP_OK && n > 0) {
-        rc = open_md0(f);
-        if (rc == GPUBP_OK) rc = gbp_file_size(f->md0_fd, &msize, f->path);
     }
     bp4_idx_record *recs = NULL;
     if (rc == GPUBP_OK && n > 0) {
@@ -131,8 +157,58 @@ static int load_metadata(gpubp_file *f)
     }
     gbp_free(idx);
     gbp_free(recs);
-    gbp_free(idxp);
     return rc;
+}
+
+/* Parallel readers: rank 0 reads md.idx and the new part of md.0 and broadcasts both; every rank
+ * then checks and installs the same index, and serves md.0 from memory. */
+static int load_metadata_comm(gpubp_file *f)
+{
+    gbp_comm *c = f->comm;
+    int rc = GPUBP_OK;
+    uint64_t hdr[3] = {0, 0, 0}; /* md.idx bytes, md.0 end of the last record, writer active */
+    size_t old = f->md0_all_len;
+    if (c->rank == 0) {
+        rc = load_metadata(f);
+        uint64_t end = f->nrecords ? f->records[f->nrecords - 1].end : 0;
+        if (rc == GPUBP_OK && end > old) {
+            uint8_t *m = gbp_realloc(f->md0_all, (size_t)end);
+            if (!m) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of md.0)",
+                                   (unsigned long long)end);
+            else f->md0_all = m;
+            char what[4200];
+            snprintf(what, sizeof what, "%s/md.0", f->path);
+            if (rc == GPUBP_OK) rc = gbp_pread_all(f->md0_fd, m + old, (size_t)(end - old), old, what);
+        }
+        hdr[0] = f->idx_len;
+        hdr[1] = end > old ? end : old;
+        hdr[2] = (uint64_t)f->writer_active;
+    }
+    GBP_FORWARD_IF_ERROR(gbp_comm_agree(c, rc, 0));
+    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, hdr, sizeof hdr, 0));
+    uint8_t *idx = c->rank == 0 ? f->idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
+    uint8_t *m = c->rank == 0 ? f->md0_all : gbp_realloc(f->md0_all, hdr[1] ? (size_t)hdr[1] : 1);
+    if (c->rank != 0 && m) f->md0_all = m;
+    /* a rank out of memory still takes part in the broadcasts (into a scratch byte), then fails */
+    int nomem = !idx || !m;
+    uint8_t scratch;
+    rc = gbp_comm_bcast(c, nomem ? &scratch : idx, nomem ? 0 : (size_t)hdr[0], 0);
+    if (rc == GPUBP_OK)
+        rc = gbp_comm_bcast(c, nomem ? &scratch : m + old, nomem ? 0 : (size_t)(hdr[1] - old), 0);
+    if (rc == GPUBP_OK && nomem) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (metadata)");
+    f->md0_all_len = rc == GPUBP_OK ? (size_t)hdr[1] : old;
+    if (c->rank != 0 && rc == GPUBP_OK) {
+        char *idxp = gbp_path_join(f->path, "md.idx");
+        rc = idxp ? adopt_index(f, idx, (size_t)hdr[0], hdr[1], idxp)
+                  : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        idx = NULL;
+        gbp_free(idxp);
+        f->writer_active = (int)hdr[2];
+    } else if (c->rank != 0) {
+        gbp_free(idx);
+    }
+    if (rc == GPUBP_OK) f->md0_size = hdr[1];
+    return gbp_comm_agree_all(c, rc, "reading the metadata");
 }
 
 static int window_over(gpubp_file *f, const bp4_idx_record *r, const char *what);
@@ -215,7 +291,7 @@ static void drop_window(gpubp_file *f)
  * when a listing asks; random access keeps no metadata bytes, only the index. */
 static int load_index(gpubp_file *f)
 {
-    GBP_FORWARD_IF_ERROR(load_metadata(f));
+    GBP_FORWARD_IF_ERROR(f->comm ? load_metadata_comm(f) : load_metadata(f));
     if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
         f->ix.light = 1;
         GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
@@ -224,7 +300,20 @@ static int load_index(gpubp_file *f)
     return GPUBP_OK;
 }
 
+static int check_dataset(gpubp_file *f);
+
 int gbp_reader_open(gpubp_file *f)
+{
+    if (f->comm) {
+        int rc = f->comm->rank == 0 ? check_dataset(f) : GPUBP_OK;
+        GBP_FORWARD_IF_ERROR(gbp_comm_agree(f->comm, rc, 0));
+        return load_index(f);
+    }
+    return check_dataset(f);
+}
+
+/* A local dataset: is it a BP4 directory? Then its index. */
+static int check_dataset(gpubp_file *f)
 {
     if (gbp_is_remote_url(f->path)) {
         int rc = gbp_remote_open(&f->remote, f->path, &f->params);
@@ -251,13 +340,14 @@ int gbp_reader_open(gpubp_file *f)
     gbp_free(md0);
     gbp_free(d0);
     GBP_FORWARD_IF_ERROR(rc);
-    return load_index(f);
+    return f->comm ? GPUBP_OK : load_index(f);
 }
 
 void gbp_reader_free(gpubp_file *f)
 {
     bp4_index_free(&f->ix);
     gbp_free(f->idx);
+    gbp_free(f->md0_all);
     gbp_free(f->md0);
     gbp_free(f->records);
     if (f->md0_fd >= 0) close(f->md0_fd);
@@ -295,10 +385,13 @@ int gbp_reader_begin_step(gpubp_file *f)
             invalidate_names(f);
             return GPUBP_OK;
         }
-        GBP_FORWARD_IF_ERROR(load_metadata(f));
+        GBP_FORWARD_IF_ERROR(f->comm ? load_metadata_comm(f) : load_metadata(f));
         if (f->next_step < f->nrecords) continue;
         if (!f->writer_active) return GPUBP_END_OF_STREAM;
-        if (timeout >= 0 && now_s() - t0 >= timeout) return GPUBP_NOT_READY;
+        /* parallel readers: rank 0's clock decides, for every rank */
+        int64_t expired = timeout >= 0 && now_s() - t0 >= timeout;
+        if (f->comm) GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &expired, sizeof expired, 0));
+        if (expired) return GPUBP_NOT_READY;
         struct timespec nap = {0, 10 * 1000 * 1000};
         nanosleep(&nap, NULL);
     }

@@ -9,13 +9,17 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *sub_name(const gpubp_file *f, int k, char *buf, size_t n)
+const char *gbp_sub_name(const gpubp_file *f, int k, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/data.%d", f->path, k);
+    snprintf(buf, n, "%s/data.%d", f->path, f->sub_base + k);
     return buf;
 }
+#define sub_name gbp_sub_name
 
-static int open_subfiles(gpubp_file *f, int trunc)
+/* Allocates the per-subfile state and, when `open` is set, opens (creating) this writer's
+ * subfiles; their current sizes give where the next PG goes. */
+int gbp_open_subfiles(gpubp_file *f, int trunc, int open);
+int gbp_open_subfiles(gpubp_file *f, int trunc, int open)
 {
     int n = f->nsub;
     f->data_fd = gbp_malloc((size_t)n * sizeof(int));
@@ -28,7 +32,7 @@ static int open_subfiles(gpubp_file *f, int trunc)
         !f->data_has_header)
         return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     for (int k = 0; k < n; k++) f->data_fd[k] = -1;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; open && k < n; k++) {
         char p[4200];
         sub_name(f, k, p, sizeof p);
         GBP_FORWARD_IF_ERROR(gbp_open_file(&f->data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
@@ -76,15 +80,16 @@ static int load_for_append(gpubp_file *f, const char *idxp, const char *md0p, in
     return GPUBP_OK;
 }
 
-int gbp_writer_open(gpubp_file *f)
+/* The dataset directory, md.0 and md.idx (WRITE: cleared; APPEND: continued after the last
+ * committed step, *have set). A parallel writer runs this on rank 0 only. */
+int gbp_writer_open_metadata(gpubp_file *f, int *have)
 {
     int is_dir;
+    *have = 0;
     GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
-    f->nsub = f->params.subfiles > 0 ? f->params.subfiles : 1;
     char *idxp = gbp_path_join(f->path, "md.idx"), *md0p = gbp_path_join(f->path, "md.0");
     char *mmdp = gbp_path_join(f->path, "mmd.0");
     int rc = (idxp && md0p && mmdp) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    int have = 0;
     if (rc == GPUBP_OK && !is_dir) rc = gbp_mkdir(f->path);
     if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_WRITE) rc = gbp_clear_dataset(f->path);
     if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_APPEND) {
@@ -92,20 +97,19 @@ int gbp_writer_open(gpubp_file *f)
             rc = gbp_error(GPUBP_ERR_BP5, 0, "%s is an ADIOS2 BP5 dataset: cannot append BP4 steps",
                            f->path);
         else
-            rc = load_for_append(f, idxp, md0p, &have);
+            rc = load_for_append(f, idxp, md0p, have);
     }
-    int trunc = !have;
+    int trunc = !*have;
     if (rc == GPUBP_OK) rc = gbp_open_file(&f->idx_fd, idxp, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
     if (rc == GPUBP_OK) rc = gbp_open_file(&f->md0_fd, md0p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
-    if (rc == GPUBP_OK) rc = open_subfiles(f, trunc);
-    if (rc == GPUBP_OK && have) {
+    if (rc == GPUBP_OK && *have) {
         rc = gbp_truncate(f->md0_fd, f->md0_size, md0p);
         if (rc == GPUBP_OK)
             rc = gbp_truncate(f->idx_fd, BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE, idxp);
         uint8_t one = 1;
         if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->idx_fd, &one, 1, 38, idxp);
     }
-    if (!have) {
+    if (!*have) {
         f->md0_size = BP4_HEADER_SIZE;
         f->idx_records = 0;
     }
@@ -116,8 +120,18 @@ int gbp_writer_open(gpubp_file *f)
     return rc;
 }
 
+int gbp_writer_open(gpubp_file *f)
+{
+    f->nsub = f->params.subfiles > 0 ? f->params.subfiles : 1;
+    if (f->comm) return gbp_pwriter_open(f);
+    int have;
+    GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
+    return gbp_open_subfiles(f, !have, 1);
+}
+
 void gbp_writer_free(gpubp_file *f)
 {
+    if (f->comm) gbp_pwriter_free(f);
     for (int k = 0; f->data_fd && k < f->nsub; k++)
         if (f->data_fd[k] >= 0) close(f->data_fd[k]);
     if (f->md0_fd >= 0) close(f->md0_fd);
@@ -128,9 +142,7 @@ void gbp_writer_free(gpubp_file *f)
     gbp_free(f->cursor);
     gbp_free(f->pg_nvars);
     gbp_free(f->data_has_header);
-    for (size_t i = 0; i < f->nblocks; i++) {
-        gbp_free(f->blocks[i].meta.str);
-    }
+    gbp_discard_step(f);
     gbp_free(f->blocks);
     for (size_t i = 0; i < f->nattrs; i++) {
         gbp_attr_def *a = &f->attrs[i];
@@ -153,7 +165,7 @@ int gbp_writer_close(gpubp_file *f)
         rc = gbp_writer_begin_step(f);
         if (rc == GPUBP_OK) rc = gbp_writer_end_step(f);
     }
-    if (f->idx_records > 0) {
+    if (f->idx_records > 0 && f->idx_fd >= 0) {
         uint8_t zero = 0;
         char ip[4200];
         snprintf(ip, sizeof ip, "%s/md.idx", f->path);
@@ -161,7 +173,7 @@ int gbp_writer_close(gpubp_file *f)
         if (rc2 == GPUBP_OK && f->params.fsync) rc2 = gbp_fdatasync(f->idx_fd, ip);
         if (rc == GPUBP_OK) rc = rc2;
     }
-    return rc;
+    return f->comm ? gbp_pwriter_close_sync(f, rc) : rc;
 }
 
 int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name, gpubp_type type,
@@ -238,7 +250,7 @@ int gbp_writer_begin_step(gpubp_file *f)
     return GPUBP_OK;
 }
 
-static int perform_block(gpubp_file *f, gbp_wblock *wb)
+size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
 {
     gpubp_variable *v = wb->var;
     wb->meta.dims = wb->dimstore;
@@ -247,23 +259,24 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
         if (f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k]) k = j;
     size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
     wb->subfile = (uint32_t)k;
-    wb->meta.file_index = (uint32_t)k;
+    wb->meta.file_index = (uint32_t)(f->sub_base + k);
     wb->meta.vmd_offset = f->cursor[k];
     wb->meta.payload_offset = f->cursor[k] + hs;
-    char p[4200];
-    sub_name(f, k, p, sizeof p);
-    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE) {
-        /* The compressed length is known only once the payload is written. */
-        int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
-        if (rc != GPUBP_OK) return rc;
-        f->cursor[k] += hs + wb->payload_len;
-        f->pg_nvars[k]++;
-        wb->performed = 1;
-        return GPUBP_OK;
-    }
-    f->cursor[k] += hs + wb->payload_len;
-    f->pg_nvars[k]++;
+    return hs;
+}
+
+void gbp_advance_block(gpubp_file *f, gbp_wblock *wb, size_t hs)
+{
+    f->cursor[wb->subfile] += hs + wb->payload_len;
+    f->pg_nvars[wb->subfile]++;
     wb->performed = 1;
+}
+
+/* The payload of an assigned block, at its payload offset - delta of fd. */
+int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, const char *p)
+{
+    gpubp_variable *v = wb->var;
+    uint64_t at = wb->meta.payload_offset - delta;
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         if (v->type == GPUBP_TYPE_STRING) {
             uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
@@ -271,21 +284,40 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
             uint16_t l = (uint16_t)wb->meta.str_len;
             memcpy(tmp, &l, 2);
             memcpy(tmp + 2, wb->meta.str, wb->meta.str_len);
-            int rc = gbp_pwrite_all(f->data_fd[k], tmp, 2 + (size_t)l, wb->meta.payload_offset, p);
+            int rc = gbp_pwrite_all(fd, tmp, 2 + (size_t)l, at, p);
             gbp_free(tmp);
             return rc;
         }
-        return gbp_pwrite_all(f->data_fd[k], wb->meta.mm, gbp_type_size(v->type),
-                              wb->meta.payload_offset, p);
+        return gbp_pwrite_all(fd, wb->meta.mm, gbp_type_size(v->type), at, p);
     }
     if (wb->payload_len == 0) return GPUBP_OK;
-    return gbp_mem_write(f->mem, wb->space, f->data_fd[k], wb->meta.payload_offset, wb->data,
-                         v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
+    /* copied aside (parallel writers): bytes and min/max are final */
+    if (wb->owned) return gbp_pwrite_all(fd, wb->owned, wb->payload_len, at, p);
+    return gbp_mem_write(f->mem, wb->space, fd, at, wb->data, v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
                          wb->meta.has_minmax ? wb->meta.mm + 16 : NULL);
 }
 
-/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written. */
-static int write_headers(gpubp_file *f)
+static int perform_block(gpubp_file *f, gbp_wblock *wb)
+{
+    gpubp_variable *v = wb->var;
+    size_t hs = gbp_assign_block(f, wb);
+    int k = (int)wb->subfile;
+    char p[4200];
+    sub_name(f, k, p, sizeof p);
+    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE) {
+        /* The compressed length is known only once the payload is written. */
+        int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
+        if (rc != GPUBP_OK) return rc;
+        gbp_advance_block(f, wb, hs);
+        return GPUBP_OK;
+    }
+    gbp_advance_block(f, wb, hs);
+    return gbp_write_payload(f, wb, f->data_fd[k], 0, p);
+}
+
+/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
+ * offset - delta[k] for stripe k; delta NULL: 0). */
+int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 {
     gbp_buf b;
     gbp_buf_init(&b);
@@ -303,7 +335,8 @@ static int write_headers(gpubp_file *f)
             break;
         }
         char p[4200];
-        rc = gbp_pwrite_all(f->data_fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset,
+        uint64_t d = delta ? delta[wb->subfile] : 0;
+        rc = gbp_pwrite_all(fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset - d,
                             sub_name(f, (int)wb->subfile, p, sizeof p));
         wb->header_written = 1;
     }
@@ -318,11 +351,21 @@ int gbp_writer_perform(gpubp_file *f)
         if (!f->blocks[i].performed) rc = perform_block(f, &f->blocks[i]);
     int rc2 = gbp_mem_sync(f->mem);
     if (rc == GPUBP_OK) rc = rc2;
-    if (rc == GPUBP_OK) rc = write_headers(f);
+    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
     if (rc != GPUBP_OK) {
         f->failed_step = 1;
         rc = gbp_error_with_path(rc, f->path);
     }
+    return rc;
+}
+
+int gbp_writer_fail(gpubp_file *f, int rc)
+{
+    if (!f->failed_step) {
+        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
+        f->failed_rc = rc;
+    }
+    f->failed_step = 1;
     return rc;
 }
 
@@ -332,12 +375,27 @@ int gpubp_perform_puts(gpubp_file *f)
     GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
                         "gpubp_perform_puts: %s is open for reading", f->path);
     if (!f->in_step) return GPUBP_OK;
-    return gbp_writer_perform(f);
+    if (!f->comm) return gbp_writer_perform(f);
+    /* parallel: offsets are known only at end_step, so the puts' data is copied aside now */
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
+        rc = gbp_pwriter_stage(f, &f->blocks[i]);
+    return rc == GPUBP_OK ? rc : gbp_writer_fail(f, rc);
 }
+
+static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode);
 
 int gpubp_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode)
 {
     GBP_CHECK_ARG(f);
+    int rc = put_block(f, v, data, mode);
+    /* parallel writers: a failed put fails the step on every rank (at end_step) */
+    if (rc < 0 && f->comm && gbp_is_write_mode(f) && f->in_step) return gbp_writer_fail(f, rc);
+    return rc;
+}
+
+static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode)
+{
     GBP_CHECK_ARG(v);
     GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
                         "gpubp_put: variable '%s' belongs to another file", v->name);
@@ -431,7 +489,7 @@ int gpubp_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch m
     f->nblocks++;
     v->in_step = 1;
     v->puts++;
-    if (mode == GPUBP_SYNC) return gbp_writer_perform(f);
+    if (mode == GPUBP_SYNC) return f->comm ? gbp_pwriter_stage(f, wb) : gbp_writer_perform(f);
     return GPUBP_OK;
 }
 
@@ -553,162 +611,145 @@ int gpubp_define_variable_attribute(gpubp_file *f, const char *var, const char *
 
 /* ---- the commit ------------------------------------------------------------------------------ */
 
-static void discard_step(gpubp_file *f)
+void gbp_discard_step(gpubp_file *f)
 {
     for (size_t i = 0; i < f->nblocks; i++) {
         gbp_free(f->blocks[i].meta.str);
         f->blocks[i].meta.str = NULL;
+        gbp_free(f->blocks[i].owned);
+        f->blocks[i].owned = NULL;
     }
     f->nblocks = 0;
     f->in_step = 0;
 }
 
-int gbp_writer_end_step(gpubp_file *f)
+size_t gbp_dirty_attrs(const gpubp_file *f)
 {
-    int rc = gbp_writer_perform(f);
-    if (rc != GPUBP_OK || f->failed_step) {
-        discard_step(f);
-        if (rc == GPUBP_OK)
-            rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
-                           f->step, f->path);
-        return rc;
-    }
-    uint32_t step = f->step;
-    gbp_buf pg, tail, md, one;
-    gbp_buf_init(&pg);
-    gbp_buf_init(&tail);
-    gbp_buf_init(&md);
-    gbp_buf_init(&one);
-    uint64_t *amd_off = NULL, *amd_pay = NULL;
-    size_t ndirty = 0;
-    for (size_t i = 0; i < f->nattrs; i++) ndirty += f->attrs[i].dirty;
-    if (ndirty) {
-        amd_off = gbp_calloc(f->nattrs, sizeof *amd_off);
-        amd_pay = gbp_calloc(f->nattrs, sizeof *amd_pay);
-        if (!amd_off || !amd_pay) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    }
-    /* 1. data: each subfile's PG head and tail (attributes go to data.0) */
-    int npg = 0;
-    for (int k = 0; k < f->nsub && rc == GPUBP_OK; k++) {
-        if (k > 0 && f->pg_nvars[k] == 0) continue;
-        npg++;
-        gbp_buf_reset(&tail);
-        size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), step);
-        if (k == 0 && ndirty) {
-            gbp_buf_u32(&tail, (uint32_t)ndirty);
-            gbp_buf_u64(&tail, 0); /* patched: attribute bytes including these 8 */
-            for (size_t i = 0; i < f->nattrs; i++) {
-                gbp_attr_def *a = &f->attrs[i];
-                if (!a->dirty) continue;
-                size_t amd_at = tail.len, pay;
-                bp4_put_amd(&tail, a->member_id, a->name, a->type, a->data, a->n,
-                            (const char *const *)a->strings, &pay);
-                amd_off[i] = f->cursor[k] + amd_at;
-                amd_pay[i] = f->cursor[k] + pay;
-            }
-            gbp_buf_set_u64(&tail, 4, (uint64_t)(tail.len - 4));
-        } else {
-            gbp_buf_zero(&tail, 12);
+    size_t n = 0;
+    for (size_t i = 0; i < f->nattrs; i++) n += f->attrs[i].dirty;
+    return n;
+}
+
+void gbp_pg_tail(gpubp_file *f, int k, gbp_buf *tail, uint64_t *amd_off, uint64_t *amd_pay)
+{
+    size_t ndirty = gbp_dirty_attrs(f);
+    gbp_buf_reset(tail);
+    if (k == 0 && ndirty) {
+        gbp_buf_u32(tail, (uint32_t)ndirty);
+        gbp_buf_u64(tail, 0); /* patched: attribute bytes including these 8 */
+        for (size_t i = 0; i < f->nattrs; i++) {
+            gbp_attr_def *a = &f->attrs[i];
+            if (!a->dirty) continue;
+            size_t amd_at = tail->len, pay;
+            bp4_put_amd(tail, a->member_id, a->name, a->type, a->data, a->n,
+                        (const char *const *)a->strings, &pay);
+            amd_off[i] = f->cursor[k] + amd_at;
+            amd_pay[i] = f->cursor[k] + pay;
         }
-        gbp_buf_put(&tail, "PGI]", 4);
-        gbp_buf_reset(&pg);
-        if (!f->data_has_header[k]) {
-            uint8_t h[BP4_HEADER_SIZE];
-            bp4_make_header(h, BP4_KIND_DATA, 0);
-            gbp_buf_put(&pg, h, sizeof h);
-        }
-        size_t base = pg.len;
-        size_t lenat = bp4_pg_head(&pg, 0, GBP_IO_NAME, step);
-        uint64_t vars_len = f->cursor[k] - (f->pg_start[k] + hs);
-        uint64_t end = f->cursor[k] + tail.len;
-        gbp_buf_set_u64(&pg, lenat, end - (f->pg_start[k] + 4));
-        gbp_buf_set_u32(&pg, base + hs - 12, f->pg_nvars[k]);
-        gbp_buf_set_u64(&pg, base + hs - 8, vars_len);
-        if (!gbp_buf_ok(&pg) || !gbp_buf_ok(&tail)) {
-            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-            break;
-        }
-        char p[4200];
-        sub_name(f, k, p, sizeof p);
-        uint64_t at = f->data_has_header[k] ? f->pg_start[k] : 0;
-        rc = gbp_pwrite_all(f->data_fd[k], pg.data, pg.len, at, p);
-        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->data_fd[k], tail.data, tail.len, f->cursor[k], p);
-        f->cursor[k] = end; /* from here on: the end of this subfile's PG */
-        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->data_fd[k], p);
-        /* the md.0 PG entry for this PG */
-        if (rc == GPUBP_OK) {
-            char s[16];
-            int sl = snprintf(s, sizeof s, "%u", step);
-            size_t el = 2 + strlen(GBP_IO_NAME) + 1 + 4 + 2 + (size_t)sl + 4 + 8;
-            gbp_buf_u16(&one, (uint16_t)el);
-            gbp_buf_bpstr(&one, GBP_IO_NAME, strlen(GBP_IO_NAME));
-            gbp_buf_u8(&one, 'n');
-            gbp_buf_u32(&one, 0);
-            gbp_buf_bpstr(&one, s, (size_t)sl);
-            gbp_buf_u32(&one, step);
-            gbp_buf_u64(&one, f->pg_start[k]);
-        }
+        if (gbp_buf_ok(tail)) gbp_buf_set_u64(tail, 4, (uint64_t)(tail->len - 4));
+    } else {
+        gbp_buf_zero(tail, 12);
     }
-    /* 2. md.0: PG index, variable index, attribute index */
-    int md_header = f->idx_records == 0;
-    uint64_t base = md_header ? 0 : f->md0_size;
-    if (md_header) {
-        uint8_t h[BP4_HEADER_SIZE];
-        bp4_make_header(h, BP4_KIND_METADATA, 0);
-        gbp_buf_put(&md, h, sizeof h);
-    }
-    bp4_idx_record r = {0};
-    r.step = step;
-    r.pg_off = base + md.len;
-    gbp_buf_u64(&md, (uint64_t)npg);
-    gbp_buf_u64(&md, (uint64_t)one.len);
-    gbp_buf_put(&md, one.data, one.len);
-    r.var_off = base + md.len;
-    size_t vhead = md.len;
+    gbp_buf_put(tail, "PGI]", 4);
+}
+
+void gbp_pg_head(gpubp_file *f, int k, gbp_buf *pg, size_t tail_len)
+{
+    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->step);
+    size_t base = pg->len;
+    size_t lenat = bp4_pg_head(pg, 0, GBP_IO_NAME, f->step);
+    uint64_t vars_len = f->cursor[k] - (f->pg_start[k] + hs);
+    uint64_t end = f->cursor[k] + tail_len;
+    if (!gbp_buf_ok(pg)) return;
+    gbp_buf_set_u64(pg, lenat, end - (f->pg_start[k] + 4));
+    gbp_buf_set_u32(pg, base + hs - 12, f->pg_nvars[k]);
+    gbp_buf_set_u64(pg, base + hs - 8, vars_len);
+}
+
+void gbp_pg_entry(gbp_buf *one, uint32_t step, uint32_t rank, uint64_t pg_start)
+{
+    char s[16];
+    int sl = snprintf(s, sizeof s, "%u", step);
+    size_t el = 2 + strlen(GBP_IO_NAME) + 1 + 4 + 2 + (size_t)sl + 4 + 8;
+    gbp_buf_u16(one, (uint16_t)el);
+    gbp_buf_bpstr(one, GBP_IO_NAME, strlen(GBP_IO_NAME));
+    gbp_buf_u8(one, 'n');
+    gbp_buf_u32(one, rank);
+    gbp_buf_bpstr(one, s, (size_t)sl);
+    gbp_buf_u32(one, step);
+    gbp_buf_u64(one, pg_start);
+}
+
+void gbp_var_attr_index(gpubp_file *f, gbp_buf *md, const uint64_t *amd_off,
+                        const uint64_t *amd_pay)
+{
+    size_t vhead = md->len;
     uint32_t nv = 0;
-    gbp_buf_u32(&md, 0);
-    gbp_buf_u64(&md, 0);
+    gbp_buf_u32(md, 0);
+    gbp_buf_u64(md, 0);
     for (size_t i = 0; i < f->nvars; i++) {
         gpubp_variable *v = f->vars[i];
         if (!v->in_step) continue;
         uint64_t nb = 0;
         for (size_t j = 0; j < f->nblocks; j++) nb += f->blocks[j].var == v;
-        size_t at = bp4_entry_begin(&md, v->member_id, v->name, v->type, 0, nb);
+        size_t at = bp4_entry_begin(md, v->member_id, v->name, v->type, 0, nb);
         for (size_t j = 0; j < f->nblocks; j++) {
             gbp_wblock *wb = &f->blocks[j];
             if (wb->var != v) continue;
             wb->meta.dims = wb->dimstore;
             wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
-            bp4_put_var_charset(&md, v->type, v->kind, &wb->meta);
+            bp4_put_var_charset(md, v->type, v->kind, &wb->meta);
         }
-        bp4_entry_end(&md, at);
+        if (gbp_buf_ok(md)) bp4_entry_end(md, at);
         nv++;
     }
-    gbp_buf_set_u32(&md, vhead, nv);
-    gbp_buf_set_u64(&md, vhead + 4, (uint64_t)(md.len - vhead - 12));
-    r.attr_off = base + md.len;
-    size_t ahead = md.len;
-    gbp_buf_u32(&md, (uint32_t)ndirty);
-    gbp_buf_u64(&md, 0);
-    for (size_t i = 0; i < f->nattrs && ndirty && rc == GPUBP_OK; i++) {
+    if (!gbp_buf_ok(md)) return;
+    gbp_buf_set_u32(md, vhead, nv);
+    gbp_buf_set_u64(md, vhead + 4, (uint64_t)(md->len - vhead - 12));
+    size_t ahead = md->len;
+    gbp_buf_u32(md, (uint32_t)gbp_dirty_attrs(f));
+    gbp_buf_u64(md, 0);
+    for (size_t i = 0; i < f->nattrs; i++) {
         gbp_attr_def *a = &f->attrs[i];
         if (!a->dirty) continue;
-        size_t at = bp4_entry_begin(&md, a->member_id, a->name, a->type, 1, 1);
-        bp4_put_attr_charset(&md, a->type, step, amd_off[i], amd_pay[i], a->data, a->n,
-                             (const char *const *)a->strings);
-        bp4_entry_end(&md, at);
+        size_t at = bp4_entry_begin(md, a->member_id, a->name, a->type, 1, 1);
+        bp4_put_attr_charset(md, a->type, f->step, (uint32_t)f->sub_base, amd_off[i], amd_pay[i],
+                             a->data, a->n, (const char *const *)a->strings);
+        if (gbp_buf_ok(md)) bp4_entry_end(md, at);
     }
-    gbp_buf_set_u64(&md, ahead + 4, (uint64_t)(md.len - ahead - 12));
-    r.end = base + md.len;
+    if (gbp_buf_ok(md)) gbp_buf_set_u64(md, ahead + 4, (uint64_t)(md->len - ahead - 12));
+}
+
+int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
+{
+    /* the three pointers of the record follow the step block's section lengths */
+    uint64_t pglen = gbp_ld64(blk + 8);
+    uint64_t varlen = gbp_ld64(blk + 16 + pglen + 4);
+    int md_header = f->idx_records == 0;
+    uint64_t base = md_header ? BP4_HEADER_SIZE : f->md0_size;
+    bp4_idx_record r = {0};
+    r.step = f->step;
+    r.pg_off = base;
+    r.var_off = base + 16 + pglen;
+    r.attr_off = r.var_off + 12 + varlen;
+    r.end = base + len;
     r.timestamp = (uint64_t)time(NULL);
-    if (rc == GPUBP_OK && (!gbp_buf_ok(&md) || !gbp_buf_ok(&one)))
-        rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     char mp[4200], ip[4200];
     snprintf(mp, sizeof mp, "%s/md.0", f->path);
     snprintf(ip, sizeof ip, "%s/md.idx", f->path);
-    if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->md0_fd, md.data, md.len, base, mp);
+    int rc = GPUBP_OK;
+    if (md_header) {
+        uint8_t *tmp = gbp_malloc(BP4_HEADER_SIZE + len);
+        if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        bp4_make_header(tmp, BP4_KIND_METADATA, 0);
+        memcpy(tmp + BP4_HEADER_SIZE, blk, len);
+        rc = gbp_pwrite_all(f->md0_fd, tmp, BP4_HEADER_SIZE + len, 0, mp);
+        gbp_free(tmp);
+    } else {
+        rc = gbp_pwrite_all(f->md0_fd, blk, len, base, mp);
+    }
     if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->md0_fd, mp);
-    /* 3. md.idx: the commit point */
+    /* md.idx: the commit point */
     if (rc == GPUBP_OK) {
         uint8_t rec[BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE];
         size_t n = 0;
@@ -722,26 +763,88 @@ int gbp_writer_end_step(gpubp_file *f)
         rc = gbp_pwrite_all(f->idx_fd, rec, n, at, ip);
         if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, ip);
     }
+    if (rc == GPUBP_OK) f->md0_size = r.end;
+    return rc;
+}
+
+/* After a committed step: the counters every rank keeps. */
+void gbp_writer_step_done(gpubp_file *f)
+{
+    f->idx_records++;
+    f->step++;
+    for (size_t i = 0; i < f->nattrs; i++) f->attrs[i].dirty = 0;
+    for (size_t i = 0; i < f->nvars; i++)
+        if (f->vars[i]->in_step) f->vars[i]->steps_written++;
+}
+
+int gbp_writer_end_step(gpubp_file *f)
+{
+    if (f->comm) return gbp_pwriter_end_step(f);
+    int rc = gbp_writer_perform(f);
+    if (rc != GPUBP_OK || f->failed_step) {
+        gbp_discard_step(f);
+        if (rc == GPUBP_OK)
+            rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
+                           f->step, f->path);
+        return rc;
+    }
+    gbp_buf pg, tail, md;
+    gbp_buf_init(&pg);
+    gbp_buf_init(&tail);
+    gbp_buf_init(&md);
+    uint64_t *amd_off = gbp_calloc(f->nattrs + 1, sizeof *amd_off);
+    uint64_t *amd_pay = gbp_calloc(f->nattrs + 1, sizeof *amd_pay);
+    if (!amd_off || !amd_pay) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    /* 1. data: each subfile's PG head and tail (attributes go to data.0); md gets the PG index */
+    uint64_t npg = 0;
+    gbp_buf_u64(&md, 0);
+    gbp_buf_u64(&md, 0);
+    for (int k = 0; k < f->nsub && rc == GPUBP_OK; k++) {
+        if (k > 0 && f->pg_nvars[k] == 0) continue;
+        npg++;
+        gbp_pg_tail(f, k, &tail, amd_off, amd_pay);
+        gbp_buf_reset(&pg);
+        if (!f->data_has_header[k]) {
+            uint8_t h[BP4_HEADER_SIZE];
+            bp4_make_header(h, BP4_KIND_DATA, 0);
+            gbp_buf_put(&pg, h, sizeof h);
+        }
+        gbp_pg_head(f, k, &pg, tail.len);
+        if (!gbp_buf_ok(&pg) || !gbp_buf_ok(&tail)) {
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            break;
+        }
+        char p[4200];
+        sub_name(f, k, p, sizeof p);
+        uint64_t at = f->data_has_header[k] ? f->pg_start[k] : 0;
+        rc = gbp_pwrite_all(f->data_fd[k], pg.data, pg.len, at, p);
+        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->data_fd[k], tail.data, tail.len, f->cursor[k], p);
+        f->cursor[k] += tail.len; /* from here on: the end of this subfile's PG */
+        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->data_fd[k], p);
+        gbp_pg_entry(&md, f->step, 0, f->pg_start[k]);
+    }
+    if (gbp_buf_ok(&md)) {
+        gbp_buf_set_u64(&md, 0, npg);
+        gbp_buf_set_u64(&md, 8, (uint64_t)(md.len - 16));
+    }
+    /* 2. md.0: variable and attribute index; 3. md.idx */
+    if (rc == GPUBP_OK) gbp_var_attr_index(f, &md, amd_off, amd_pay);
+    if (rc == GPUBP_OK && !gbp_buf_ok(&md)) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK) rc = gbp_commit_metadata(f, md.data, md.len);
     if (rc == GPUBP_OK) {
         for (int k = 0; k < f->nsub; k++) {
             if (k > 0 && f->pg_nvars[k] == 0) continue;
             f->data_has_header[k] = 1;
             f->data_size[k] = f->cursor[k];
         }
-        f->md0_size = r.end;
-        f->idx_records++;
-        f->step++;
-        for (size_t i = 0; i < f->nattrs; i++) f->attrs[i].dirty = 0;
-        for (size_t i = 0; i < f->nvars; i++)
-            if (f->vars[i]->in_step) f->vars[i]->steps_written++;
+        gbp_writer_step_done(f);
     }
     gbp_free(amd_off);
     gbp_free(amd_pay);
     gbp_buf_free(&pg);
     gbp_buf_free(&tail);
     gbp_buf_free(&md);
-    gbp_buf_free(&one);
-    discard_step(f);
+    gbp_discard_step(f);
     return rc;
 }
 

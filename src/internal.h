@@ -8,6 +8,7 @@
 #include "fileio.h"
 #include "memspace.h"
 #include "remote.h"
+#include "gpubp/comm.h"
 
 #define GBP_IO_NAME "gpubp"
 
@@ -40,7 +41,16 @@ typedef struct gbp_wblock {
     uint32_t subfile;
     int performed;
     int header_written;
+    uint8_t *owned;          /* parallel writers: a host copy of the payload (a SYNC put, or the
+                                compressed bytes), written instead of `data` */
 } gbp_wblock;
+
+/* The abstract communicator of a parallel open (comm.c). */
+typedef struct gbp_comm {
+    const gpubp_comm_ops *ops;
+    void *ctx;
+    int rank, size;
+} gbp_comm;
 
 typedef struct gbp_attr_def {
     char *name;
@@ -83,8 +93,19 @@ struct gpubp_file {
     const char **anames;     /* available_attributes cache */
     size_t nanames;
 
+    /* ---- parallel (gpubp_open_comm) ---- */
+    gbp_comm *comm;          /* every rank; NULL for a serial open */
+    gbp_comm *group;         /* writer: the ranks sharing this rank's subfiles */
+    int group_id;            /* writer: this group's number g; it owns data.(g*S) … data.(g*S+S-1) */
+    int ngroups;
+    int funnel_fd;           /* aggregation=funnel, non-aggregator ranks: the PG before sending */
+    int stage_fd;            /* memory file through which SYNC puts are copied aside */
+    int failed_rc;           /* the first failure of this step (parallel writers) */
+    char failed_msg[512];
+
     /* ---- writer ---- */
-    int nsub;                /* data subfiles */
+    int nsub;                /* data subfiles (stripes) of this writer */
+    int sub_base;            /* global number of its first subfile: group_id * nsub */
     int *data_fd;
     uint64_t *data_size;     /* next free offset per subfile (64 before the first PG) */
     uint64_t *pg_start;      /* this step's PG start per subfile */
@@ -117,11 +138,37 @@ struct gpubp_file {
     size_t cur_step;         /* READ: current step (0-based) when in_step */
     size_t next_step;        /* READ: the step begin_step opens next */
     gbp_remote *remote;      /* gpubp:// datasets: every file is read through it */
+    uint8_t *md0_all;        /* parallel readers: md.0 up to the last record, as broadcast */
+    size_t md0_all_len;
     int *rfd;                /* data.K descriptors, lazily opened */
     size_t nrfd;
     struct gbp_pending_get *gets;
     size_t ngets, cap_gets;
 };
+
+/* comm.c: wrappers of the communicator's operations; a failed operation is GPUBP_ERR_IO. */
+int gbp_comm_make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx); /* frees ctx on failure */
+void gbp_comm_free(gbp_comm *c);
+int gbp_comm_barrier(gbp_comm *c);
+int gbp_comm_bcast(gbp_comm *c, void *buf, size_t n, int root);
+int gbp_comm_allreduce(gbp_comm *c, int64_t *v, size_t n, gpubp_comm_reduce op);
+int gbp_comm_exscan(gbp_comm *c, uint64_t *v, size_t n);
+int gbp_comm_send(gbp_comm *c, const void *buf, size_t n, int dest);
+int gbp_comm_recv(gbp_comm *c, void *buf, size_t n, int src);
+int gbp_comm_split(gbp_comm *c, int color, int key, gbp_comm **out);
+int gbp_comm_split_node(gbp_comm *c, gbp_comm **out);
+/* Gathers n bytes of every rank to root; on root *all (rank order) and *counts are new arrays
+ * the caller frees (NULL elsewhere). */
+int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **all,
+                     size_t **counts);
+/* Every rank returns root's rc, with root's message and native code in its error record. */
+int gbp_comm_agree(gbp_comm *c, int rc, int root);
+/* Every rank returns the same status: OK when rc is OK everywhere, else the first failing rank's
+ * status with a message "<what> failed on k of n ranks: rank r: <its message>; ...". */
+int gbp_comm_agree_all(gbp_comm *c, int rc, const char *what);
+/* Rank 0's half of it: all/cnt as gathered, per rank [i64 status][u32 length][message] and
+ * anything after it. */
+int gbp_comm_failures(gbp_comm *c, const uint8_t *all, const size_t *cnt, const char *what);
 
 /* api.c */
 int gbp_file_add_var(gpubp_file *f, gpubp_variable *v);
@@ -144,6 +191,36 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
 
 /* api_write.c */
 int gbp_writer_open(gpubp_file *f);
+/* The pieces of a step's commit shared by the serial and the parallel writer. */
+const char *gbp_sub_name(const gpubp_file *f, int k, char *buf, size_t n);
+size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb); /* stripe and offsets; header size */
+void gbp_advance_block(gpubp_file *f, gbp_wblock *wb, size_t hs);
+int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, const char *fname);
+int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta);
+size_t gbp_dirty_attrs(const gpubp_file *f);
+/* The PG tail of stripe k: attributes (stripe 0) at cursor[k], the attribute count and length,
+ * "PGI]"; amd_off/amd_pay get the attributes' offsets. */
+void gbp_pg_tail(gpubp_file *f, int k, gbp_buf *tail, uint64_t *amd_off, uint64_t *amd_pay);
+/* The PG head of stripe k whose tail is tail_len bytes (pg_start, cursor and pg_nvars set). */
+void gbp_pg_head(gpubp_file *f, int k, gbp_buf *pg, size_t tail_len);
+void gbp_pg_entry(gbp_buf *one, uint32_t step, uint32_t rank, uint64_t pg_start);
+/* Appends the step's variable and attribute index to md (after its PG index). */
+void gbp_var_attr_index(gpubp_file *f, gbp_buf *md, const uint64_t *amd_off,
+                        const uint64_t *amd_pay);
+/* Writes a step block (PG, variable and attribute index; offsets absolute) to md.0 and its record
+ * to md.idx: the commit point. */
+int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len);
+void gbp_writer_step_done(gpubp_file *f);
+void gbp_discard_step(gpubp_file *f);
+/* A parallel writer's put or perform_puts failed: the step will fail on every rank. */
+int gbp_writer_fail(gpubp_file *f, int rc);
+
+/* api_pwrite.c: the parallel writer (gpubp_open_comm) */
+int gbp_pwriter_open(gpubp_file *f);
+int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb);
+int gbp_pwriter_end_step(gpubp_file *f);
+int gbp_pwriter_close_sync(gpubp_file *f, int rc);
+void gbp_pwriter_free(gpubp_file *f);
 int gbp_writer_close(gpubp_file *f);
 int gbp_writer_begin_step(gpubp_file *f);
 int gbp_writer_end_step(gpubp_file *f);

@@ -113,6 +113,7 @@ typedef struct gbp_params {
     double timeout;         /* seconds, < 0 forever */
     int compress_threads;   /* 0 = all cores */
     int aggregators;        /* 0 = one per node */
+    int funnel;             /* aggregation=funnel: aggregators write their group's PGs */
     double connect_timeout;
     int retries;
     double retry_delay;

@@ -61,6 +61,13 @@ static int set_param(gbp_params *p, const char *k, const char *v)
     }
     if (!strcmp(k, "compress_threads")) return parse_int(k, v, 1, 1024, &p->compress_threads);
     if (!strcmp(k, "aggregators")) return parse_int(k, v, 1, 1 << 20, &p->aggregators);
+    if (!strcmp(k, "aggregation")) {
+        if (!strcmp(v, "parallel")) p->funnel = 0;
+        else if (!strcmp(v, "funnel")) p->funnel = 1;
+        else return gbp_error(GPUBP_ERR_PARAM, 0,
+                              "parameter aggregation: '%s' is not parallel or funnel", v);
+        return 0;
+    }
     if (!strcmp(k, "connect_timeout")) return parse_double(k, v, 0, 1e6, &p->connect_timeout);
     if (!strcmp(k, "retries")) return parse_int(k, v, 0, 1000000, &p->retries);
     if (!strcmp(k, "retry_delay")) return parse_double(k, v, 0, 1e6, &p->retry_delay);

@@ -97,9 +97,20 @@ void bp4_entry_end(gbp_buf *b, size_t at);
 /* Appends one characteristic set for a variable block. kind: GPUBP_SHAPE_*. */
 void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk);
 /* Appends the characteristic set of an attribute. */
-void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint64_t amd_off,
-                          uint64_t payload_off, const void *data, size_t n,
+void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint32_t file_index,
+                          uint64_t amd_off, uint64_t payload_off, const void *data, size_t n,
                           const char *const *strings);
+
+/* Merges the step blocks of n writers into one (appended to out), as ADIOS2's BP4 writer merges
+ * its ranks' metadata: blk[r] (len[r] bytes) is rank r's step block laid out as in md.0 (PG
+ * index, variable index, attribute index; no header), with offsets already absolute. The PG
+ * entries are concatenated in rank order; each variable gets one entry with every rank's blocks
+ * in rank order (header from the first rank that has it, set count summed); each attribute comes
+ * from the first rank that has it. Errors: FORMAT (a damaged block, naming the rank),
+ * TYPE_MISMATCH (one variable with two types, naming the ranks), NOMEM. `what` names the
+ * dataset in messages. */
+int bp4_merge_steps(gbp_buf *out, size_t n, const uint8_t *const *blk, const size_t *len,
+                    const char *what);
 
 /* ---- decoding ------------------------------------------------------------------------------ */
 

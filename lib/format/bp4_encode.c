@@ -234,8 +234,8 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
     gbp_buf_set_u32(b, head + 1, (uint32_t)(b->len - body));
 }
 
-void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint64_t amd_off,
-                          uint64_t payload_off, const void *data, size_t n,
+void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint32_t file_index,
+                          uint64_t amd_off, uint64_t payload_off, const void *data, size_t n,
                           const char *const *strings)
 {
     size_t head = b->len;
@@ -245,7 +245,7 @@ void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint64_t amd_off,
     gbp_buf_u8(b, BP4_CHR_TIME_INDEX);
     gbp_buf_u32(b, step);
     gbp_buf_u8(b, BP4_CHR_FILE_INDEX);
-    gbp_buf_u32(b, 0);
+    gbp_buf_u32(b, file_index);
     uint64_t cnt = n;
     put_dims(b, 1, &cnt, NULL, NULL);
     gbp_buf_u8(b, BP4_CHR_VALUE);

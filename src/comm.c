@@ -1,0 +1,215 @@
+/* The library's side of the abstract communicator (<gpubp/comm.h>): checked wrappers that turn a
+ * failed operation into a status with a message, variable-size gathers, and the agreement on a
+ * status (with the message of the rank that decided it) that every collective call ends with. */
+#include "internal.h"
+
+#include <stdio.h>
+
+static int comm_err(const char *op, int code)
+{
+    return gbp_error(GPUBP_ERR_IO, code, "communicator operation %s failed (code %d)", op, code);
+}
+
+#define COMM_CALL(name, call) \
+    do { int c_ = (call); if (c_) return comm_err(name, c_); } while (0)
+
+int gpubp_comm_error(int status, int native, const char *message)
+{
+    return gbp_error(status, native, "%s", message ? message : "");
+}
+
+int gbp_comm_make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx)
+{
+    *out = NULL;
+    gbp_comm *c = gbp_calloc(1, sizeof *c);
+    if (!c) {
+        ops->free(ctx);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    c->ops = ops;
+    c->ctx = ctx;
+    c->rank = ops->rank(ctx);
+    c->size = ops->size(ctx);
+    if (c->size < 1 || c->rank < 0 || c->rank >= c->size) {
+        int r = c->rank, s = c->size;
+        gbp_comm_free(c);
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "communicator: rank %d of size %d", r, s);
+    }
+    *out = c;
+    return GPUBP_OK;
+}
+
+void gbp_comm_free(gbp_comm *c)
+{
+    if (!c) return;
+    c->ops->free(c->ctx);
+    gbp_free(c);
+}
+
+int gbp_comm_barrier(gbp_comm *c)
+{
+    COMM_CALL("barrier", c->ops->barrier(c->ctx));
+    return GPUBP_OK;
+}
+
+int gbp_comm_bcast(gbp_comm *c, void *buf, size_t n, int root)
+{
+    COMM_CALL("bcast", c->ops->bcast(c->ctx, buf, n, root));
+    return GPUBP_OK;
+}
+
+int gbp_comm_allreduce(gbp_comm *c, int64_t *v, size_t n, gpubp_comm_reduce op)
+{
+    COMM_CALL("allreduce", c->ops->allreduce_i64(c->ctx, v, n, op));
+    return GPUBP_OK;
+}
+
+int gbp_comm_exscan(gbp_comm *c, uint64_t *v, size_t n)
+{
+    COMM_CALL("exscan", c->ops->exscan_u64(c->ctx, v, n));
+    return GPUBP_OK;
+}
+
+int gbp_comm_send(gbp_comm *c, const void *buf, size_t n, int dest)
+{
+    COMM_CALL("send", c->ops->send(c->ctx, buf, n, dest));
+    return GPUBP_OK;
+}
+
+int gbp_comm_recv(gbp_comm *c, void *buf, size_t n, int src)
+{
+    COMM_CALL("recv", c->ops->recv(c->ctx, buf, n, src));
+    return GPUBP_OK;
+}
+
+static int wrap_sub(gbp_comm *c, void *ctx, gbp_comm **out)
+{
+    return gbp_comm_make(out, c->ops, ctx);
+}
+
+int gbp_comm_split(gbp_comm *c, int color, int key, gbp_comm **out)
+{
+    void *ctx = NULL;
+    COMM_CALL("split", c->ops->split(c->ctx, color, key, &ctx));
+    return wrap_sub(c, ctx, out);
+}
+
+int gbp_comm_split_node(gbp_comm *c, gbp_comm **out)
+{
+    void *ctx = NULL;
+    COMM_CALL("split_node", c->ops->split_node(c->ctx, &ctx));
+    return wrap_sub(c, ctx, out);
+}
+
+int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **all,
+                     size_t **counts)
+{
+    *all = NULL;
+    *counts = NULL;
+    int me = c->rank == root;
+    size_t sz = (size_t)c->size;
+    uint64_t mine = n, *lens = NULL;
+    size_t *eights = NULL, *cnt = NULL, total = 0;
+    if (me) {
+        lens = gbp_malloc(sz * sizeof *lens);
+        eights = gbp_malloc(sz * sizeof *eights);
+        cnt = gbp_malloc(sz * sizeof *cnt);
+    }
+    /* a root out of memory still takes part, then fails */
+    int nomem = me && (!lens || !eights || !cnt);
+    for (size_t r = 0; me && !nomem && r < sz; r++) eights[r] = 8;
+    int rc = c->ops->gather(c->ctx, &mine, 8, nomem ? NULL : lens, nomem ? NULL : eights, root);
+    if (rc) {
+        gbp_free(lens);
+        gbp_free(eights);
+        gbp_free(cnt);
+        return comm_err("gather", rc);
+    }
+    for (size_t r = 0; me && !nomem && r < sz; r++) {
+        cnt[r] = (size_t)lens[r];
+        total += cnt[r];
+    }
+    uint8_t *buf = me && !nomem ? gbp_malloc(total ? total : 1) : NULL;
+    if (me && !buf) nomem = 1;
+    rc = c->ops->gather(c->ctx, p, n, nomem ? NULL : buf, nomem ? NULL : cnt, root);
+    gbp_free(lens);
+    gbp_free(eights);
+    if (rc || nomem) {
+        gbp_free(buf);
+        gbp_free(cnt);
+        return rc ? comm_err("gather", rc) : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    *all = buf;
+    *counts = cnt;
+    return GPUBP_OK;
+}
+
+int gbp_comm_agree(gbp_comm *c, int rc, int root)
+{
+    char msg[1024];
+    int64_t head[2];
+    head[0] = rc;
+    snprintf(msg, sizeof msg, "%s", rc == GPUBP_OK ? "" : gbp_error_message());
+    head[1] = (int64_t)gbp_error_native();
+    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, head, sizeof head, root));
+    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, msg, sizeof msg, root));
+    msg[sizeof msg - 1] = '\0';
+    if (head[0] == GPUBP_OK) return GPUBP_OK;
+    return gbp_error((int)head[0], (int)head[1], "%s", msg);
+}
+
+int gbp_comm_agree_all(gbp_comm *c, int rc, const char *what)
+{
+    /* every rank's status and message go to rank 0, which names the failing ranks */
+    uint8_t rec[12 + 400];
+    int64_t st = rc;
+    uint32_t ml = 0;
+    if (rc != GPUBP_OK) {
+        const char *m = gbp_error_message();
+        ml = (uint32_t)(strlen(m) < 400 ? strlen(m) : 400);
+        memcpy(rec + 12, m, ml);
+    }
+    memcpy(rec, &st, 8);
+    memcpy(rec + 8, &ml, 4);
+    uint8_t *all = NULL;
+    size_t *cnt = NULL;
+    int out = gbp_comm_gatherv(c, rec, 12 + ml, 0, &all, &cnt);
+    if (out == GPUBP_OK && c->rank == 0) out = gbp_comm_failures(c, all, cnt, what);
+    gbp_free(all);
+    gbp_free(cnt);
+    return gbp_comm_agree(c, out, 0);
+}
+
+int gbp_comm_failures(gbp_comm *c, const uint8_t *all, const size_t *cnt, const char *what)
+{
+    gbp_buf m;
+    gbp_buf_init(&m);
+    int first = GPUBP_OK, nfail = 0;
+    size_t at = 0;
+    for (int r = 0; r < c->size; r++) {
+        int64_t st;
+        uint32_t ml;
+        memcpy(&st, all + at, 8);
+        memcpy(&ml, all + at + 8, 4);
+        if (st != GPUBP_OK) {
+            if (first == GPUBP_OK) first = (int)st;
+            if (nfail < 8) {
+                char h[64];
+                int hl = snprintf(h, sizeof h, "%srank %d: ", nfail ? "; " : "", r);
+                gbp_buf_put(&m, h, (size_t)hl);
+                gbp_buf_put(&m, all + at + 12, ml);
+            }
+            nfail++;
+        }
+        at += cnt[r];
+    }
+    int rc = GPUBP_OK;
+    if (nfail) {
+        gbp_buf_u8(&m, 0);
+        rc = gbp_error(first, 0, "%s failed on %d of %d ranks: %s%s", what, nfail, c->size,
+                       gbp_buf_ok(&m) ? (const char *)m.data : "(out of memory)",
+                       nfail > 8 ? "; ..." : "");
+    }
+    gbp_buf_free(&m);
+    return rc;
+}
