@@ -349,17 +349,19 @@ static void read_decomp(gpubp_file *f, int ra, int pw, int q, int nq, const size
     MT_CHECK(rd.s == nsteps, "%zu steps read, expected %zu", rd.s, nsteps);
 }
 
-/* The block lines bpls -D prints for a 1-D variable (starts, counts in rank order per step). */
-static void expect_block_lines(char *out, size_t cap, size_t nsteps, size_t nb,
+/* The block lines bpls -D prints for a 1-D variable of `shape` elements (starts, counts in rank
+ * order per step); bpls pads the numbers to the width of shape - 1. */
+static void expect_block_lines(char *out, size_t cap, size_t nsteps, size_t shape, size_t nb,
                                const size_t *starts, const size_t *counts)
 {
     size_t len = 0;
+    int w = snprintf(NULL, 0, "%zu", shape - 1);
     out[0] = '\0';
     for (size_t s = 0; s < nsteps; s++) {
         len += (size_t)snprintf(out + len, cap - len, "        step %zu: \n", s);
         for (size_t b = 0; b < nb; b++)
-            len += (size_t)snprintf(out + len, cap - len, "          block %zu: [%zu:%zu]\n", b,
-                                    starts[b], starts[b] + counts[b] - 1);
+            len += (size_t)snprintf(out + len, cap - len, "          block %zu: [%*zu:%*zu]\n", b,
+                                    w, starts[b], w, starts[b] + counts[b] - 1);
     }
 }
 
@@ -368,16 +370,16 @@ static void check_gpubpls(const char *path, int pw, size_t nsteps, const char *g
 {
     char *blocks = mt_run_gpubpls(gpubpls_path, "-D", path);
     MT_CHECK(blocks != NULL, "gpubpls -D %s failed", path);
-    size_t starts[64], counts[64], nb = 0;
+    size_t starts[64] = {0}, counts[64] = {0}, nb = 0;
     char exp[8192];
     for (int r = 0; r < pw; r++) starts[r] = mc_g1_start(r), counts[r] = mc_g1_count(r);
-    expect_block_lines(exp, sizeof exp, nsteps, (size_t)pw, starts, counts);
+    expect_block_lines(exp, sizeof exp, nsteps, mc_g1_shape(pw), (size_t)pw, starts, counts);
     MT_CHECK(strstr(blocks, exp) != NULL, "gpubpls -D: g1's blocks not in rank order:\n%s\n"
              "expected to contain:\n%s", blocks, exp);
     for (int r = 0; r < pw; r++)
         for (int b = 0; b < mc_multi_nblocks(pw, r); b++, nb++)
             starts[nb] = mc_multi_start(pw, r, b), counts[nb] = mc_multi_count(b);
-    expect_block_lines(exp, sizeof exp, nsteps, nb, starts, counts);
+    expect_block_lines(exp, sizeof exp, nsteps, mc_multi_shape(pw), nb, starts, counts);
     MT_CHECK(strstr(blocks, exp) != NULL, "gpubpls -D: multi's blocks not in rank order:\n%s",
              blocks);
 
