@@ -492,6 +492,58 @@ static void failure_pinned_alloc(void **state)
     gbp_sim_free(dev);
 }
 
+/* The pinned-slot cache: a closed file's slots are kept (not freed) and the next file with the
+ * same slot size takes them instead of pinning new memory; other sizes pin their own; the limit
+ * (GPUBP_POOL_CACHE_MIB) bounds what is kept; trim frees everything kept. */
+static void pool_cache(void **state)
+{
+    (void)state;
+    gbp_mem_pool_cache_trim();
+    gbp_sim_reset();
+    gbp_mem_pool_cache_sim(1);
+    size_t n = 100000;
+    uint8_t *dev = gbp_sim_alloc(n);
+    fill_pattern(dev, n, 7);
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    int fd = open_tmp("cache.dat");
+    gbp_sim_stats st;
+    for (int round = 0; round < 3; round++) {
+        gbp_params p = sim_params(4, round == 2 ? 8192 : 4096, 2);
+        gbp_mem *m;
+        TS_OK(gbp_mem_open(&m, &p));
+        TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+        TS_OK(gbp_mem_sync(m));
+        gbp_sim_get_stats(&st);
+        /* round 1 reuses round 0's slots; round 2 (another size) pins 4 more */
+        assert_int_equal(st.pinned_bytes, round == 2 ? 4 * 4096 + 4 * 8192 : 4 * 4096);
+        gbp_mem_close(m);
+        assert_int_equal(gbp_mem_pool_cache_bytes(), round == 2 ? 4 * 4096 + 4 * 8192 : 4 * 4096);
+        uint8_t *back = read_back(fd, 0, n);
+        assert_memory_equal(back, dev, n);
+        free(back);
+    }
+    gbp_mem_pool_cache_trim();
+    assert_int_equal(gbp_mem_pool_cache_bytes(), 0);
+    gbp_sim_get_stats(&st);
+    assert_int_equal(st.pinned_live, 0);
+    /* a limit of 0 keeps nothing */
+    setenv("GPUBP_POOL_CACHE_MIB", "0", 1);
+    gbp_params p = sim_params(4, 4096, 2);
+    gbp_mem *m;
+    TS_OK(gbp_mem_open(&m, &p));
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_sync(m));
+    gbp_mem_close(m);
+    unsetenv("GPUBP_POOL_CACHE_MIB");
+    assert_int_equal(gbp_mem_pool_cache_bytes(), 0);
+    gbp_sim_get_stats(&st);
+    assert_int_equal(st.pinned_live, 0);
+    gbp_mem_pool_cache_sim(0);
+    close(fd);
+    gbp_sim_free(dev);
+}
+
 /* ---- memory spaces ----------------------------------------------------------------------------- */
 static void detect_and_unsupported(void **state)
 {
@@ -691,6 +743,7 @@ int main(void)
         cmocka_unit_test(user_stream_fences),
         cmocka_unit_test(direct_io_roundtrip),
         cmocka_unit_test(host_transfers),
+        cmocka_unit_test(pool_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
