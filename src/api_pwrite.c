@@ -449,7 +449,7 @@ int gbp_pwriter_end_step(gpubp_file *f)
     uint8_t *all = NULL;
     size_t *cnt = NULL;
     char what[4300];
-    snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->step, f->path);
+    snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->step - 1, f->path);
     crc = gbp_buf_ok(&rec) ? gbp_comm_gatherv(w, rec.data, rec.len, 0, &all, &cnt)
                            : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     gbp_buf_free(&rec);

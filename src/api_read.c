@@ -178,7 +178,8 @@ static int load_metadata_comm(gpubp_file *f)
             else f->md0_all = m;
             char what[4200];
             snprintf(what, sizeof what, "%s/md.0", f->path);
-            if (rc == GPUBP_OK) rc = gbp_pread_all(f->md0_fd, m + old, (size_t)(end - old), old, what);
+            if (rc == GPUBP_OK)
+                rc = gbp_pread_all(f->md0_fd, m + old, (size_t)(end - old), old, what);
         }
         hdr[0] = f->idx_len;
         hdr[1] = end > old ? end : old;
@@ -189,13 +190,15 @@ static int load_metadata_comm(gpubp_file *f)
     uint8_t *idx = c->rank == 0 ? f->idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
     uint8_t *m = c->rank == 0 ? f->md0_all : gbp_realloc(f->md0_all, hdr[1] ? (size_t)hdr[1] : 1);
     if (c->rank != 0 && m) f->md0_all = m;
-    /* a rank out of memory still takes part in the broadcasts (into a scratch byte), then fails */
-    int nomem = !idx || !m;
-    uint8_t scratch;
-    rc = gbp_comm_bcast(c, nomem ? &scratch : idx, nomem ? 0 : (size_t)hdr[0], 0);
-    if (rc == GPUBP_OK)
-        rc = gbp_comm_bcast(c, nomem ? &scratch : m + old, nomem ? 0 : (size_t)(hdr[1] - old), 0);
-    if (rc == GPUBP_OK && nomem) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (metadata)");
+    /* all ranks agree that the buffers are there before the broadcasts fill them */
+    rc = (hdr[0] && !idx) || (hdr[1] && !m) ? gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory "
+                                                        "(%llu bytes of metadata)",
+                                                        (unsigned long long)(hdr[0] + hdr[1]))
+                                            : GPUBP_OK;
+    rc = gbp_comm_agree_all(c, rc, "reading the metadata");
+    if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, idx, (size_t)hdr[0], 0);
+    if (rc == GPUBP_OK && hdr[1] > old)
+        rc = gbp_comm_bcast(c, m + old, (size_t)(hdr[1] - old), 0);
     f->md0_all_len = rc == GPUBP_OK ? (size_t)hdr[1] : old;
     if (c->rank != 0 && rc == GPUBP_OK) {
         char *idxp = gbp_path_join(f->path, "md.idx");
