@@ -164,13 +164,13 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     MPI_Barrier(MPI_COMM_WORLD);
     res->total_s = now() - t0;
     if (rank == 0) {
-        char p[4200];
+        char p[4400];
         snprintf(p, sizeof p, "%s/md.0", path);
         res->md0_bytes = file_size(p);
     }
 
     /* metadata-only steps: the same variables, one element per rank */
-    char mdpath[4200];
+    char mdpath[4400];
     snprintf(mdpath, sizeof mdpath, "%s.md", path);
     if (rank == 0) remove_dataset(mdpath);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -389,8 +389,11 @@ static int parse_ints(const char *s, int *out)
     int n = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", s);
-    for (char *t = strtok(buf, ","); t && n < MAX_LIST; t = strtok(NULL, ","))
-        out[n++] = !strcmp(t, "P") ? nranks : atoi(t);
+    for (char *t = strtok(buf, ","); t && n < MAX_LIST; t = strtok(NULL, ",")) {
+        int v = !strcmp(t, "P") ? nranks : atoi(t), dup = 0;
+        for (int i = 0; i < n; i++) dup |= out[i] == v; /* "1,P" with P = 1: once */
+        if (!dup) out[n++] = v;
+    }
     return n;
 }
 
