@@ -785,7 +785,7 @@ int gbp_writer_end_step(gpubp_file *f)
         gbp_discard_step(f);
         if (rc == GPUBP_OK)
             rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
-                           f->step, f->path);
+                           f->step - 1, f->path); /* numbered from 0, as the API counts */
         return rc;
     }
     gbp_buf pg, tail, md;

@@ -86,6 +86,21 @@ static void test_subfiles(void **state)
     assert_false(ts_exists(ts_join(path, "data.3")));
 }
 
+/* The MPI keys are accepted by a serial open (where they change nothing); bad values name the key. */
+static void test_mpi_keys(void **state)
+{
+    (void)state;
+    big_round_trip("mpi_keys.bp", "aggregators=4,aggregation=funnel", NULL);
+    gpubp_file *f = NULL;
+    assert_int_equal(gpubp_open(&f, ts_path("bad_agg.bp"), GPUBP_MODE_WRITE, "aggregation=star"),
+                     GPUBP_ERR_PARAM);
+    assert_null(f);
+    assert_non_null(strstr(gpubp_last_error(), "aggregation"));
+    assert_int_equal(gpubp_open(&f, ts_path("bad_agg.bp"), GPUBP_MODE_WRITE, "aggregators=0"),
+                     GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "aggregators"));
+}
+
 static void test_direct_io(void **state)
 {
     (void)state;
@@ -300,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_empty_block),
         cmocka_unit_test(test_shape_gpu_layout),
         cmocka_unit_test(test_append_keeps_attributes),
+        cmocka_unit_test(test_mpi_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,7 @@ typedef struct outcome {
     pthread_mutex_t mu;
     int bad;
     char first[1024];
-    int end_rc[MAXR][STEPS];
+    int end_rc[MAXR][8];   /* per rank and step (at most 8 steps) */
     char end_msg[MAXR][512];
 } outcome;
 
