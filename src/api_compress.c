@@ -1,66 +1,249 @@
 /* The compressed write path: a block's values, from host or device memory, become an ADIOS2 blosc
- * operator buffer (Blosc2 chunks, zlib codec) written into its data subfile. */
+ * operator buffer (Blosc2 chunks, zlib codec) written into its data subfile.
+ *
+ * The block streams through lib/compress's staged encoder piece by piece: device pieces land in
+ * the pinned pool (lib/memspace copies the next pieces ahead while this one is compressed), host
+ * pieces are slices of the user's buffer. For each piece: min/max, then the encoder compresses
+ * its Blosc2 blocks on all compression threads while the I/O threads write the previous piece's
+ * output, then places the streams (in block order) into one output buffer, whose bytes are queued
+ * for the I/O threads. The chunk headers, block starts and the 23-byte prefix are written last;
+ * a chunk that did not shrink is rewritten raw from the source (a second staging pass over it).
+ * Host memory: one piece's output (about 16 MiB) and the encoder's scratch, whatever the block. */
 #include "internal.h"
 
 #include "blosczlib.h"
 #include "box.h"
+#include "pool.h"
 
+#include <stdio.h>
 #include <string.h>
 
-typedef struct gather_ctx {
-    gbp_mem *mem;
-    gpubp_memory_space space;
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t at;
-} gather_ctx;
+#define GBP_ZERO_BYTES 65536
+static const uint8_t zeros[GBP_ZERO_BYTES];
 
-static int gather_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+/* Queues the extents of one encoder call for writing at base + their offset. */
+static int write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x, size_t nx)
 {
-    gather_ctx *g = ctx;
-    (void)b_off;
-    int rc = gbp_mem_copy_out(g->mem, g->space, g->dst + g->at, g->src + a_off, bytes);
-    g->at += bytes;
+    for (size_t i = 0; i < nx; i++) {
+        if (x[i].p) {
+            GBP_FORWARD_IF_ERROR(gbp_mem_write_host_async(mem, fd, base + x[i].off, x[i].p, x[i].len));
+            continue;
+        }
+        for (size_t done = 0; done < x[i].len; done += GBP_ZERO_BYTES) {
+            size_t n = x[i].len - done < GBP_ZERO_BYTES ? x[i].len - done : GBP_ZERO_BYTES;
+            GBP_FORWARD_IF_ERROR(gbp_mem_write_host_async(mem, fd, base + x[i].off + done, zeros, n));
+        }
+    }
+    return GPUBP_OK;
+}
+
+/* A chunk that did not shrink is stored raw: the input bytes [r->in_off, + r->len) of the block
+ * go, unfiltered, to r->out_off. They are staged again from the source. */
+static int write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blosc_redo *r)
+{
+    size_t es = gbp_type_size(wb->var->type);
+    gbp_stage *st;
+    GBP_FORWARD_IF_ERROR(gbp_mem_stage_open(f->mem, &st, wb->space, wb->data, es, &wb->box,
+                                            r->in_off, r->in_off + r->len));
+    const uint8_t *p;
+    size_t off, len;
+    int rc;
+    while ((rc = gbp_mem_stage_next(st, &p, &off, &len)) == 1) {
+        size_t a = off > r->in_off ? off : r->in_off;
+        size_t b = off + len < r->in_off + r->len ? off + len : r->in_off + r->len;
+        uint64_t at = wb->meta.payload_offset + r->out_off + (a - r->in_off);
+        rc = gbp_mem_write_host_async(f->mem, fd, at, p + (a - off), b - a);
+        if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem); /* p is reused by the next piece */
+        if (rc != GPUBP_OK) break;
+    }
+    gbp_mem_stage_close(st);
+    return rc < 0 ? rc : GPUBP_OK;
+}
+
+#ifdef GBP_WBLOCK_HAS_ZAHEAD
+/* ---- many small blocks ------------------------------------------------------------------------
+ * A block of a few Blosc2 blocks gives the pool a few tasks: a step of many such blocks would
+ * compress on one or two cores. So when a small block comes up, it and the small compressed
+ * blocks that follow it in the step (up to GBP_AHEAD_BYTES of input) are compressed at once, one
+ * block per task on all compression threads, each with one thread (the bytes do not depend on the
+ * thread count); each result waits in its block (zahead) for its turn, when its file offset is
+ * known. gbp_discard_step (api_write.c) frees what a failed step leaves. */
+#define GBP_AHEAD_BYTES ((size_t)64 << 20)
+#define GBP_AHEAD_BLOCKS 4096
+
+static int is_small(const gpubp_file *f, const gbp_wblock *wb)
+{
+    const gpubp_variable *v = wb->var;
+    if (!v->op || wb->performed || wb->zahead || wb->payload_len == 0 ||
+        v->kind == GPUBP_SHAPE_GLOBAL_VALUE)
+        return 0;
+    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
+    int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
+    size_t bsz = gbp_blosc_blocksize(raw, es, v->op_level);
+    return raw / bsz + 1 < (size_t)gbp_pool_workers(threads, SIZE_MAX);
+}
+
+typedef struct ahead_task {
+    gbp_wblock *wb;
+    const uint8_t *src; /* host bytes, packed */
+    uint8_t *z;
+    size_t zlen;
+    int rc;
+    char msg[256];
+} ahead_task;
+
+static void ahead_run(void *ctx, size_t t, int worker)
+{
+    (void)worker;
+    ahead_task *a = &((ahead_task *)ctx)[t];
+    const gpubp_variable *v = a->wb->var;
+    size_t es = gbp_type_size(v->type), raw = (size_t)a->wb->payload_len;
+    gbp_minmax(v->type, a->src, raw / es, a->wb->meta.mm, a->wb->meta.mm + 16, 0);
+    a->rc = gbp_blosc_compress(a->src, raw, es, v->op_level, v->op_shuffle, 1, a->z,
+                               gbp_blosc_bound(raw), &a->zlen);
+    if (a->rc) snprintf(a->msg, sizeof a->msg, "%s", gbp_error_message());
+}
+
+/* Packs the block's values into host memory: a pointer into the user's buffer when it is a
+ * contiguous host box, else *tmp (allocated here). */
+static int gather(gpubp_file *f, const gbp_wblock *wb, const uint8_t **src, uint8_t **tmp)
+{
+    size_t es = gbp_type_size(wb->var->type), raw = (size_t)wb->payload_len;
+    *tmp = NULL;
+    if (wb->space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&wb->box)) {
+        *src = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es;
+        return GPUBP_OK;
+    }
+    uint8_t *t = gbp_malloc(raw);
+    if (!t) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes to compress)", raw);
+    gbp_stage *st;
+    int rc = gbp_mem_stage_open(f->mem, &st, wb->space, wb->data, es, &wb->box, 0, raw);
+    const uint8_t *p;
+    size_t off, len;
+    while (rc == GPUBP_OK && (rc = gbp_mem_stage_next(st, &p, &off, &len)) == 1) {
+        memcpy(t + off, p, len);
+        rc = GPUBP_OK;
+    }
+    gbp_mem_stage_close(st);
+    if (rc < 0) {
+        gbp_free(t);
+        return rc;
+    }
+    *src = *tmp = t;
+    return GPUBP_OK;
+}
+
+static int compress_ahead(gpubp_file *f, gbp_wblock *first)
+{
+    size_t i0 = (size_t)(first - f->blocks), n = 0, bytes = 0;
+    while (i0 + n < f->nblocks && n < GBP_AHEAD_BLOCKS && bytes < GBP_AHEAD_BYTES &&
+           is_small(f, &f->blocks[i0 + n]))
+        bytes += (size_t)f->blocks[i0 + n++].payload_len;
+    ahead_task *a = gbp_calloc(n, sizeof *a);
+    uint8_t **tmp = gbp_calloc(n, sizeof *tmp);
+    int rc = a && tmp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
+    for (size_t t = 0; rc == GPUBP_OK && t < n; t++) {
+        a[t].wb = &f->blocks[i0 + t];
+        rc = gather(f, a[t].wb, &a[t].src, &tmp[t]);
+        a[t].z = rc == GPUBP_OK ? gbp_malloc(gbp_blosc_bound((size_t)a[t].wb->payload_len)) : NULL;
+        if (rc == GPUBP_OK && !a[t].z) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
+    }
+    if (rc == GPUBP_OK) {
+        int threads = first->var->op_threads ? first->var->op_threads : f->params.compress_threads;
+        gbp_pool_run(gbp_pool_workers(threads, n), n, ahead_run, a);
+    }
+    for (size_t t = 0; a && t < n; t++) { /* the first failure is reported; nothing is kept then */
+        if (rc == GPUBP_OK && a[t].rc) rc = gbp_error(a[t].rc, 0, "%s", a[t].msg);
+    }
+    for (size_t t = 0; a && t < n; t++) {
+        if (rc == GPUBP_OK) {
+            a[t].wb->zahead = a[t].z;
+            a[t].wb->zahead_len = a[t].zlen;
+        } else {
+            gbp_free(a[t].z);
+        }
+        gbp_free(tmp[t]);
+    }
+    gbp_free(a);
+    gbp_free(tmp);
     return rc;
+}
+
+#endif
+
+/* Sets the operator record of a written compressed block. */
+static void set_op(gbp_wblock *wb, size_t raw, size_t total)
+{
+    memset(&wb->opstore, 0, sizeof wb->opstore);
+    memcpy(wb->opstore.name, "blosc", 6);
+    wb->opstore.pre_type = (uint8_t)wb->var->type;
+    wb->opstore.raw_size = raw;
+    wb->opstore.size = total;
+    wb->meta.op = &wb->opstore;
+    wb->payload_len = total;
 }
 
 int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname)
 {
     gpubp_variable *v = wb->var;
-    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len, n = raw / es;
-    const uint8_t *src;
-    uint8_t *tmp = NULL;
-    if (wb->space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&wb->box)) {
-        src = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es;
-    } else {
-        tmp = gbp_malloc(raw);
-        if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes to compress)", raw);
-        gather_ctx g = {f->mem, wb->space, wb->data, tmp, 0};
-        int rc = gbp_box_foreach_run(&wb->box, NULL, es, gather_run, &g);
-        if (rc) {
-            gbp_free(tmp);
-            return rc;
-        }
-        src = tmp;
-    }
-    gbp_minmax(v->type, src, n, wb->meta.mm, wb->meta.mm + 16, 0);
-    size_t cap = gbp_blosc_bound(raw), out = 0;
-    uint8_t *zbuf = gbp_malloc(cap);
-    int rc = zbuf ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
+    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
+    (void)fname; /* the I/O threads name the data file in their errors; src/ adds the path */
+#ifdef GBP_WBLOCK_HAS_ZAHEAD
+    if (!wb->zahead && is_small(f, wb)) GBP_FORWARD_IF_ERROR(compress_ahead(f, wb));
+    if (wb->zahead) {
+        int rc = gbp_pwrite_all(fd, wb->zahead, wb->zahead_len, wb->meta.payload_offset, fname);
+        if (rc == GPUBP_OK) set_op(wb, raw, wb->zahead_len);
+        gbp_free(wb->zahead);
+        wb->zahead = NULL;
+        return rc;
+    }
+#endif
+    gbp_blosc_enc *e = NULL;
+    gbp_stage *st = NULL;
+    uint8_t *out = NULL;
+    int rc = gbp_blosc_enc_open(&e, raw, es, v->op_level, v->op_shuffle, threads);
     if (rc == GPUBP_OK)
-        rc = gbp_blosc_compress(src, raw, es, v->op_level, v->op_shuffle, threads, zbuf, cap, &out);
-    gbp_free(tmp);
-    if (rc == GPUBP_OK) rc = gbp_pwrite_all(fd, zbuf, out, wb->meta.payload_offset, fname);
-    gbp_free(zbuf);
-    if (rc != GPUBP_OK) return rc;
-    memset(&wb->opstore, 0, sizeof wb->opstore);
-    memcpy(wb->opstore.name, "blosc", 6);
-    wb->opstore.pre_type = (uint8_t)v->type;
-    wb->opstore.raw_size = raw;
-    wb->opstore.size = out;
-    wb->meta.op = &wb->opstore;
-    wb->payload_len = out;
-    return GPUBP_OK;
+        rc = gbp_mem_stage_open(f->mem, &st, wb->space, wb->data, es, &wb->box, 0, raw);
+    size_t cap = 0;
+    const uint8_t *p;
+    size_t off, len;
+    int have = 0;
+    while (rc == GPUBP_OK && (rc = gbp_mem_stage_next(st, &p, &off, &len)) == 1) {
+        rc = GPUBP_OK;
+        gbp_minmax(v->type, p, len / es, wb->meta.mm, wb->meta.mm + 16, have);
+        have = 1;
+        size_t need = gbp_blosc_enc_out_bound(e, len);
+        if (need > cap) { /* the first piece is the largest but for a strided host box */
+            rc = gbp_mem_wait_writes(f->mem);
+            gbp_free(out);
+            out = rc == GPUBP_OK ? gbp_malloc(need) : NULL;
+            cap = out ? need : 0;
+            if (!out && rc == GPUBP_OK)
+                rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of compressed output)", need);
+        }
+        if (rc == GPUBP_OK) rc = gbp_blosc_enc_put(e, p, len); /* the previous output is being written */
+        if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
+        const gbp_blosc_extent *x;
+        size_t nx;
+        if (rc == GPUBP_OK) rc = gbp_blosc_enc_emit(e, out, cap, &x, &nx);
+        if (rc == GPUBP_OK) rc = write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+    }
+    gbp_mem_stage_close(st);
+    if (rc < 0) goto done;
+    rc = gbp_mem_wait_writes(f->mem);
+    const gbp_blosc_extent *x = NULL;
+    const gbp_blosc_redo *r = NULL;
+    size_t nx = 0, nr = 0, total = 0;
+    if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, &total);
+    if (rc == GPUBP_OK) rc = write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+    for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = write_redo(f, wb, fd, &r[i]);
+    if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
+    if (rc != GPUBP_OK) goto done;
+    set_op(wb, raw, total);
+done:
+    if (rc < 0) (void)gbp_mem_wait_writes(f->mem); /* nothing may still read `out` */
+    gbp_free(out);
+    gbp_blosc_enc_close(e);
+    return rc < 0 ? rc : GPUBP_OK;
 }
-

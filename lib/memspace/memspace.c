@@ -755,6 +755,20 @@ static int d2h_piece(void *vc, const gbp_piece *p)
     return c->m->ops->copy_async(c->m->dctx, &k);
 }
 
+/* Queues the device-to-host copy of chunk c of the array at base into slot s (at byte `shift`)
+ * and records the slot's event; on a failure the slot is released. */
+static int fill_slot(gbp_mem *m, int s, size_t shift, const void *base, size_t elsize,
+                     const gbp_chunk *c)
+{
+    gbp_box dense;
+    gbp_box_dense(&dense, c->a.ndims, c->count);
+    d2h_ctx dc = {m, base, m->slots[s].buf + shift};
+    int rc = gbp_box_walk3d(&c->a, &dense, elsize, d2h_piece, &dc);
+    if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, m->slots[s].ev);
+    if (rc < 0) slot_release(m, s);
+    return rc;
+}
+
 static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int type,
                         const gbp_box *src, void *min, void *max)
 {
@@ -775,15 +789,8 @@ static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int 
         GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
         uint64_t foff = off + c.packed_off;
         size_t shift = m->params.direct_io ? (size_t)(foff % GBP_DIRECT_ALIGN) : 0;
-        gbp_box dense;
-        gbp_box_dense(&dense, src->ndims, c.count);
-        d2h_ctx dc = {m, base, m->slots[s].buf + shift};
-        int rc = gbp_box_walk3d(&c.a, &dense, elsize, d2h_piece, &dc);
-        if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, m->slots[s].ev);
-        if (rc < 0) {
-            slot_release(m, s);
-            return keep_error(m, rc);
-        }
+        int rc = fill_slot(m, s, shift, base, elsize, &c);
+        if (rc < 0) return keep_error(m, rc);
         job j;
         memset(&j, 0, sizeof j);
         j.kind = JOB_DEV_WRITE;
@@ -868,15 +875,7 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
         int have = 0;
         while (done < bytes) {
             size_t step = bytes - done < GBP_HOST_CHUNK ? bytes - done : GBP_HOST_CHUNK;
-            if (has_error(m)) return GPUBP_OK; /* reported by gbp_mem_sync */
-            job j;
-            memset(&j, 0, sizeof j);
-            j.kind = JOB_HOST_WRITE;
-            j.fd = fd;
-            j.off = off + done;
-            j.len = step;
-            j.src = p + done;
-            submit(m, &j);
+            GBP_FORWARD_IF_ERROR(gbp_mem_write_host_async(m, fd, off + done, p + done, step));
             if (min) {
                 gbp_minmax(type, p + done, step / elsize, min, max, have);
                 have = 1;
@@ -906,6 +905,184 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
     int rc = gbp_box_foreach_run(src, NULL, elsize, pack_run, &c);
     if (rc) return rc;
     return flush_bounce(&c);
+}
+
+/* ---- staging for a consumer on the host (compression) --------------------------------------- */
+/* Device pieces land in pool slots: up to nslots copies are queued ahead of the piece the caller
+ * holds, so the copy engine fills the next slots while the caller works on this one. Host
+ * pieces are slices of the user's buffer, or packed into the bounce buffer when strided. */
+#define GBP_STAGE_MAX 64
+
+struct gbp_stage {
+    gbp_mem *m;
+    gpubp_memory_space sp;
+    const uint8_t *base;
+    size_t elsize;
+    gbp_chunker ch;
+    size_t from, to;       /* packed byte range wanted */
+    int more;              /* the chunker may have more */
+    int ring[GBP_STAGE_MAX]; /* device: slots with a copy queued, oldest first */
+    gbp_chunk rc[GBP_STAGE_MAX];
+    int head, n, depth;
+    int held;              /* device: the slot the caller holds, or -1 */
+};
+
+/* The next chunk of the chunker that overlaps [from, to), or 0. */
+static int stage_chunk(gbp_stage *st, gbp_chunk *c)
+{
+    while (st->more && (st->more = gbp_chunker_next(&st->ch, c)))
+        if (c->packed_off < st->to && c->packed_off + c->bytes > st->from) return 1;
+    return 0;
+}
+
+/* Queues the device-to-host copy of the next chunk into a slot. 1 queued, 0 none left, <0 error. */
+static int stage_queue(gbp_stage *st)
+{
+    gbp_chunk c;
+    if (!stage_chunk(st, &c)) return 0;
+    gbp_mem *m = st->m;
+    int s;
+    GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
+    GBP_FORWARD_IF_ERROR(fill_slot(m, s, 0, st->base, st->elsize, &c));
+    int at = (st->head + st->n) % GBP_STAGE_MAX;
+    st->ring[at] = s;
+    st->rc[at] = c;
+    st->n++;
+    return 1;
+}
+
+int gbp_mem_stage_open(gbp_mem *m, gbp_stage **out, gpubp_memory_space sp, const void *base,
+                       size_t elsize, const gbp_box *box, size_t from, size_t to)
+{
+    *out = NULL;
+    GBP_RETURN_ERROR_IF(elsize == 0, GPUBP_ERR_INVALID_ARG, "gbp_mem_stage_open: element size 0");
+    size_t limit = GBP_HOST_CHUNK * 2; /* host: 16 MiB slices, as a slot */
+    if (sp == GPUBP_MEM_GPU) {
+        if (!dev_open(m)) return device_unsupported(m);
+        GBP_FORWARD_IF_ERROR(pool_open(m));
+        if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+        limit = m->slot_bytes;
+    } else if (!gbp_box_is_contiguous(box)) {
+        GBP_FORWARD_IF_ERROR(need_bounce(m));
+        limit = GBP_BOUNCE_BYTES;
+    }
+    if (limit < elsize) limit = elsize;
+    gbp_stage *st = gbp_calloc(1, sizeof *st);
+    if (!st) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging)");
+    st->m = m;
+    st->sp = sp;
+    st->base = base;
+    st->elsize = elsize;
+    st->from = from;
+    st->to = to;
+    st->more = 1;
+    st->held = -1;
+    st->depth = m->nslots < GBP_STAGE_MAX ? m->nslots : GBP_STAGE_MAX;
+    gbp_chunker_init(&st->ch, box, elsize, limit, 0);
+    *out = st;
+    return GPUBP_OK;
+}
+
+typedef struct pack2_ctx {
+    const uint8_t *base;
+    uint8_t *dst;
+    size_t at;
+} pack2_ctx;
+
+static int pack2_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    pack2_ctx *c = ctx;
+    (void)b_off;
+    memcpy(c->dst + c->at, c->base + a_off, bytes);
+    c->at += bytes;
+    return 0;
+}
+
+int gbp_mem_stage_next(gbp_stage *st, const uint8_t **p, size_t *off, size_t *len)
+{
+    gbp_mem *m = st->m;
+    if (st->sp != GPUBP_MEM_GPU) {
+        gbp_chunk c;
+        if (!stage_chunk(st, &c)) return 0;
+        *off = c.packed_off;
+        *len = c.bytes;
+        if (gbp_box_is_contiguous(&st->ch.box)) {
+            *p = st->base + (gbp_box_offset(&st->ch.box) * st->elsize + c.packed_off);
+        } else {
+            pack2_ctx pc = {st->base, m->bounce, 0};
+            GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&c.a, NULL, st->elsize, pack2_run, &pc));
+            *p = m->bounce;
+        }
+        return 1;
+    }
+    if (st->held >= 0) {
+        slot_release(m, st->held);
+        st->held = -1;
+    }
+    while (st->n < st->depth) { /* keep the copy engine busy ahead of the caller */
+        int rc = stage_queue(st);
+        if (rc < 0) return keep_error(m, rc);
+        if (rc == 0) break;
+    }
+    if (st->n == 0) return 0;
+    int s = st->ring[st->head];
+    gbp_chunk c = st->rc[st->head];
+    st->head = (st->head + 1) % GBP_STAGE_MAX;
+    st->n--;
+    st->held = s;
+    int rc = m->ops->event_wait(m->dctx, m->slots[s].ev);
+    if (rc < 0) return keep_error(m, rc);
+    *p = m->slots[s].buf;
+    *off = c.packed_off;
+    *len = c.bytes;
+    return 1;
+}
+
+void gbp_mem_stage_close(gbp_stage *st)
+{
+    if (!st) return;
+    gbp_mem *m = st->m;
+    if (st->sp == GPUBP_MEM_GPU) {
+        /* copies still queued into slots must complete before the slots are reused */
+        while (st->n > 0) {
+            int s = st->ring[st->head];
+            (void)m->ops->event_wait(m->dctx, m->slots[s].ev);
+            gbp_error_clear();
+            slot_release(m, s);
+            st->head = (st->head + 1) % GBP_STAGE_MAX;
+            st->n--;
+        }
+        if (st->held >= 0) slot_release(m, st->held);
+    }
+    gbp_free(st);
+}
+
+int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n)
+{
+    if (n == 0) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(threads_open(m));
+    if (has_error(m)) return GPUBP_OK; /* reported by gbp_mem_sync */
+    job j;
+    memset(&j, 0, sizeof j);
+    j.kind = JOB_HOST_WRITE;
+    j.fd = fd;
+    j.off = off;
+    j.len = n;
+    j.src = p;
+    submit(m, &j);
+    return GPUBP_OK;
+}
+
+int gbp_mem_wait_writes(gbp_mem *m)
+{
+    if (!m->threads_started) return GPUBP_OK;
+    pthread_mutex_lock(&m->lock);
+    while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
+    int err = m->err, native = m->err_native;
+    char msg[sizeof m->err_msg];
+    memcpy(msg, m->err_msg, sizeof msg);
+    pthread_mutex_unlock(&m->lock);
+    return err ? gbp_error(err, native, "%s", msg) : GPUBP_OK;
 }
 
 typedef struct scatter_ctx {

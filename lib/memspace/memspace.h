@@ -67,6 +67,29 @@ int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t e
 /* Copies n bytes from `src` in space sp into host memory (synchronous). */
 int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const void *src, size_t n);
 
+/* Staging for a consumer of the bytes on the host (compression): the box `box` of the array at
+ * `base` (space sp) is delivered packed, in order, in pieces (device: each lands in a pool slot
+ * while the copies of the next pieces run ahead; host: slices of the buffer, or packed into the
+ * bounce buffer when strided). Only the pieces that overlap the packed byte range [from, to) are
+ * delivered (whole: the caller clips). gbp_mem_stage_next returns 1 with *p (the piece's bytes,
+ * valid and unchanged until the next call or close), *off (its packed offset) and *len; 0 after
+ * the last piece; < 0 on a failure (message kept). `base` must stay valid until close. The stage
+ * orders its copies after the user's stream as gbp_mem_write does. One stage at a time per
+ * context, on the thread that owns the file. Close accepts NULL. */
+typedef struct gbp_stage gbp_stage;
+int gbp_mem_stage_open(gbp_mem *m, gbp_stage **st, gpubp_memory_space sp, const void *base,
+                       size_t elsize, const gbp_box *box, size_t from, size_t to);
+int gbp_mem_stage_next(gbp_stage *st, const uint8_t **p, size_t *off, size_t *len);
+void gbp_mem_stage_close(gbp_stage *st);
+
+/* Queues the write of n host bytes at p to fd at off on the I/O threads; p must stay valid and
+ * unchanged until gbp_mem_wait_writes or gbp_mem_sync returns. Writes queued between two waits
+ * may run in any order and at once: they must not overlap. */
+int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n);
+/* Waits until every queued write and read job is done; returns the first failure so far (it is
+ * kept, and gbp_mem_sync reports it again). Device copies are not waited for. */
+int gbp_mem_wait_writes(gbp_mem *m);
+
 /* Waits for every transfer queued on m; returns the first failure (status and message kept). */
 int gbp_mem_sync(gbp_mem *m);
 
