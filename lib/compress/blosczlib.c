@@ -840,12 +840,15 @@ typedef struct dchunk {
     size_t cbytes;        /* validated: within the buffer */
     size_t ov;            /* header length: 16 or 32 */
     size_t base;          /* offset of the chunk in the operator buffer (messages) */
-    uint8_t *out;         /* nbytes */
+    uint8_t *out;         /* the window's bytes: uncompressed bytes [lo, hi) of the chunk */
+    size_t lo, hi;
+    uint8_t **s2;         /* per worker: a block only partly in the window */
     size_t nbytes, bsz, nblocks, ts;
     int version, codec, dont_split;
     int filters[6];
     int nfilters;         /* shuffle / bitshuffle filters to undo */
     uint8_t **s0, **s1;   /* per worker: scratch for the filtered block */
+    size_t first;         /* first block of the window */
     z_stream *zs;         /* per worker */
     int *zs_ready;
     pthread_mutex_t mu;
@@ -898,9 +901,10 @@ static int inflate_exact(dchunk *d, int worker, const uint8_t *in, size_t n, uin
     return zr == Z_MEM_ERROR ? Z_MEM_ERROR : Z_DATA_ERROR;
 }
 
-static void decompress_task(void *ctx, size_t j, int worker)
+static void decompress_task(void *ctx, size_t task, int worker)
 {
     dchunk *d = ctx;
+    size_t j = d->first + task;
     pthread_mutex_lock(&d->mu);
     size_t eb = d->err_block;
     pthread_mutex_unlock(&d->mu);
@@ -924,7 +928,9 @@ static void decompress_task(void *ctx, size_t j, int worker)
                     "streams", at, j, len, nstreams);
         return;
     }
-    uint8_t *out = d->out + j * d->bsz;
+    size_t blo = j * d->bsz, bhi = blo + len;
+    int partial = blo < d->lo || bhi > d->hi;
+    uint8_t *out = partial ? d->s2[worker] : d->out + (blo - d->lo);
     uint8_t *target = d->nfilters ? d->s0[worker] : out;
     size_t p = (size_t)bstart;
     for (size_t s = 0; s < nstreams; s++) {
@@ -985,12 +991,22 @@ static void decompress_task(void *ctx, size_t j, int worker)
         else gbp_bit_unshuffle(cur, to, len, d->ts, d->version == 2);
         cur = to;
     }
+    if (partial) { /* the part of the block inside the window */
+        size_t a = blo > d->lo ? blo : d->lo, b = bhi < d->hi ? bhi : d->hi;
+        memcpy(d->out + (a - d->lo), out + (a - blo), b - a);
+    }
+}
+
+/* Bytes [lo, hi) of a repeating pattern of `period` bytes. */
+static void fill_pattern(uint8_t *out, size_t lo, size_t hi, const uint8_t *pat, size_t period)
+{
+    for (size_t i = lo; i < hi; i++) out[i - lo] = pat[i % period];
 }
 
 /* Decodes the chunk at src (avail bytes to the end of the buffer; `base` = its offset there) into
  * out, which has `room` bytes. *nbytes and *cbytes get the chunk's sizes. */
 static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *out, size_t room,
-                        int threads, size_t *nbytes_out, size_t *cbytes_out)
+                        size_t lo, size_t hi, int threads, size_t *nbytes_out, size_t *cbytes_out)
 {
     GBP_RETURN_ERROR_IF(avail < HDR_MIN, GPUBP_ERR_FORMAT,
                         "blosc buffer: offset %zu: %zu bytes left, a chunk header needs 16", base,
@@ -1015,6 +1031,8 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     size_t nbytes = (size_t)nb, cbytes = (size_t)cb, bsz = (size_t)bs;
     *nbytes_out = nbytes;
     *cbytes_out = cbytes;
+    if (hi > nbytes) hi = nbytes;
+    if (lo > hi) lo = hi;
 
     int filters[6] = {0, 0, 0, 0, 0, 0}, special = 0;
     if (extended) {
@@ -1042,7 +1060,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         GBP_RETURN_ERROR_IF(vts == 0 || vts > nbytes || nbytes % vts != 0, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: repeated-value chunk with a %zu-byte value "
                             "for %zu bytes", base, vts, nbytes);
-        for (size_t i = 0; i < nbytes; i += vts) memcpy(out + i, src + HDR_EXT, vts);
+        fill_pattern(out, lo, hi, src + HDR_EXT, vts);
         return GPUBP_OK;
     }
     if (special) {
@@ -1056,10 +1074,9 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
                                 "blosc buffer: offset %zu: NaN chunk with typesize %zu", base, ts);
             static const float fnan = NAN;
             static const double dnan = NAN;
-            for (size_t i = 0; i < nbytes; i += ts) memcpy(out + i, ts == 4 ? (const void *)&fnan
-                                                                          : (const void *)&dnan, ts);
+            fill_pattern(out, lo, hi, ts == 4 ? (const uint8_t *)&fnan : (const uint8_t *)&dnan, ts);
         } else {
-            memset(out, 0, nbytes); /* zeros; uninitialised also reads as zeros */
+            memset(out, 0, hi - lo); /* zeros; uninitialised also reads as zeros */
         }
         return GPUBP_OK;
     }
@@ -1067,7 +1084,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         GBP_RETURN_ERROR_IF(cbytes != nbytes + ov, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: memcpyed chunk of %zu bytes holds %zu", base,
                             cbytes, nbytes);
-        memcpy(out, src + ov, nbytes);
+        memcpy(out, src + ov + lo, hi - lo);
         return GPUBP_OK;
     }
     if (nbytes == 0) {
@@ -1099,6 +1116,8 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     d.ov = ov;
     d.base = base;
     d.out = out;
+    d.lo = lo;
+    d.hi = hi;
     d.nbytes = nbytes;
     d.bsz = bsz;
     d.nblocks = nblocks;
@@ -1109,19 +1128,26 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     memcpy(d.filters, filters, sizeof filters);
     d.nfilters = nfilters;
     d.err_block = SIZE_MAX;
-    int workers = gbp_pool_workers(threads, nblocks), rc = GPUBP_OK;
+    if (lo == hi) return GPUBP_OK; /* nothing of this chunk is wanted */
+    size_t jfirst = lo / bsz, jlast = (hi - 1) / bsz, ntasks = jlast - jfirst + 1;
+    int partial = lo % bsz != 0 || (hi % bsz != 0 && hi != nbytes);
+    int workers = gbp_pool_workers(threads, ntasks), rc = GPUBP_OK;
+    d.first = jfirst;
     d.s0 = gbp_calloc((size_t)workers, sizeof *d.s0);
     d.s1 = gbp_calloc((size_t)workers, sizeof *d.s1);
+    d.s2 = gbp_calloc((size_t)workers, sizeof *d.s2);
     d.zs = gbp_calloc((size_t)workers, sizeof *d.zs);
     d.zs_ready = gbp_calloc((size_t)workers, sizeof *d.zs_ready);
-    if (!d.s0 || !d.s1 || !d.zs || !d.zs_ready) rc = GPUBP_ERR_NOMEM;
+    if (!d.s0 || !d.s1 || !d.s2 || !d.zs || !d.zs_ready) rc = GPUBP_ERR_NOMEM;
+    for (int w = 0; rc == GPUBP_OK && w < workers && partial; w++)
+        if (!(d.s2[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
     for (int w = 0; rc == GPUBP_OK && w < workers && nfilters > 0; w++) {
         if (!(d.s0[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
         else if (nfilters > 1 && !(d.s1[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
     }
     if (rc == GPUBP_OK && pthread_mutex_init(&d.mu, NULL) != 0) rc = GPUBP_ERR_NOMEM;
     if (rc == GPUBP_OK) {
-        gbp_pool_run(workers, nblocks, decompress_task, &d);
+        gbp_pool_run(workers, ntasks, decompress_task, &d);
         pthread_mutex_destroy(&d.mu);
         if (d.err_block != SIZE_MAX) rc = gbp_error(d.err_rc, 0, "%s", d.err_msg);
     } else {
@@ -1130,18 +1156,21 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     for (int w = 0; w < workers; w++) {
         if (d.s0) gbp_free(d.s0[w]);
         if (d.s1) gbp_free(d.s1[w]);
+        if (d.s2) gbp_free(d.s2[w]);
         if (d.zs_ready && d.zs_ready[w]) inflateEnd(&d.zs[w]);
     }
     gbp_free(d.s0);
     gbp_free(d.s1);
+    gbp_free(d.s2);
     gbp_free(d.zs);
     gbp_free(d.zs_ready);
     return rc;
 }
 
-/* The DataHeader at src + at and what follows, to the end of the buffer (n bytes). */
+/* The DataHeader at src + at and what follows, to the end of the buffer (n bytes), which holds
+ * dstlen uncompressed bytes; the bytes [lo, hi) of them go to dst. */
 static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, size_t dstlen,
-                       int threads)
+                       size_t lo, size_t hi, int threads)
 {
     GBP_RETURN_ERROR_IF(n - at < 8, GPUBP_ERR_FORMAT,
                         "blosc buffer: offset %zu: %zu bytes left, the DataHeader needs 8", at,
@@ -1149,8 +1178,8 @@ static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, si
     uint32_t format = gbp_ld32(src + at), count = gbp_ld32(src + at + 4);
     size_t nbytes, cbytes;
     if (format != 0) { /* legacy: a single chunk where the DataHeader would be */
-        GBP_FORWARD_IF_ERROR(decode_chunk(src + at, n - at, at, dst, dstlen, threads, &nbytes,
-                                          &cbytes));
+        GBP_FORWARD_IF_ERROR(decode_chunk(src + at, n - at, at, dst, dstlen, lo, hi, threads,
+                                          &nbytes, &cbytes));
         GBP_RETURN_ERROR_IF(nbytes != dstlen, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: the chunk holds %zu bytes, %zu expected", at,
                             nbytes, dstlen);
@@ -1161,14 +1190,17 @@ static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, si
         GBP_RETURN_ERROR_IF(n - p != dstlen, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: %zu raw bytes, %zu expected", p, n - p,
                             dstlen);
-        if (dstlen) memcpy(dst, src + p, dstlen);
+        if (hi > lo) memcpy(dst, src + p + lo, hi - lo);
         return GPUBP_OK;
     }
     size_t produced = 0, found = 0;
     while (p < n) {
         size_t room = dstlen - produced;
         if (room > GBP_BLOSC_MAX_CHUNK) room = GBP_BLOSC_MAX_CHUNK;
-        GBP_FORWARD_IF_ERROR(decode_chunk(src + p, n - p, p, dst + produced, room, threads,
+        /* the window in this chunk's bytes (clipped to its size by decode_chunk) */
+        size_t clo = lo > produced ? lo - produced : 0, chi = hi > produced ? hi - produced : 0;
+        uint8_t *out = chi > clo ? dst + (produced + clo - lo) : dst;
+        GBP_FORWARD_IF_ERROR(decode_chunk(src + p, n - p, p, out, room, clo, chi, threads,
                                           &nbytes, &cbytes));
         produced += nbytes;
         p += cbytes;
@@ -1183,13 +1215,9 @@ static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, si
     return GPUBP_OK;
 }
 
-int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, int threads)
+/* The checks of the operator header (buffer version 1) shared by the decoders. */
+static int check_prefix(const uint8_t *s, size_t n, size_t dstlen)
 {
-    GBP_CHECK_ARG(src);
-    GBP_RETURN_ERROR_IF(dst == NULL && dstlen > 0, GPUBP_ERR_INVALID_ARG,
-                        "blosc: NULL destination for %zu bytes", dstlen);
-    GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
-    const uint8_t *s = src;
     GBP_RETURN_ERROR_IF(n < 4, GPUBP_ERR_FORMAT,
                         "blosc buffer: offset 0: %zu bytes, shorter than the operator header", n);
     GBP_RETURN_ERROR_IF(s[0] != 0, GPUBP_ERR_FORMAT,
@@ -1202,7 +1230,28 @@ int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, in
     GBP_RETURN_ERROR_IF(size != (uint64_t)dstlen, GPUBP_ERR_FORMAT,
                         "blosc buffer: offset 4: %llu uncompressed bytes, the metadata says %zu",
                         (unsigned long long)size, dstlen);
-    return decode_body(s, n, 15, dst, dstlen, threads);
+    return GPUBP_OK;
+}
+
+int gbp_blosc_decompress_range(const void *src, size_t n, size_t dstlen, size_t lo, size_t hi,
+                               void *dst, int threads)
+{
+    GBP_CHECK_ARG(src);
+    GBP_RETURN_ERROR_IF(lo > hi || hi > dstlen, GPUBP_ERR_INVALID_ARG,
+                        "blosc: range [%zu, %zu) of %zu bytes", lo, hi, dstlen);
+    GBP_RETURN_ERROR_IF(dst == NULL && hi > lo, GPUBP_ERR_INVALID_ARG,
+                        "blosc: NULL destination for %zu bytes", hi - lo);
+    GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
+    GBP_FORWARD_IF_ERROR(check_prefix(src, n, dstlen));
+    return decode_body(src, n, 15, dst, dstlen, lo, hi, threads);
+}
+
+int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, int threads)
+{
+    GBP_CHECK_ARG(src);
+    GBP_RETURN_ERROR_IF(dst == NULL && dstlen > 0, GPUBP_ERR_INVALID_ARG,
+                        "blosc: NULL destination for %zu bytes", dstlen);
+    return gbp_blosc_decompress_range(src, n, dstlen, 0, dstlen, dst, threads);
 }
 
 int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstlen, int threads)
@@ -1211,5 +1260,5 @@ int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstl
     GBP_RETURN_ERROR_IF(dst == NULL && dstlen > 0, GPUBP_ERR_INVALID_ARG,
                         "blosc: NULL destination for %zu bytes", dstlen);
     GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
-    return decode_body(src, n, 0, dst, dstlen, threads);
+    return decode_body(src, n, 0, dst, dstlen, 0, dstlen, threads);
 }

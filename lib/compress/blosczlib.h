@@ -108,6 +108,14 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e); /* NULL is fine */
  * outside dst, or allocates more than about twice dstlen. */
 int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, int threads);
 
+/* Decodes only the uncompressed bytes [lo, hi) of the buffer (which holds dstlen) into dst
+ * (hi - lo bytes): the framing and every chunk header are checked as by gbp_blosc_decompress,
+ * but only the Blosc2 blocks that hold those bytes are decoded (damage elsewhere goes unseen).
+ * The same statuses; GPUBP_ERR_INVALID_ARG for a range outside [0, dstlen]. Reentrant: several
+ * threads may decode ranges of one buffer at once (reading from a device read's I/O threads). */
+int gbp_blosc_decompress_range(const void *src, size_t n, size_t dstlen, size_t lo, size_t hi,
+                               void *dst, int threads);
+
 /* The payload of a blosc block in a BP4 file written by ADIOS2 before 2.8.0 (header version in
  * md.idx): no 15-byte prefix, it starts at the DataHeader; dstlen comes from characteristic 11. */
 int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstlen, int threads);

@@ -426,6 +426,44 @@ static void staged_misuse(void **state)
     gbp_blosc_enc_close(NULL);
 }
 
+/* Decoding a byte range gives the same bytes as the whole decode, for every layout: normal
+ * chunks (windows inside one block, across blocks and across chunks), memcpyed, special-zero,
+ * raw (under the threshold); a range outside the buffer is refused. */
+static void ranges(void **state)
+{
+    (void)state;
+    const size_t n = 120001;
+    uint8_t *src = malloc(n), *buf = malloc(gbp_blosc_bound(n) + 4096), *win = malloc(n);
+    for (int mc = 0; mc < 2; mc++) {
+        gbp_blosc_set_max_chunk(mc ? 50007 : 0);
+        for (int pat = 0; pat < NPAT; pat++)
+            for (int level = 0; level <= 1; level++) {
+                size_t m = pat == PAT_CONST ? 100 : n, len = 0; /* PAT_CONST: stored raw */
+                z_fill(src, m, 4, pat);
+                assert_int_equal(gbp_blosc_compress(src, m, 4, level, 1, 2, buf,
+                                                    gbp_blosc_bound(m) + 4096, &len), GPUBP_OK);
+                const size_t los[] = {0, 1, 32767, 32768, 50000, m - 1, m};
+                for (size_t a = 0; a < sizeof los / sizeof *los; a++)
+                    for (size_t span = 0; span < 70000; span = span * 3 + 1) {
+                        size_t lo = los[a] < m ? los[a] : m, hi = lo + span < m ? lo + span : m;
+                        memset(win, 0xEE, n);
+                        assert_int_equal(gbp_blosc_decompress_range(buf, len, m, lo, hi, win, 1 + mc),
+                                         GPUBP_OK);
+                        assert_memory_equal(win, src + lo, hi - lo);
+                        assert_int_equal(win[hi - lo], 0xEE);
+                    }
+                assert_int_equal(gbp_blosc_decompress_range(buf, len, m, 5, 4, win, 1),
+                                 GPUBP_ERR_INVALID_ARG);
+                assert_int_equal(gbp_blosc_decompress_range(buf, len, m, 0, m + 1, win, 1),
+                                 GPUBP_ERR_INVALID_ARG);
+            }
+    }
+    gbp_blosc_set_max_chunk(0);
+    free(src);
+    free(buf);
+    free(win);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +479,7 @@ int main(void)
         cmocka_unit_test(allocation_failures),
         cmocka_unit_test(staged_equals_whole),
         cmocka_unit_test(staged_misuse),
+        cmocka_unit_test(ranges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
