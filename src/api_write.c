@@ -618,6 +618,8 @@ void gbp_discard_step(gpubp_file *f)
         f->blocks[i].meta.str = NULL;
         gbp_free(f->blocks[i].owned);
         f->blocks[i].owned = NULL;
+        gbp_free(f->blocks[i].zahead);
+        f->blocks[i].zahead = NULL;
     }
     f->nblocks = 0;
     f->in_step = 0;

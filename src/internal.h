@@ -38,6 +38,9 @@ typedef struct gbp_wblock {
     uint64_t dimstore[3 * GBP_MAX_DIMS];
     uint64_t payload_len;
     bp4_op opstore;          /* meta.op -> opstore for compressed blocks */
+    uint8_t *zahead;         /* api_compress.c: its payload compressed ahead of its turn (owned,
+                              * freed by gbp_discard_step) */
+    size_t zahead_len;
     uint32_t subfile;
     int performed;
     int header_written;
@@ -188,6 +191,7 @@ int gbp_error_with_path(int rc, const char *path);
  * wb->payload_len to the bytes written, wb->meta.op and the min/max of the uncompressed values.
  * fname names fd in errors. */
 int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname);
+#define GBP_WBLOCK_HAS_ZAHEAD 1 /* api_compress.c compresses runs of small blocks at once */
 
 /* api_write.c */
 int gbp_writer_open(gpubp_file *f);
