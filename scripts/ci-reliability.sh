@@ -3,7 +3,8 @@
 #   1. clang + GPUBP_FUZZ=ON: every fuzz target for FUZZ_SECONDS on the checked-in corpus
 #      (ASan + UBSan + LeakSanitizer); any finding that is not a known, reported bug fails.
 #   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault).
-#   3. valgrind memcheck (definite leaks and memory errors) on the core tests.
+#   3. valgrind memcheck (definite leaks and memory errors) on the core tests; memory errors of
+#      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
 # the script unless GPUBP_CI_STRICT_KNOWN=1.
 # Environment: FUZZ_SECONDS (default 20), JOBS (default 2), BUILD_PREFIX (default build-rel-ci).
@@ -103,6 +104,27 @@ if command -v valgrind >/dev/null 2>&1; then
                 bad "valgrind: fuzz_replay_$t (see $prefix-vg/replay-$t.log)"
             fi
         done
+        # the MPI tests (issue 8) under mpiexec -n 2, each rank in valgrind: memory errors only.
+        # OpenMPI keeps memory until exit (leaks are checked by the ASan stage with
+        # tests/mpi/lsan.supp) and PMIx writes padding bytes (tests/mpi/valgrind.supp).
+        if command -v mpiexec >/dev/null 2>&1 &&
+            cmake --build "$prefix-vg" -j"$jobs" --target test_mpi gpubpls >>"$prefix-vg/ci-build.log" 2>&1 &&
+            [ -x "$prefix-vg/tests/mpi/test_mpi" ]; then
+            ompisupp=/usr/share/openmpi/openmpi-valgrind.supp
+            for c in decomp device failure; do
+                OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                    OMPI_MCA_btl_vader_single_copy_mechanism=none GPUBP_TEST_TMP="$prefix-vg/mpi-$c" \
+                    GPUBP_BP4CHECK="$shared/tools/bp4check.py" timeout 300 \
+                    mpiexec -n 2 --oversubscribe valgrind -q --error-exitcode=99 --leak-check=no \
+                    $( [ -f $ompisupp ] && echo --suppressions=$ompisupp ) \
+                    --suppressions="$src/tests/mpi/valgrind.supp" "$prefix-vg/tests/mpi/test_mpi" $c \
+                    "$prefix-vg/tools/gpubpls" "$src/tests/mpi/golden" >"$prefix-vg/mpi-$c.log" 2>&1 ||
+                    { bad "valgrind: test_mpi $c -n 2 (see $prefix-vg/mpi-$c.log)"; tail -20 "$prefix-vg/mpi-$c.log"; }
+                tail -1 "$prefix-vg/mpi-$c.log"
+            done
+        else
+            echo "no MPI (or no libgpubp_mpi): the MPI tests under valgrind skipped"
+        fi
     fi
 else
     echo "valgrind not found: memcheck skipped"
