@@ -247,3 +247,28 @@ done:
     gbp_blosc_enc_close(e);
     return rc < 0 ? rc : GPUBP_OK;
 }
+
+/* ---- reads into device memory ------------------------------------------------------------------
+ * The block's uncompressed bytes are never all on the host: each pool slot gets, on an I/O
+ * thread, the decoded bytes of the span it needs (the Blosc2 blocks that hold them, decoded on
+ * the compression threads), and its host-to-device copy runs while the next slots are decoded. */
+typedef struct zfill {
+    const uint8_t *z;
+    size_t zlen, raw;
+    int threads;
+} zfill;
+
+static int zfill_fn(void *ctx, uint8_t *slot, size_t off, size_t len)
+{
+    const zfill *c = ctx;
+    return gbp_blosc_decompress_range(c->z, c->zlen, c->raw, off, off + len, slot, c->threads);
+}
+
+int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
+                               size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox)
+{
+    zfill c = {z, zlen, raw, f->params.compress_threads};
+    int rc = gbp_mem_read_fill(f->mem, zfill_fn, &c, es, fbox, dst, dbox);
+    int rc2 = gbp_mem_sync(f->mem); /* z and c are the caller's until every fill is done */
+    return rc != GPUBP_OK ? rc : rc2;
+}

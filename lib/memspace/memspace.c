@@ -75,6 +75,8 @@ typedef struct job {
     size_t elsize;
     void *dst;
     const void *src; /* host jobs: the user's bytes (write) */
+    gbp_fill_fn fill; /* device reads: produces the span instead of a pread (fill_ctx) */
+    void *fill_ctx;
 } job;
 
 typedef struct mm_pending {
@@ -470,7 +472,7 @@ static int run_job(gbp_mem *m, job *j)
         return gbp_pread_all(j->fd, j->dst, j->len, j->off, "data file");
     }
     slot *s = &m->slots[j->slot];
-    size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
+    size_t shift = m->params.direct_io && !j->fill ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
     if (!j->is_read) {
         GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
         if (has_error(m)) return GPUBP_OK; /* an earlier failure: write nothing more */
@@ -490,7 +492,10 @@ static int run_job(gbp_mem *m, job *j)
         return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
                          "(injected)", (unsigned long long)j->off, strerror(EIO));
     int done = 0;
-    if (m->params.direct_io) {
+    if (j->fill) {
+        GBP_FORWARD_IF_ERROR(j->fill(j->fill_ctx, s->buf, j->span_off, j->len));
+        done = 1;
+    } else if (m->params.direct_io) {
         pthread_mutex_lock(&m->lock);
         int dfd = direct_fd_locked(m, j->fd, 1);
         pthread_mutex_unlock(&m->lock);
@@ -1100,7 +1105,7 @@ static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 
 /* ---- reads ----------------------------------------------------------------------------------- */
 static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gbp_box *fbox,
-                       void *dst, const gbp_box *dbox)
+                       void *dst, const gbp_box *dbox, gbp_fill_fn fill, void *fill_ctx)
 {
     GBP_FORWARD_IF_ERROR(pool_open(m));
     GBP_RETURN_ERROR_IF(elsize == 0, GPUBP_ERR_INVALID_ARG, "gbp_mem_read: element size 0");
@@ -1128,6 +1133,8 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
         j.span_off = c.span_off;
         j.elsize = elsize;
         j.dst = dst;
+        j.fill = fill;
+        j.fill_ctx = fill_ctx;
         submit(m, &j);
     }
     return GPUBP_OK;
@@ -1166,7 +1173,7 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
 {
     if (sp == GPUBP_MEM_GPU) {
         if (!dev_open(m)) return device_unsupported(m);
-        return device_read(m, fd, off, elsize, fbox, dst, dbox);
+        return device_read(m, fd, off, elsize, fbox, dst, dbox, NULL, NULL);
     }
     if (!gbp_box_is_contiguous(fbox) && gbp_box_elements(fbox) > 0) {
         /* a strided sub-box: read spans of the file into the bounce buffer and scatter the runs,
@@ -1192,6 +1199,13 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
     }
     read_ctx c = {m, fd, off, dst};
     return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
+}
+
+int gbp_mem_read_fill(gbp_mem *m, gbp_fill_fn fill, void *ctx, size_t elsize, const gbp_box *fbox,
+                      void *dst, const gbp_box *dbox)
+{
+    if (!dev_open(m)) return device_unsupported(m);
+    return device_read(m, -1, 0, elsize, fbox, dst, dbox, fill, ctx);
 }
 
 /* ---- synchronous small copies ---------------------------------------------------------------- */

@@ -59,6 +59,16 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
 int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t elsize,
                  const gbp_box *fbox, void *dst, const gbp_box *dbox);
 
+/* Device reads whose bytes are produced on the host (decompression): as gbp_mem_read into device
+ * memory, but the bytes [off, off + len) of the dense packed block (dims fbox->dims) that a slot
+ * needs are written into the slot by fill(ctx, slot, off, len) on an I/O thread — several at
+ * once, in any order — instead of being read from a file; the host-to-device copies out of the
+ * slots overlap the next fills. fill returns a status (its failure is kept and reported by
+ * gbp_mem_sync). ctx and what it points to must stay valid until gbp_mem_sync returns. */
+typedef int (*gbp_fill_fn)(void *ctx, uint8_t *slot, size_t off, size_t len);
+int gbp_mem_read_fill(gbp_mem *m, gbp_fill_fn fill, void *ctx, size_t elsize, const gbp_box *fbox,
+                      void *dst, const gbp_box *dbox);
+
 /* Copies the box sbox of the host array `src` into the box dbox (same counts) of dst in space sp.
  * Synchronous. Used for values from metadata, decompressed blocks, transposed reads. */
 int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t elsize,

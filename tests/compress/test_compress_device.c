@@ -4,8 +4,8 @@
  * host memory gives — data.0 and md.0 byte for byte — for every shuffle, smooth, random (chunks
  * that do not shrink, rewritten raw) and zero (special chunks) data, strided device buffers
  * (memory selections), blocks cut into many pieces and into several Blosc2 chunks, and many
- * small blocks. Failures injected mid-copy and mid-write fail the step and leave the committed
- * steps readable. */
+ * small blocks; read back into device memory (whole and sub-boxes). Failures injected mid-copy and
+ * mid-write fail the step and leave the committed steps readable. */
 #include "test_support.h"
 
 #include <math.h>
@@ -161,6 +161,46 @@ static void check_values(const char *path, float **host)
     TS_OK(gpubp_close(r));
 }
 
+/* Reads every spec back into (simulated) device memory, whole and as a sub-box that starts and
+ * ends inside Blosc2 blocks, through a pool of small slots (decoded span by span). */
+static void check_values_device(const char *path, float **host)
+{
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS,
+                     "device=simulated,gpu_layout=row_major,chunk_mib=1,pool_slots=3"));
+    for (size_t k = 0; k < NSPECS; k++) {
+        const spec *s = &specs[k];
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, r, s->name));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        size_t n = s->strided ? s->n * 100 : s->n;
+        float *back = gbp_sim_alloc(n * 4);
+        for (size_t step = 0; step < 2; step++) {
+            const float *want = host[k] + step * (s->strided ? s->n * 102 : s->n);
+            TS_OK(gpubp_set_step_selection(v, step, 1));
+            if (s->strided) {
+                size_t st[2] = {s->n / 3, 7}, ct[2] = {s->n / 2, 50};
+                TS_OK(gpubp_set_selection(v, 2, st, ct));
+                TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+                for (size_t row = 0; row < ct[0]; row++)
+                    assert_memory_equal(back + row * 50, want + (st[0] + row) * 102 + 1 + 7, 200);
+                continue;
+            }
+            size_t st[1] = {0}, ct[1] = {n};
+            TS_OK(gpubp_set_selection(v, 1, st, ct));
+            TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+            assert_memory_equal(back, want, n * 4);
+            st[0] = n / 3 + 1;
+            ct[0] = n / 2;
+            TS_OK(gpubp_set_selection(v, 1, st, ct));
+            TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+            assert_memory_equal(back, want + st[0], ct[0] * 4);
+        }
+        gbp_sim_free(back);
+    }
+    TS_OK(gpubp_close(r));
+}
+
 static void run_case(const char *tag, const char *dev_params, int max_chunk)
 {
     char hp[64], dp[64];
@@ -175,6 +215,7 @@ static void run_case(const char *tag, const char *dev_params, int max_chunk)
     same_file(host_path, dev_path, "data.0");
     same_file(host_path, dev_path, "md.0");
     check_values(dev_path, host);
+    check_values_device(dev_path, host);
     assert_int_equal(ts_bp4check(dev_path), 0);
     free_data(host);
 }
