@@ -1,11 +1,18 @@
 /* gpubp-bench --compress zlib: end-to-end throughput of the zlib operator through the public API
  * on 1, 2 and all cores, and the compression ratio, on a smooth float field and on random data.
  *   gpubp-bench --compress zlib --dir D [--mib-per-step N (64)] [--steps S (2)] [--repeat R (3)]
- *               [--shuffle byte|bit|none] [--level L (1)]
+ *               [--shuffle byte|bit|none] [--level L (1)] [--mem host|gpu] [--params P]
  * One line per data kind and thread count:
  *   data=smooth threads=T write_MBps=<x> read_MBps=<y> ratio=<r>
  * (MB = 10^6 bytes of uncompressed data; medians over the repetitions; ratio = bytes put / bytes
- * of data.0). */
+ * of data.0). With --mem gpu the field lives in device memory and is put from there (the staged
+ * path: pieces compressed as they land in the pinned pool) and read back into device memory; each
+ * repetition also measures, in the same run, the copy-then-compress baseline: the field copied
+ * to host memory (cudaMemcpy into a pageable buffer) and written from there, and read into host
+ * memory then copied to the device. The line then reads
+ *   data=smooth mem=gpu threads=T write_MBps=<x> base_write_MBps=<b> read_MBps=<y>
+ *   base_read_MBps=<c> ratio=<r>
+ * --params is passed to gpubp_open (for example device=simulated where a build has it). */
 #include "bench_compress.h"
 
 #include <gpubp.h>
@@ -18,6 +25,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "bench_dev.h"
 
 static double now_s(void)
 {
@@ -47,58 +56,80 @@ static double median(double *v, int n)
         }                                                                                  \
     } while (0)
 
-/* One write + read of `steps` steps of n floats; returns 0 and the times and the file size. */
-static int run_once(const char *path, const float *data, size_t n, size_t steps, int threads,
-                    int level, const char *shuffle, double *tw, double *tr, double *bytes)
+typedef struct zrun {
+    const char *path, *params, *shuffle;
+    size_t n, steps;
+    int threads, level;
+    const float *host;  /* the field (host copy, the reference) */
+    void *dev;          /* the field in device memory (--mem gpu), or NULL */
+    float *hbuf;        /* pageable host buffer of n floats (baselines, host reads) */
+    void *dback;        /* device buffer for reads (--mem gpu) */
+} zrun;
+
+/* Writes `steps` steps of the field: from device memory (dev), from host memory, or copied from
+ * the device to host memory first (base: the copy-then-compress baseline). */
+static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *bytes)
 {
     char ops[128];
-    snprintf(ops, sizeof ops, "level=%d,shuffle=%s,threads=%d", level, shuffle, threads);
+    snprintf(ops, sizeof ops, "level=%d,shuffle=%s,threads=%d", z->level, z->shuffle, z->threads);
     double t0 = now_s();
     gpubp_file *w;
     gpubp_variable *v;
-    size_t shape[1] = {n}, start[1] = {0};
-    CHECK(gpubp_open(&w, path, GPUBP_MODE_WRITE, NULL));
+    size_t shape[1] = {z->n}, start[1] = {0};
+    CHECK(gpubp_open(&w, z->path, GPUBP_MODE_WRITE, z->params));
     CHECK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+    CHECK(gpubp_set_memory_space(v, from_dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
     CHECK(gpubp_variable_add_operation(v, "zlib", ops));
-    for (size_t s = 0; s < steps; s++) {
+    for (size_t s = 0; s < z->steps; s++) {
+        const void *src = from_dev ? z->dev : (const void *)z->host;
+        if (base) {
+            if (bench_dev_download(z->hbuf, z->dev, z->n * sizeof(float))) return -1;
+            src = z->hbuf;
+        }
         CHECK(gpubp_begin_step(w));
-        CHECK(gpubp_put(w, v, data, GPUBP_SYNC));
+        CHECK(gpubp_put(w, v, src, GPUBP_SYNC));
         CHECK(gpubp_end_step(w));
     }
     CHECK(gpubp_close(w));
-    double t1 = now_s();
+    *secs = now_s() - t0;
     char dpath[4200];
-    snprintf(dpath, sizeof dpath, "%s/data.0", path);
+    snprintf(dpath, sizeof dpath, "%s/data.0", z->path);
     struct stat st;
     if (stat(dpath, &st) != 0) return -1;
-    float *back = malloc(n * sizeof *back);
-    if (!back) return -1;
+    *bytes = (double)st.st_size;
+    return 0;
+}
+
+/* Reads every step back: into device memory (to_dev), into host memory, or into host memory
+ * then copied to the device (base). Checks the last step's values. */
+static int zread(const zrun *z, int to_dev, int base, double *secs)
+{
+    double t0 = now_s();
     gpubp_file *r;
-    CHECK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    gpubp_variable *v;
+    CHECK(gpubp_open(&r, z->path, GPUBP_MODE_READ_RANDOM_ACCESS, z->params));
     CHECK(gpubp_inquire_variable(&v, r, "field"));
-    for (size_t s = 0; s < steps; s++) {
+    CHECK(gpubp_set_memory_space(v, to_dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+    for (size_t s = 0; s < z->steps; s++) {
         CHECK(gpubp_set_step_selection(v, s, 1));
-        CHECK(gpubp_get(r, v, back, GPUBP_SYNC));
+        CHECK(gpubp_get(r, v, to_dev ? z->dback : (void *)z->hbuf, GPUBP_SYNC));
+        if (base && bench_dev_upload(z->dback, z->hbuf, z->n * sizeof(float))) return -1;
     }
     CHECK(gpubp_close(r));
-    double t2 = now_s();
-    int same = !memcmp(back, data, n * sizeof *back);
-    free(back);
-    if (!same) {
+    *secs = now_s() - t0;
+    if (to_dev && bench_dev_download(z->hbuf, z->dback, z->n * sizeof(float))) return -1;
+    if (memcmp(z->hbuf, z->host, z->n * sizeof(float))) {
         fprintf(stderr, "gpubp-bench: data read back differs\n");
         return -1;
     }
-    *tw = t1 - t0;
-    *tr = t2 - t1;
-    *bytes = (double)st.st_size;
     return 0;
 }
 
 int gpubp_bench_compress(int argc, char **argv)
 {
-    const char *dir = NULL, *shuffle = "byte";
+    const char *dir = NULL, *shuffle = "byte", *params = NULL;
     size_t mib = 64, steps = 2;
-    int repeat = 3, level = 1;
+    int repeat = 3, level = 1, gpu = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--compress") && v) {
@@ -113,28 +144,51 @@ int gpubp_bench_compress(int argc, char **argv)
         else if (!strcmp(a, "--repeat") && v) repeat = atoi(argv[++i]);
         else if (!strcmp(a, "--shuffle") && v) shuffle = argv[++i];
         else if (!strcmp(a, "--level") && v) level = atoi(argv[++i]);
+        else if (!strcmp(a, "--params") && v) params = argv[++i];
+        else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host"))) gpu = !strcmp(argv[++i], "gpu");
         else {
             fprintf(stderr, "usage: gpubp-bench --compress zlib --dir D [--mib-per-step N] "
-                            "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L]\n");
+                            "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L] "
+                            "[--mem host|gpu] [--params P]\n");
             return 2;
         }
     }
-    if (!dir || mib == 0 || steps == 0 || repeat < 1) {
+    if (!dir || mib == 0 || steps == 0 || repeat < 1 || repeat > 101) {
         fprintf(stderr, "gpubp-bench --compress: --dir is required; sizes must be positive\n");
         return 2;
     }
-    size_t n = (mib << 20) / sizeof(float);
-    float *data = malloc(n * sizeof *data);
-    if (!data) return 1;
+    zrun z;
+    memset(&z, 0, sizeof z);
+    z.n = (mib << 20) / sizeof(float);
+    z.steps = steps;
+    z.level = level;
+    z.shuffle = shuffle;
+    z.params = params;
+    size_t bytes = z.n * sizeof(float);
+    float *data = malloc(bytes);
+    z.hbuf = malloc(bytes);
+    if (!data || !z.hbuf) return 1;
+    z.host = data;
+    if (gpu) {
+        const char *why = "";
+        if (!bench_dev_init(&why)) {
+            fprintf(stderr, "gpubp-bench: --mem gpu: %s\n", why);
+            return 1;
+        }
+        z.dev = bench_dev_alloc(bytes);
+        z.dback = bench_dev_alloc(bytes);
+        if (!z.dev || !z.dback) return 1;
+    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int counts[3] = {1, 2, (int)(cores > 0 ? cores : 1)};
     int ncounts = counts[2] > 2 ? 3 : (counts[2] == 2 ? 2 : 1);
     char path[4096];
     snprintf(path, sizeof path, "%s/compress_bench.bp", dir);
+    z.path = path;
     for (int kind = 0; kind < 2; kind++) {
         /* smooth: a 3-D product of sines on a 256 x 256 x ... grid; random: xorshift bits */
         uint32_t x = 2463534242u;
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < z.n; i++) {
             if (kind == 0) {
                 size_t a = i % 256, b = (i / 256) % 256, c = i / 65536;
                 data[i] = (float)(sin(0.05 * (double)a) * cos(0.03 * (double)b) *
@@ -146,23 +200,39 @@ int gpubp_bench_compress(int argc, char **argv)
                 memcpy(&data[i], &x, sizeof x);
             }
         }
+        if (gpu && bench_dev_upload(z.dev, data, bytes)) return 1;
         for (int c = 0; c < ncounts; c++) {
-            double *tw = calloc((size_t)repeat, sizeof *tw), *tr = calloc((size_t)repeat, sizeof *tr);
-            double bytes = 0;
-            if (!tw || !tr) return 1;
-            for (int r = 0; r < repeat; r++)
-                if (run_once(path, data, n, steps, counts[c], level, shuffle, &tw[r], &tr[r],
-                             &bytes) != 0)
+            double tw[101], tr[101], bw[101], br[101], fbytes = 0, b2 = 0;
+            z.threads = counts[c];
+            for (int r = 0; r < repeat; r++) {
+                if (gpu) { /* the baseline first, then the library's device path, same run */
+                    if (zwrite(&z, 0, 1, &bw[r], &b2) || zread(&z, 0, 1, &br[r])) return 1;
+                }
+                if (zwrite(&z, gpu, 0, &tw[r], &fbytes) || zread(&z, gpu, 0, &tr[r])) return 1;
+                if (gpu && b2 != fbytes) {
+                    fprintf(stderr, "gpubp-bench: device and host writes differ in size\n");
                     return 1;
-            double raw = (double)n * sizeof(float) * (double)steps;
-            printf("data=%s threads=%d write_MBps=%.1f read_MBps=%.1f ratio=%.3f\n",
-                   kind ? "random" : "smooth", counts[c], raw / median(tw, repeat) / 1e6,
-                   raw / median(tr, repeat) / 1e6, raw / bytes);
+                }
+            }
+            double raw = (double)bytes * (double)steps;
+            if (gpu)
+                printf("data=%s mem=gpu threads=%d write_MBps=%.1f base_write_MBps=%.1f "
+                       "read_MBps=%.1f base_read_MBps=%.1f ratio=%.3f\n",
+                       kind ? "random" : "smooth", counts[c], raw / median(tw, repeat) / 1e6,
+                       raw / median(bw, repeat) / 1e6, raw / median(tr, repeat) / 1e6,
+                       raw / median(br, repeat) / 1e6, raw / fbytes);
+            else
+                printf("data=%s threads=%d write_MBps=%.1f read_MBps=%.1f ratio=%.3f\n",
+                       kind ? "random" : "smooth", counts[c], raw / median(tw, repeat) / 1e6,
+                       raw / median(tr, repeat) / 1e6, raw / fbytes);
             fflush(stdout);
-            free(tw);
-            free(tr);
         }
     }
+    if (gpu) {
+        bench_dev_free(z.dev);
+        bench_dev_free(z.dback);
+    }
     free(data);
+    free(z.hbuf);
     return 0;
 }

@@ -109,3 +109,13 @@ extern "C" double bench_copy_GBps(int d2h, size_t total, size_t chunk)
     if (host) bench_pinned_free(host);
     return gbps;
 }
+
+extern "C" int bench_dev_upload(void *dev, const void *host, size_t n)
+{
+    return ok(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice), "cudaMemcpy H2D") ? 0 : -1;
+}
+
+extern "C" int bench_dev_download(void *host, const void *dev, size_t n)
+{
+    return ok(cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost), "cudaMemcpy D2H") ? 0 : -1;
+}

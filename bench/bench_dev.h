@@ -22,6 +22,9 @@ void bench_pinned_free(void *p);
 /* Pinned <-> device copy bandwidth in GB/s: `total` bytes in copies of `chunk` bytes on one
  * stream, timed with events. d2h 1: device to host. */
 double bench_copy_GBps(int d2h, size_t total, size_t chunk);
+/* Synchronous copies between host memory (pageable) and device memory; 0 on success. */
+int bench_dev_upload(void *dev, const void *host, size_t n);
+int bench_dev_download(void *host, const void *dev, size_t n);
 
 #ifdef __cplusplus
 }

@@ -13,3 +13,5 @@ long bench_dev_check(const double *p, size_t n, double salt) { (void)p; (void)n;
 void *bench_pinned_alloc(size_t bytes) { (void)bytes; return NULL; }
 void bench_pinned_free(void *p) { (void)p; }
 double bench_copy_GBps(int d2h, size_t total, size_t chunk) { (void)d2h; (void)total; (void)chunk; return -1; }
+int bench_dev_upload(void *dev, const void *host, size_t n) { (void)dev; (void)host; (void)n; return -1; }
+int bench_dev_download(void *host, const void *dev, size_t n) { (void)host; (void)dev; (void)n; return -1; }
