@@ -8,6 +8,8 @@
  *       device      device data through the simulated device (both GPU layouts)
  *       failure     one rank's put fails mid-step: end_step fails on every rank; committed steps
  *                   stay readable and the next step commits
+ *       sparse      a variable of the last rank only, a value in one step only, an attribute of
+ *                   one rank only, aggregators=8 (more than ranks)
  *
  * Every dataset written is then checked the same way (check_dataset): bp4check.py; read back
  * exactly, serially (plain gpubp_open on rank 0, step mode and random access) and in parallel by
@@ -640,13 +642,104 @@ static void case_failure(void)
     check_dataset(path, "failure", tags, 2, NULL);
 }
 
+/* Sparse contributions, with more aggregators than ranks (aggregators=8: one subfile per rank):
+ * "onlylast", a local array only the last rank defines, is put in steps 0 and 2; "sometimes", a
+ * value only the last rank puts, in step 1 only; "rank1attr" is defined on rank 1 (or the only
+ * rank) only; "a" is a global array of every rank. Read back serially and by every rank. */
+static void check_sparse(gpubp_file *f, int p, int q)
+{
+    gpubp_variable *v;
+    size_t n = 0, ds = 0, nb = 0;
+    MT_OK(gpubp_steps(f, &n));
+    MT_CHECK(n == 3, "sparse: %zu steps", n);
+    MT_OK(gpubp_inquire_variable(&v, f, "onlylast"));
+    MT_OK(gpubp_variable_steps(v, &n));
+    MT_CHECK(n == 2, "onlylast: in %zu steps, expected 2", n);
+    for (size_t s = 0; s < 2; s++) {
+        MT_OK(gpubp_variable_dataset_step(v, s, &ds));
+        MT_CHECK(ds == 2 * s, "onlylast: its step %zu is dataset step %zu", s, ds);
+        MT_OK(gpubp_variable_blocks(v, s, &nb));
+        MT_CHECK(nb == 1, "onlylast step %zu: %zu blocks", s, nb);
+        double d[2] = {0, 0};
+        MT_OK(gpubp_set_step_selection(v, s, 1));
+        MT_OK(gpubp_set_block_selection(v, 0));
+        MT_OK(gpubp_get(f, v, d, GPUBP_SYNC));
+        MT_CHECK(d[0] == (double)ds + 0.5 && d[1] == (double)ds + 1.5, "onlylast step %zu", s);
+    }
+    MT_OK(gpubp_inquire_variable(&v, f, "sometimes"));
+    MT_OK(gpubp_variable_steps(v, &n));
+    MT_OK(gpubp_variable_dataset_step(v, 0, &ds));
+    MT_CHECK(n == 1 && ds == 1, "sometimes: %zu steps, first at %zu", n, ds);
+    int32_t x = -1;
+    MT_OK(gpubp_get(f, v, &x, GPUBP_SYNC));
+    MT_CHECK(x == (p - 1) * 10 + 1, "sometimes = %d", x);
+    MT_OK(gpubp_attribute_data(f, "rank1attr", &x));
+    MT_CHECK(x == 1, "rank1attr = %d", x);
+    MT_OK(gpubp_inquire_variable(&v, f, "a"));
+    for (size_t s = 0; s < 3; s++) {
+        size_t st, c;
+        int32_t got[64];
+        mc_reader_box(2 * (size_t)p, q, p, &st, &c);
+        MT_OK(gpubp_variable_blocks(v, s, &nb));
+        MT_CHECK(nb == (size_t)p, "a step %zu: %zu blocks", s, nb);
+        MT_OK(gpubp_set_step_selection(v, s, 1));
+        MT_OK(gpubp_set_selection(v, 1, &st, &c));
+        MT_OK(gpubp_get(f, v, got, GPUBP_SYNC));
+        for (size_t i = 0; i < c; i++) {
+            size_t g = st + i;
+            MT_CHECK(got[i] == (int32_t)((g / 2) * 10 + s + g % 2), "a step %zu [%zu] = %d", s, g,
+                     got[i]);
+        }
+    }
+}
+
+static void case_sparse(void)
+{
+    int p = mt_size(), r = mt_rank();
+    const char *path = mt_path("sparse.bp");
+    gpubp_file *f;
+    gpubp_variable *a, *last = NULL, *some;
+    MT_OK(gpubp_open_mpi(&f, path, GPUBP_MODE_WRITE, "aggregators=8", MPI_COMM_WORLD));
+    size_t sh = 2 * (size_t)p, st = 2 * (size_t)r, two = 2;
+    MT_OK(gpubp_define_variable(&a, f, "a", GPUBP_TYPE_INT32, 1, &sh, &st, &two));
+    if (r == p - 1)
+        MT_OK(gpubp_define_variable(&last, f, "onlylast", GPUBP_TYPE_DOUBLE, 1, NULL, NULL, &two));
+    if (r == 1 % p) {
+        int32_t one = 1;
+        MT_OK(gpubp_define_attribute(f, "rank1attr", GPUBP_TYPE_INT32, &one, 1));
+    }
+    MT_OK(gpubp_define_variable(&some, f, "sometimes", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    for (int s = 0; s < 3; s++) {
+        int32_t x[2] = {r * 10 + s, r * 10 + s + 1};
+        double d[2] = {s + 0.5, s + 1.5};
+        MT_OK(gpubp_begin_step(f));
+        MT_OK(gpubp_put(f, a, x, GPUBP_SYNC));
+        if (last && s != 1) MT_OK(gpubp_put(f, last, d, GPUBP_SYNC));
+        if (s == 1 && r == p - 1) MT_OK(gpubp_put(f, some, &x[0], GPUBP_SYNC));
+        MT_OK(gpubp_end_step(f));
+    }
+    MT_OK(gpubp_close(f));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (r == 0) {
+        MT_CHECK(mt_bp4check(path) == 0, "bp4check.py %s", path);
+        int n = mt_count_subfiles(path);
+        MT_CHECK(n == p, "aggregators=8 with %d ranks: %d data subfiles, expected %d", p, n, p);
+        MT_OK(gpubp_open(&f, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+        check_sparse(f, p, 0);
+        MT_OK(gpubp_close(f));
+    }
+    MT_OK(gpubp_open_mpi(&f, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL, MPI_COMM_WORLD));
+    check_sparse(f, p, r);
+    MT_OK(gpubp_close(f));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc < 3) {
         if (mt_rank() == 0)
             fprintf(stderr, "usage: mpiexec -n P test_mpi decomp|aggregators|append|device|"
-                            "failure GPUBPLS [GOLDEN_DIR]\n");
+                            "failure|sparse GPUBPLS [GOLDEN_DIR]\n");
         MPI_Finalize();
         return 2;
     }
@@ -659,7 +752,8 @@ int main(int argc, char **argv)
                  {"aggregators", case_aggregators},
                  {"append", case_append},
                  {"device", case_device},
-                 {"failure", case_failure}};
+                 {"failure", case_failure},
+                 {"sparse", case_sparse}};
     int found = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0) {
