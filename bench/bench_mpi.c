@@ -51,6 +51,8 @@
 #include <gpubp/comm.h>
 #include <gpubp/mpi.h>
 
+#include "bench_util.h"
+
 #define MAX_LIST 16
 #define MAX_REPEAT 64
 #define MAX_STEPS 1024
@@ -66,24 +68,6 @@ typedef struct opts {
 
 static int rank, nranks;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void die(const char *what, int rc)
 {
@@ -148,21 +132,21 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     gpubp_variable *v[64];
     if (rank == 0) remove_dataset(path);
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = now();
+    double t0 = bench_now();
     gpubp_file *f;
     OK(gpubp_open_mpi(&f, path, GPUBP_MODE_WRITE, params, MPI_COMM_WORLD));
     define_vars(f, o->vars, shape, start, n, v);
     for (size_t s = 0; s < o->steps; s++) {
-        double ts = now();
+        double ts = bench_now();
         OK(gpubp_begin_step(f));
         for (size_t i = 0; i < o->vars; i++) OK(gpubp_put(f, v[i], data + i * n, GPUBP_DEFERRED));
         OK(gpubp_end_step(f));
-        double dt = now() - ts;
+        double dt = bench_now() - ts;
         MPI_Allreduce(&dt, &res->step_s[s], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
     OK(gpubp_close(f));
     MPI_Barrier(MPI_COMM_WORLD);
-    res->total_s = now() - t0;
+    res->total_s = bench_now() - t0;
     if (rank == 0) {
         char p[4400];
         snprintf(p, sizeof p, "%s/md.0", path);
@@ -181,9 +165,9 @@ static void run_config(const opts *o, const char *path, const char *params, doub
         OK(gpubp_begin_step(f));
         for (size_t i = 0; i < o->vars; i++) OK(gpubp_put(f, v[i], data + i, GPUBP_SYNC));
         MPI_Barrier(MPI_COMM_WORLD); /* every rank arrives together: rank 0 times the merge */
-        double ts = now();
+        double ts = bench_now();
         OK(gpubp_end_step(f));
-        res->md_s[s] = now() - ts;
+        res->md_s[s] = bench_now() - ts;
     }
     OK(gpubp_close(f));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -205,7 +189,7 @@ static double raw_run(const opts *o, const double *data, int own)
         snprintf(p, sizeof p, "%s/raw.shared", o->dir);
     if (rank == 0 || own) unlink(p);
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = now();
+    double t0 = bench_now();
     int fd = open(p, O_WRONLY | O_CREAT, 0644);
     if (fd < 0) die("open (raw baseline)", GPUBP_ERR_IO);
     for (size_t s = 0; s < o->steps; s++) {
@@ -219,7 +203,7 @@ static double raw_run(const opts *o, const double *data, int own)
     }
     close(fd);
     MPI_Barrier(MPI_COMM_WORLD);
-    double secs = now() - t0;
+    double secs = bench_now() - t0;
     if (!o->keep) unlink(p);
     return (double)bytes * (double)o->steps * nranks / secs / 1e9;
 }
@@ -247,7 +231,7 @@ static int weak_scaling(const opts *o)
             run_config(o, path, params, data, &res[rep * ncfg + c]);
         }
     }
-    double raw_own = median(own, (size_t)o->repeat), raw_shared = median(shared, (size_t)o->repeat);
+    double raw_own = bench_median(own, (size_t)o->repeat), raw_shared = bench_median(shared, (size_t)o->repeat);
     if (rank == 0)
         printf("baseline ranks=%d: raw_own_GBps=%.3f raw_shared_GBps=%.3f\n", nranks, raw_own,
                raw_shared);
@@ -263,14 +247,14 @@ static int weak_scaling(const opts *o)
             memcpy(mds + (size_t)rep * o->steps, r->md_s, o->steps * sizeof(double));
             md0 = r->md0_bytes;
         }
-        double g = median(gbps, (size_t)o->repeat);
+        double g = bench_median(gbps, (size_t)o->repeat);
         double per_step = md0 > 64 ? (double)(md0 - 64) / (double)o->steps : 0;
         printf("mode=%s aggregators=%d ranks=%d mib_per_rank=%zu steps=%zu vars=%zu: "
                "write_GBps=%.3f step_ms=%.3f md_step_ms=%.3f md0_bytes_per_step=%.0f "
                "md0_bytes_per_rank_step=%.1f vs_raw=%.2f\n",
                o->modes[c / o->naggs], o->aggs[c % o->naggs], nranks, o->mib, o->steps, o->vars,
-               g, 1e3 * median(steps, o->steps * (size_t)o->repeat),
-               1e3 * median(mds, o->steps * (size_t)o->repeat), per_step, per_step / nranks,
+               g, 1e3 * bench_median(steps, o->steps * (size_t)o->repeat),
+               1e3 * bench_median(mds, o->steps * (size_t)o->repeat), per_step, per_step / nranks,
                g / raw_own);
         free(steps);
         free(mds);
@@ -368,16 +352,16 @@ static int synthetic(const opts *o, const char *list)
         for (size_t s = 0; s < o->steps; s++) {
             OK(gpubp_begin_step(f));
             for (size_t i = 0; i < o->vars; i++) OK(gpubp_put(f, v[i], &x, GPUBP_SYNC));
-            double t0 = now();
+            double t0 = bench_now();
             OK(gpubp_end_step(f));
-            t[s] = now() - t0;
+            t[s] = bench_now() - t0;
         }
         OK(gpubp_close(f));
         char p[4300];
         snprintf(p, sizeof p, "%s/md.0", path);
         long md0 = file_size(p);
         printf("synthetic ranks=%d vars=%zu: merge_step_ms=%.3f md0_bytes_per_step=%.0f\n", n,
-               o->vars, 1e3 * median(t, o->steps), (double)(md0 - 64) / (double)o->steps);
+               o->vars, 1e3 * bench_median(t, o->steps), (double)(md0 - 64) / (double)o->steps);
         fflush(stdout);
         if (!o->keep) remove_dataset(path);
     }

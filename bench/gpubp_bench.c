@@ -39,6 +39,7 @@
 #include <gpubp.h>
 
 #include "bench_dev.h"
+#include "bench_util.h"
 
 #define COLS 1024
 #define MAX_REPEAT 64
@@ -49,13 +50,6 @@ typedef struct opts {
     int gpu, baseline, cold, keep, repeat;
     const char *params;
 } opts;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int fail(const char *what, int rc)
 {
@@ -69,17 +63,7 @@ static int fail(const char *what, int rc)
         if (rc_ != GPUBP_OK) return fail(#call, rc_); \
     } while (0)
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+static double median(double *v, int n) { return bench_median(v, (size_t)n); }
 
 /* kB fields of /proc/self/status */
 static long status_kb(const char *key)
@@ -169,7 +153,7 @@ static size_t block_rows(const run *r, size_t b, size_t *first)
 static int do_write(run *r, double *secs)
 {
     const opts *o = r->o;
-    double t0 = now();
+    double t0 = bench_now();
     gpubp_file *w;
     CHECK(gpubp_open(&w, r->path, GPUBP_MODE_WRITE, o->params));
     gpubp_variable *v;
@@ -199,7 +183,7 @@ static int do_write(run *r, double *secs)
         CHECK(gpubp_end_step(w));
     }
     CHECK(gpubp_close(w));
-    *secs = now() - t0;
+    *secs = bench_now() - t0;
     return 0;
 }
 
@@ -215,7 +199,7 @@ static int do_read(run *r, int half, double *secs)
 {
     const opts *o = r->o;
     if (o->cold) drop_cache(r->path);
-    double t0 = now();
+    double t0 = bench_now();
     gpubp_file *f;
     CHECK(gpubp_open(&f, r->path, GPUBP_MODE_READ, o->params));
     size_t steps = 0;
@@ -234,7 +218,7 @@ static int do_read(run *r, int half, double *secs)
     }
     if (rc != GPUBP_END_OF_STREAM) return fail("gpubp_begin_step", rc);
     CHECK(gpubp_close(f));
-    *secs = now() - t0;
+    *secs = bench_now() - t0;
     if (steps != o->steps) {
         fprintf(stderr, "gpubp-bench: read %zu steps, wrote %zu\n", steps, o->steps);
         return 1;
@@ -256,7 +240,7 @@ static int dd_baseline(const opts *o, const double *data, size_t bytes, double *
     char p[4096];
     snprintf(p, sizeof p, "%s/gpubp-bench-dd.tmp", o->dir);
     const size_t bs = (size_t)4 << 20;
-    double t0 = now();
+    double t0 = bench_now();
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) return fprintf(stderr, "gpubp-bench: %s: %s\n", p, strerror(errno)), 1;
     for (size_t s = 0; s < o->steps; s++) {
@@ -271,16 +255,16 @@ static int dd_baseline(const opts *o, const double *data, size_t bytes, double *
         }
     }
     close(fd);
-    double t1 = now();
+    double t1 = bench_now();
     *wgbps = (double)bytes * (double)o->steps / (t1 - t0) / 1e9;
     if (o->cold) drop_file(p);
     char *buf = malloc(bs);
     fd = open(p, O_RDONLY);
-    double t2 = now();
+    double t2 = bench_now();
     ssize_t got;
     size_t total = 0;
     while (fd >= 0 && buf && (got = read(fd, buf, bs)) > 0) total += (size_t)got;
-    double t3 = now();
+    double t3 = bench_now();
     if (fd >= 0) close(fd);
     free(buf);
     *rgbps = (double)total / (t3 - t2) / 1e9;
@@ -333,7 +317,7 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
         fds[f] = open(p, rd ? O_RDONLY : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
         if (fds[f] < 0) return -1;
     }
-    double t0 = now();
+    double t0 = bench_now();
     int started = 0;
     for (int t = 0; t < nthreads; t++) {
         th[t] = (raw_thread){o, t, nthreads, nfiles, total / (size_t)nfiles, chunk, fds,
@@ -347,7 +331,7 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
         pthread_join(tid[t], NULL);
         if (th[t].err) err = th[t].err;
     }
-    double secs = now() - t0;
+    double secs = bench_now() - t0;
     for (int t = 0; t < started; t++) bench_pinned_free(th[t].buf);
     for (int f = 0; f < nfiles; f++) close(fds[f]);
     if (err) return -1;
