@@ -68,7 +68,6 @@ typedef struct opts {
 
 static int rank, nranks;
 
-
 static void die(const char *what, int rc)
 {
     fprintf(stderr, "gpubp-bench-mpi: rank %d: %s: %d (%s): %s\n", rank, what, rc,
