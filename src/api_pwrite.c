@@ -21,17 +21,22 @@ static int new_memfd(int *fd, const char *what)
     return GPUBP_OK;
 }
 
-/* Subfile groups: `aggregators=N` contiguous groups of ranks, or one group per node. */
+/* Subfile groups: `aggregators=N` contiguous groups of ranks, or one group per node. A rank
+ * that cannot hold its group (out of memory after the split) fails the open on every rank. */
 static int make_groups(gpubp_file *f)
 {
     gbp_comm *w = f->comm;
+    int rc;
     if (f->params.aggregators > 0) {
         int64_t g = f->params.aggregators < w->size ? f->params.aggregators : w->size;
         f->ngroups = (int)g;
         f->group_id = (int)((int64_t)w->rank * g / w->size);
-        return gbp_comm_split(w, f->group_id, w->rank, &f->group);
+        rc = gbp_comm_split(w, f->group_id, w->rank, &f->group);
+    } else {
+        rc = gbp_comm_split_node(w, &f->group);
     }
-    GBP_FORWARD_IF_ERROR(gbp_comm_split_node(w, &f->group));
+    GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(w, rc, "gpubp_open (subfile groups)"));
+    if (f->params.aggregators > 0) return GPUBP_OK;
     uint64_t lead = f->group->rank == 0, g = lead;
     GBP_FORWARD_IF_ERROR(gbp_comm_exscan(w, &g, 1));
     GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->group, &g, sizeof g, 0));
@@ -60,16 +65,20 @@ int gbp_pwriter_open(gpubp_file *f)
     /* aggregators create their subfiles (emptied unless appending), then the others open them */
     int lead = f->group->rank == 0;
     rc = gbp_open_subfiles(f, !have, lead);
-    GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(w, rc, "gpubp_open (subfiles)"));
     size_t S = (size_t)f->nsub;
-    uint64_t *sz = gbp_calloc(2 * S, sizeof *sz);
-    rc = sz ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    uint64_t *sz = gbp_calloc(2 * S, sizeof *sz); /* before the agreement: the bcast needs it */
+    if (!sz && rc == GPUBP_OK) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    rc = gbp_comm_agree_all(w, rc, "gpubp_open (subfiles)");
+    if (rc != GPUBP_OK) {
+        gbp_free(sz);
+        return rc;
+    }
     for (size_t j = 0; sz && lead && j < S; j++) {
         sz[j] = f->data_size[j];
         sz[S + j] = (uint64_t)f->data_has_header[j];
     }
-    if (sz) rc = gbp_comm_bcast(f->group, sz, 2 * S * sizeof *sz, 0);
-    for (size_t j = 0; sz && rc == GPUBP_OK && j < S; j++) {
+    rc = gbp_comm_bcast(f->group, sz, 2 * S * sizeof *sz, 0);
+    for (size_t j = 0; rc == GPUBP_OK && j < S; j++) {
         f->data_size[j] = sz[j];
         f->data_has_header[j] = (int)sz[S + j];
     }
@@ -142,46 +151,63 @@ int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
     return GPUBP_OK;
 }
 
-/* ---- the step ---------------------------------------------------------------------------- */
+/* ---- the step ----------------------------------------------------------------------------
+ * Failure rule: a rank that fails anywhere in end_step still takes part in every collective
+ * operation and message that follows, so no rank ever waits for it. Everything that can fail on
+ * one rank alone (allocations, layout, compression, staging) happens before the first collective,
+ * whose group-wide sum also counts the ranks that failed so far: then no rank of the group writes
+ * data or funnels it, and the metadata gather tells rank 0, which commits nothing. */
 
 typedef struct pstep {
     size_t S;
     uint64_t *size;      /* this rank's PG bytes per stripe (0: no PG there) */
     uint64_t *off;       /* its offset in the group's PGs */
     int64_t *total;      /* the group's PG bytes per stripe */
-    int *fd;             /* where this rank writes stripe j ... */
-    uint64_t *delta;     /* ... at (absolute offset - delta[j]) */
+    uint64_t *delta;     /* this rank writes stripe j at (absolute offset - delta[j]) ... */
+    uint64_t *pos;       /* funnel aggregator: where the next PG of stripe j goes */
+    uint64_t *msg;       /* funnel: [status][S sizes], one rank's first message */
+    int *fd;             /* ... into fd[j] */
     uint64_t *amd_off, *amd_pay;
+    uint8_t *chunk;      /* funnel: one message of PG bytes */
+    uint8_t *block;      /* the arrays above, one allocation */
+    int64_t group_failed; /* ranks of the group that failed before the data */
     gbp_buf tail0;
 } pstep;
 
 static void pstep_free(pstep *ps)
 {
-    gbp_free(ps->size);
-    gbp_free(ps->off);
-    gbp_free(ps->total);
-    gbp_free(ps->fd);
-    gbp_free(ps->delta);
-    gbp_free(ps->amd_off);
-    gbp_free(ps->amd_pay);
+    gbp_free(ps->block);
+    gbp_free(ps->chunk);
     gbp_buf_free(&ps->tail0);
 }
 
+/* All of the step's fixed-size state, in two allocations (none, on failure). */
 static int pstep_alloc(gpubp_file *f, pstep *ps)
 {
     memset(ps, 0, sizeof *ps);
-    ps->S = (size_t)f->nsub;
-    ps->size = gbp_calloc(ps->S, sizeof *ps->size);
-    ps->off = gbp_calloc(ps->S, sizeof *ps->off);
-    ps->total = gbp_calloc(ps->S, sizeof *ps->total);
-    ps->fd = gbp_calloc(ps->S, sizeof *ps->fd);
-    ps->delta = gbp_calloc(ps->S, sizeof *ps->delta);
-    ps->amd_off = gbp_calloc(f->nattrs + 1, sizeof *ps->amd_off);
-    ps->amd_pay = gbp_calloc(f->nattrs + 1, sizeof *ps->amd_pay);
     gbp_buf_init(&ps->tail0);
-    if (!ps->size || !ps->off || !ps->total || !ps->fd || !ps->delta || !ps->amd_off ||
-        !ps->amd_pay)
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    size_t S = (size_t)f->nsub, na = f->nattrs + 1;
+    size_t bytes = (6 * S + 1 + 2 * na) * sizeof(uint64_t) + S * sizeof(int);
+    ps->S = S;
+    ps->block = gbp_calloc(1, bytes);
+    int funnel = f->params.funnel && f->group->size > 1;
+    if (funnel) ps->chunk = gbp_malloc(f->params.chunk_bytes);
+    if (!ps->block || (funnel && !ps->chunk)) {
+        pstep_free(ps);
+        ps->block = ps->chunk = NULL;
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of step state)",
+                         bytes + (funnel ? f->params.chunk_bytes : 0));
+    }
+    uint64_t *u = (uint64_t *)ps->block;
+    ps->size = u;
+    ps->off = u + S;
+    ps->total = (int64_t *)(u + 2 * S);
+    ps->delta = u + 3 * S;
+    ps->pos = u + 4 * S;
+    ps->msg = u + 5 * S;
+    ps->amd_off = u + 6 * S + 1;
+    ps->amd_pay = ps->amd_off + na;
+    ps->fd = (int *)(ps->amd_pay + na);
     return GPUBP_OK;
 }
 
@@ -208,6 +234,37 @@ static int layout(gpubp_file *f, pstep *ps)
     if (!gbp_buf_ok(&ps->tail0)) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     for (size_t j = 0; j < ps->S; j++)
         if (j == 0 || f->pg_nvars[j]) ps->size[j] = f->cursor[j] + (j ? 16 : ps->tail0.len);
+    return GPUBP_OK;
+}
+
+/* The group's sums: each rank's offsets (exscan of the PG sizes), the totals, and the number of
+ * ranks that already failed. A rank that failed, even without its arrays, takes part with
+ * zeros: the operations go in pieces of a stack buffer's size (one piece below 64 stripes). */
+#define SUM_PIECE 64
+static int group_sums(gpubp_file *f, pstep *ps, int failed)
+{
+    size_t n = ps->S + 1, S = ps->S;
+    int mine = ps->size && !failed;
+    for (size_t at = 0; at < n; at += SUM_PIECE) {
+        size_t k = n - at < SUM_PIECE ? n - at : SUM_PIECE;
+        uint64_t off[SUM_PIECE];
+        int64_t tot[SUM_PIECE];
+        for (size_t i = 0; i < k; i++) {
+            size_t j = at + i;
+            off[i] = j < S ? (mine ? ps->size[j] : 0) : (uint64_t)(failed != 0);
+            tot[i] = (int64_t)off[i];
+        }
+        GBP_FORWARD_IF_ERROR(gbp_comm_exscan(f->group, off, k));
+        GBP_FORWARD_IF_ERROR(gbp_comm_allreduce(f->group, tot, k, GPUBP_COMM_SUM));
+        for (size_t i = 0; i < k; i++) {
+            size_t j = at + i;
+            if (j == S) ps->group_failed = tot[i];
+            else if (mine) {
+                ps->off[j] = off[i];
+                ps->total[j] = tot[i];
+            }
+        }
+    }
     return GPUBP_OK;
 }
 
@@ -275,61 +332,64 @@ static int write_data_headers(gpubp_file *f, pstep *ps)
     return rc;
 }
 
-/* Funnel: non-aggregators write their PGs into a memory file and send them, in chunks, to the
- * aggregator, which writes them after its own, rank by rank. Every message is sent whatever
- * happened before, so that a failure never leaves a rank waiting. */
+/* Funnel (only when no rank of the group failed before the data, so every rank has its buffers):
+ * each non-aggregator sends [status][its S PG sizes], then, if its status is OK, its PGs in
+ * chunks; the aggregator writes them after its own, rank by rank. A failure after the first
+ * message changes nothing in the messages: a failed read sends zeros, a failed write still
+ * receives. */
 static int funnel(gpubp_file *f, pstep *ps, int rc)
 {
     gbp_comm *g = f->group;
-    size_t S = ps->S, chunk = f->params.chunk_bytes;
-    uint8_t *all = NULL;
-    size_t *cnt = NULL;
-    int crc = gbp_comm_gatherv(g, ps->size, S * sizeof *ps->size, 0, &all, &cnt);
-    if (crc != GPUBP_OK) return crc;
-    uint8_t *buf = gbp_malloc(chunk);
-    if (!buf && rc == GPUBP_OK) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (funnel)");
+    size_t S = ps->S, chunk = f->params.chunk_bytes, hl = (S + 1) * sizeof *ps->msg;
+    int crc = GPUBP_OK;
+    char p[4200];
     if (g->rank != 0) {
-        int64_t st = rc;
-        crc = gbp_comm_send(g, &st, sizeof st, 0);
+        ps->msg[0] = (uint64_t)(int64_t)rc;
+        memcpy(ps->msg + 1, ps->size, S * sizeof *ps->size);
+        crc = gbp_comm_send(g, ps->msg, hl, 0);
         uint64_t at = 0;
-        for (size_t j = 0; crc == GPUBP_OK && st == GPUBP_OK && j < S; j++) {
+        for (size_t j = 0; crc == GPUBP_OK && rc == GPUBP_OK && j < S; j++) {
             for (uint64_t done = 0; crc == GPUBP_OK && done < ps->size[j];) {
                 size_t n = ps->size[j] - done < chunk ? (size_t)(ps->size[j] - done) : chunk;
-                /* a failed read still sends (zeros): the aggregator counts on the bytes */
-                if (rc == GPUBP_OK) rc = gbp_pread_all(f->funnel_fd, buf, n, at, "funnel buffer");
-                crc = gbp_comm_send(g, buf, n, 0);
+                int rrc = gbp_pread_all(f->funnel_fd, ps->chunk, n, at, "funnel buffer");
+                if (rrc != GPUBP_OK) {
+                    if (rc == GPUBP_OK) rc = rrc; /* reported in the metadata gather */
+                    memset(ps->chunk, 0, n);
+                }
+                crc = gbp_comm_send(g, ps->chunk, n, 0);
                 done += n;
                 at += n;
             }
-        }
-    } else {
-        uint64_t *pos = gbp_malloc(S * sizeof *pos);
-        if (!pos && rc == GPUBP_OK) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (funnel)");
-        for (size_t j = 0; pos && j < S; j++) pos[j] = f->pg_start[j] + ps->size[j];
-        for (int r = 1; crc == GPUBP_OK && r < g->size; r++) {
-            const uint64_t *rs = (const uint64_t *)(all + (size_t)r * S * sizeof *rs);
-            int64_t st = 0;
-            crc = gbp_comm_recv(g, &st, sizeof st, r);
-            for (size_t j = 0; crc == GPUBP_OK && j < S; j++) {
-                uint64_t sz;
-                memcpy(&sz, rs + j, sizeof sz);
-                for (uint64_t done = 0; st == GPUBP_OK && crc == GPUBP_OK && done < sz;) {
-                    size_t n = sz - done < chunk ? (size_t)(sz - done) : chunk;
-                    crc = gbp_comm_recv(g, buf, n, r);
-                    char p[4200];
-                    if (crc == GPUBP_OK && rc == GPUBP_OK && pos)
-                        rc = gbp_pwrite_all(f->data_fd[j], buf, n, pos[j] + done,
-                                            gbp_sub_name(f, (int)j, p, sizeof p));
-                    done += n;
-                }
-                if (pos) pos[j] += sz;
+            if (rc != GPUBP_OK) { /* finish the announced bytes with zeros */
+                memset(ps->chunk, 0, chunk);
+                for (size_t k = j + 1; crc == GPUBP_OK && k < S; k++)
+                    for (uint64_t done = 0; crc == GPUBP_OK && done < ps->size[k];) {
+                        size_t n = ps->size[k] - done < chunk ? (size_t)(ps->size[k] - done) : chunk;
+                        crc = gbp_comm_send(g, ps->chunk, n, 0);
+                        done += n;
+                    }
+                break;
             }
         }
-        gbp_free(pos);
+        return crc != GPUBP_OK ? crc : rc;
     }
-    gbp_free(buf);
-    gbp_free(all);
-    gbp_free(cnt);
+    for (size_t j = 0; j < S; j++) ps->pos[j] = f->pg_start[j] + ps->size[j];
+    for (int r = 1; crc == GPUBP_OK && r < g->size; r++) {
+        crc = gbp_comm_recv(g, ps->msg, hl, r);
+        int64_t st = crc == GPUBP_OK ? (int64_t)ps->msg[0] : GPUBP_OK;
+        for (size_t j = 0; crc == GPUBP_OK && j < S; j++) {
+            uint64_t sz = ps->msg[1 + j];
+            for (uint64_t done = 0; st == GPUBP_OK && crc == GPUBP_OK && done < sz;) {
+                size_t n = sz - done < chunk ? (size_t)(sz - done) : chunk;
+                crc = gbp_comm_recv(g, ps->chunk, n, r);
+                if (crc == GPUBP_OK && rc == GPUBP_OK)
+                    rc = gbp_pwrite_all(f->data_fd[j], ps->chunk, n, ps->pos[j] + done,
+                                        gbp_sub_name(f, (int)j, p, sizeof p));
+                done += n;
+            }
+            ps->pos[j] += sz;
+        }
+    }
     return crc != GPUBP_OK ? crc : rc;
 }
 
@@ -353,6 +413,15 @@ static int step_block(gpubp_file *f, pstep *ps, gbp_buf *md)
     return gbp_buf_ok(md) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
 }
 
+/* Rank 0's own failure while committing, named as such for every rank. */
+static int rank0_failed(gbp_comm *w, int rc, const char *what, const char *doing)
+{
+    char m[1024];
+    snprintf(m, sizeof m, "%s", gbp_error_message());
+    return gbp_error(rc, gbp_error_native(), "%s failed on 1 of %d ranks: rank 0 (%s): %s", what,
+                     w->size, doing, m);
+}
+
 /* Rank 0: every rank's status, then (all OK) the merged metadata, committed. */
 static int commit(gpubp_file *f, const uint8_t *all, const size_t *cnt, const char *what)
 {
@@ -372,11 +441,29 @@ static int commit(gpubp_file *f, const uint8_t *all, const size_t *cnt, const ch
     gbp_buf md;
     gbp_buf_init(&md);
     if (rc == GPUBP_OK) rc = bp4_merge_steps(&md, (size_t)w->size, blk, len, f->path);
-    if (rc == GPUBP_OK) rc = gbp_commit_metadata(f, md.data, md.len);
+    if (rc == GPUBP_OK) {
+        rc = gbp_commit_metadata(f, md.data, md.len);
+        if (rc != GPUBP_OK) rc = rank0_failed(w, rc, what, "committing the metadata");
+    } else if (rc == GPUBP_ERR_NOMEM) {
+        rc = rank0_failed(w, rc, what, "merging the metadata");
+    }
     gbp_buf_free(&md);
     gbp_free(blk);
     gbp_free(len);
     return rc;
+}
+
+/* This rank's [status][message length][message] record when it has no step block. */
+static size_t status_record(uint8_t *rec, size_t cap, int rc)
+{
+    const char *m = rc == GPUBP_OK ? "" : gbp_error_message();
+    size_t ml = strlen(m) < cap - 12 ? strlen(m) : cap - 12;
+    int64_t st = rc;
+    uint32_t l32 = (uint32_t)ml;
+    memcpy(rec, &st, 8);
+    memcpy(rec + 8, &l32, 4);
+    memcpy(rec + 12, m, ml);
+    return 12 + ml;
 }
 
 int gbp_pwriter_end_step(gpubp_file *f)
@@ -387,26 +474,20 @@ int gbp_pwriter_end_step(gpubp_file *f)
     if (rc == GPUBP_OK && f->failed_step)
         rc = gbp_error(f->failed_rc, 0, "%s", f->failed_msg);
     if (rc == GPUBP_OK) rc = layout(f, &ps);
-    if (rc != GPUBP_OK)
-        for (size_t j = 0; j < ps.S && ps.size; j++) ps.size[j] = 0;
-    /* 1. where this rank's PGs go: after the group's earlier ranks' */
-    int crc = GPUBP_ERR_NOMEM;
-    if (ps.size) {
-        memcpy(ps.off, ps.size, ps.S * sizeof *ps.off);
-        for (size_t j = 0; j < ps.S; j++) ps.total[j] = (int64_t)ps.size[j];
-        crc = gbp_comm_exscan(f->group, ps.off, ps.S);
-        if (crc == GPUBP_OK) crc = gbp_comm_allreduce(f->group, ps.total, ps.S, GPUBP_COMM_SUM);
-    }
-    if (crc != GPUBP_OK) { /* the communicator failed: no agreement is possible */
+    /* 1. where this rank's PGs go (after the group's earlier ranks'), and whether any rank of
+     * the group failed already; a failed communicator leaves nothing to agree with */
+    int crc = group_sums(f, &ps, rc != GPUBP_OK);
+    if (crc != GPUBP_OK) {
         pstep_free(&ps);
         gbp_discard_step(f);
         return crc;
     }
-    shift(f, &ps);
+    int data = rc == GPUBP_OK && ps.group_failed == 0;
+    if (data) shift(f, &ps);
     /* 2. data */
     int lead = f->group->rank == 0;
     int funnel_here = f->params.funnel && !lead;
-    if (funnel_here && rc == GPUBP_OK) {
+    if (data && funnel_here) {
         rc = new_memfd(&f->funnel_fd, "gpubp-funnel");
         if (rc == GPUBP_OK) rc = gbp_truncate(f->funnel_fd, 0, "funnel buffer");
         uint64_t at = 0;
@@ -415,46 +496,48 @@ int gbp_pwriter_end_step(gpubp_file *f)
             ps.delta[j] = f->pg_start[j] - at;
             at += ps.size[j];
         }
-    } else {
+    } else if (data) {
         for (size_t j = 0; j < ps.S; j++) ps.fd[j] = f->data_fd[j];
     }
-    if (rc == GPUBP_OK && lead) rc = write_data_headers(f, &ps);
-    if (rc == GPUBP_OK) rc = write_pgs(f, &ps);
-    if (f->params.funnel) {
+    if (data && rc == GPUBP_OK && lead) rc = write_data_headers(f, &ps);
+    if (data && rc == GPUBP_OK) rc = write_pgs(f, &ps);
+    if (f->params.funnel && ps.group_failed == 0 && f->group->size > 1) {
         crc = funnel(f, &ps, rc);
         if (crc != GPUBP_OK && rc == GPUBP_OK) rc = crc;
     }
     char p[4200];
-    for (size_t j = 0; rc == GPUBP_OK && f->params.fsync && !funnel_here && j < ps.S; j++)
+    for (size_t j = 0; data && rc == GPUBP_OK && f->params.fsync && !funnel_here && j < ps.S; j++)
         rc = gbp_fdatasync(f->data_fd[j], gbp_sub_name(f, (int)j, p, sizeof p));
-    /* 3. metadata: [status][message][step block] of every rank to rank 0 */
+    /* 3. metadata: [status][message][step block] of every rank to rank 0 (a rank of a group
+     * that failed sends its status alone) */
     gbp_buf rec;
     gbp_buf_init(&rec);
-    gbp_buf_u64(&rec, (uint64_t)(int64_t)rc);
-    if (rc != GPUBP_OK) {
-        const char *m = gbp_error_message();
-        size_t ml = strlen(m) < 400 ? strlen(m) : 400;
-        gbp_buf_u32(&rec, (uint32_t)ml);
-        gbp_buf_put(&rec, m, ml);
+    uint8_t small[12 + 400];
+    const uint8_t *send = small;
+    size_t sendlen;
+    if (rc != GPUBP_OK || !data) {
+        sendlen = status_record(small, sizeof small, rc);
     } else {
+        gbp_buf_u64(&rec, GPUBP_OK);
         gbp_buf_u32(&rec, 0);
-        int brc = step_block(f, &ps, &rec);
-        if (brc != GPUBP_OK) { /* report it as this rank's failure */
-            gbp_buf_reset(&rec);
-            gbp_buf_u64(&rec, (uint64_t)(int64_t)brc);
-            gbp_buf_u32(&rec, 13);
-            gbp_buf_put(&rec, "out of memory", 13);
+        if (step_block(f, &ps, &rec) == GPUBP_OK) {
+            send = rec.data;
+            sendlen = rec.len;
+        } else { /* this rank's failure */
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (step metadata)");
+            sendlen = status_record(small, sizeof small, rc);
         }
     }
     uint8_t *all = NULL;
     size_t *cnt = NULL;
     char what[4300];
     snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->step - 1, f->path);
-    crc = gbp_buf_ok(&rec) ? gbp_comm_gatherv(w, rec.data, rec.len, 0, &all, &cnt)
-                           : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    crc = gbp_comm_gatherv(w, send, sendlen, 0, &all, &cnt);
     gbp_buf_free(&rec);
-    if (crc == GPUBP_OK) {
-        rc = w->rank == 0 ? commit(f, all, cnt, what) : GPUBP_OK;
+    if (crc == GPUBP_OK || crc == GPUBP_ERR_NOMEM) { /* NOMEM: rank 0's own, still agreed on */
+        rc = w->rank != 0 ? GPUBP_OK
+             : crc != GPUBP_OK ? rank0_failed(w, crc, what, "gathering the metadata")
+                               : commit(f, all, cnt, what);
         rc = gbp_comm_agree(w, rc, 0);
     } else {
         rc = crc;

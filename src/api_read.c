@@ -13,6 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* comm.c (to move to internal.h): one allreduce of the failing ranks' count; if any failed, the
+ * status and message of gbp_comm_agree_all on every rank; else rc. */
+int gbp_comm_check(gbp_comm *c, int rc, const char *what);
+
 #define GBP_MAX_SUBFILES 1048576
 
 typedef struct gbp_pending_get {
@@ -161,13 +165,17 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
 }
 
 /* Parallel readers: rank 0 reads md.idx and the new part of md.0 and broadcasts both; every rank
- * then checks and installs the same index, and serves md.0 from memory. */
+ * then checks and installs the same index, and serves md.0 from memory. Every rank ends with the
+ * same records, or (any failure) with the ones it had before: begin_step takes the same branch
+ * on every rank only if they agree on what they have. */
 static int load_metadata_comm(gpubp_file *f)
 {
     gbp_comm *c = f->comm;
     int rc = GPUBP_OK;
     uint64_t hdr[3] = {0, 0, 0}; /* md.idx bytes, md.0 end of the last record, writer active */
-    size_t old = f->md0_all_len;
+    size_t old = f->md0_all_len, old_n = f->nrecords;
+    uint64_t old_size = f->md0_size;
+    int old_active = f->writer_active;
     if (c->rank == 0) {
         rc = load_metadata(f);
         uint64_t end = f->nrecords ? f->records[f->nrecords - 1].end : 0;
@@ -185,33 +193,44 @@ static int load_metadata_comm(gpubp_file *f)
         hdr[1] = end > old ? end : old;
         hdr[2] = (uint64_t)f->writer_active;
     }
-    GBP_FORWARD_IF_ERROR(gbp_comm_agree(c, rc, 0));
-    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, hdr, sizeof hdr, 0));
-    uint8_t *idx = c->rank == 0 ? f->idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
-    uint8_t *m = c->rank == 0 ? f->md0_all : gbp_realloc(f->md0_all, hdr[1] ? (size_t)hdr[1] : 1);
-    if (c->rank != 0 && m) f->md0_all = m;
-    /* all ranks agree that the buffers are there before the broadcasts fill them */
-    rc = (hdr[0] && !idx) || (hdr[1] && !m) ? gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory "
-                                                        "(%llu bytes of metadata)",
-                                                        (unsigned long long)(hdr[0] + hdr[1]))
-                                            : GPUBP_OK;
-    rc = gbp_comm_agree_all(c, rc, "reading the metadata");
+    rc = gbp_comm_agree(c, rc, 0);
+    if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, hdr, sizeof hdr, 0);
+    uint8_t *idx = NULL, *m = f->md0_all;
+    int agreed = rc != GPUBP_OK; /* rank 0's failure is every rank's already */
+    if (!agreed) {
+        idx = c->rank == 0 ? f->idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
+        if (c->rank != 0) m = gbp_realloc(f->md0_all, hdr[1] ? (size_t)hdr[1] : 1);
+        if (c->rank != 0 && m) f->md0_all = m;
+        /* all ranks agree that the buffers are there before the broadcasts fill them */
+        if ((hdr[0] && !idx) || (hdr[1] && !m))
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of metadata)",
+                           (unsigned long long)(hdr[0] + hdr[1]));
+        rc = gbp_comm_agree_all(c, rc, "reading the metadata");
+        agreed = rc != GPUBP_OK;
+    }
     if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, idx, (size_t)hdr[0], 0);
     if (rc == GPUBP_OK && hdr[1] > old)
         rc = gbp_comm_bcast(c, m + old, (size_t)(hdr[1] - old), 0);
-    f->md0_all_len = rc == GPUBP_OK ? (size_t)hdr[1] : old;
     if (c->rank != 0 && rc == GPUBP_OK) {
         char *idxp = gbp_path_join(f->path, "md.idx");
         rc = idxp ? adopt_index(f, idx, (size_t)hdr[0], hdr[1], idxp)
                   : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
         idx = NULL;
         gbp_free(idxp);
-        f->writer_active = (int)hdr[2];
-    } else if (c->rank != 0) {
-        gbp_free(idx);
     }
-    if (rc == GPUBP_OK) f->md0_size = hdr[1];
-    return gbp_comm_agree_all(c, rc, "reading the metadata");
+    if (c->rank != 0) gbp_free(idx);
+    if (!agreed) rc = gbp_comm_agree_all(c, rc, "reading the metadata");
+    if (rc != GPUBP_OK) { /* back to what every rank had */
+        if (f->nrecords > old_n) f->nrecords = old_n;
+        f->md0_all_len = old;
+        f->md0_size = old_size;
+        f->writer_active = old_active;
+        return rc;
+    }
+    f->md0_all_len = (size_t)hdr[1];
+    f->md0_size = hdr[1];
+    f->writer_active = (int)hdr[2];
+    return GPUBP_OK;
 }
 
 static int window_over(gpubp_file *f, const bp4_idx_record *r, const char *what);
@@ -297,8 +316,11 @@ static int load_index(gpubp_file *f)
     GBP_FORWARD_IF_ERROR(f->comm ? load_metadata_comm(f) : load_metadata(f));
     if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
         f->ix.light = 1;
-        GBP_FORWARD_IF_ERROR(parse_until(f, f->nrecords));
+        int rc = parse_until(f, f->nrecords);
         drop_window(f);
+        /* parallel: a rank out of memory fails the open on every rank */
+        if (f->comm) rc = gbp_comm_check(f->comm, rc, "gpubp_open (index)");
+        return rc;
     }
     return GPUBP_OK;
 }
@@ -377,7 +399,27 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static int begin_step(gpubp_file *f);
+
+/* Parallel readers: every rank opens the step, or none does (a rank that opened it gives it
+ * back), so that the next begin_step takes the same path on every rank. */
 int gbp_reader_begin_step(gpubp_file *f)
+{
+    int rc = begin_step(f);
+    if (!f->comm) return rc;
+    if (rc == GPUBP_OK) f->failed_step = 0;
+    char what[4300];
+    snprintf(what, sizeof what, "gpubp_begin_step: step %zu of %s", f->next_step - (rc == GPUBP_OK),
+             f->path);
+    int arc = gbp_comm_check(f->comm, rc, what);
+    if (arc != GPUBP_OK && rc == GPUBP_OK) {
+        f->in_step = 0;
+        f->next_step = f->cur_step;
+    }
+    return arc;
+}
+
+static int begin_step(gpubp_file *f)
 {
     double t0 = now_s(), timeout = f->params.timeout;
     for (;;) {
@@ -404,6 +446,23 @@ int gbp_reader_end_step(gpubp_file *f)
 {
     int rc = gbp_reader_perform(f);
     f->in_step = 0;
+    if (!f->comm) return rc;
+    /* parallel: a get that failed on one rank in this step fails end_step on every rank */
+    if (f->failed_step) rc = gbp_error(f->failed_rc, 0, "%s", f->failed_msg);
+    f->failed_step = 0;
+    char what[4300];
+    snprintf(what, sizeof what, "gpubp_end_step: step %zu of %s", f->cur_step, f->path);
+    return gbp_comm_check(f->comm, rc, what);
+}
+
+/* Parallel step-mode readers remember the first failed get of the step for end_step. */
+static int get_failed(gpubp_file *f, int rc)
+{
+    if (rc < 0 && f->comm && f->mode == GPUBP_MODE_READ && f->in_step && !f->failed_step) {
+        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
+        f->failed_rc = rc;
+        f->failed_step = 1;
+    }
     return rc;
 }
 
@@ -1038,11 +1097,19 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
     return GPUBP_OK;
 }
 
+static int get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode);
+
 int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
 {
     GBP_CHECK_ARG(f);
-    GBP_CHECK_ARG(v);
-    GBP_CHECK_ARG(data);
+    int rc = !v    ? gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_get: argument 'v' is NULL")
+             : !data ? gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_get: argument 'data' is NULL")
+                     : get(f, v, data, mode);
+    return get_failed(f, rc);
+}
+
+static int get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
+{
     GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
                         "gpubp_get: variable '%s' belongs to another file", v->name);
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
@@ -1077,7 +1144,7 @@ int gbp_reader_perform(gpubp_file *f)
         if (rc == GPUBP_OK) rc = r;
     }
     f->ngets = 0;
-    return rc;
+    return get_failed(f, rc);
 }
 
 int gpubp_perform_gets(gpubp_file *f)

@@ -101,6 +101,9 @@ int gbp_comm_split_node(gbp_comm *c, gbp_comm **out)
     return wrap_sub(c, ctx, out);
 }
 
+/* A root out of memory takes part in both gathers and then returns GPUBP_ERR_NOMEM: the only
+ * status other than a failed operation's GPUBP_ERR_IO, so that a caller can tell a local failure
+ * (still to be agreed on) from a broken communicator. */
 int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **all,
                      size_t **counts)
 {
@@ -178,6 +181,15 @@ int gbp_comm_agree_all(gbp_comm *c, int rc, const char *what)
     gbp_free(all);
     gbp_free(cnt);
     return gbp_comm_agree(c, out, 0);
+}
+
+int gbp_comm_check(gbp_comm *c, int rc, const char *what)
+{
+    /* the usual case costs one allreduce of the number of failing ranks */
+    int64_t nfail = rc < 0;
+    GBP_FORWARD_IF_ERROR(gbp_comm_allreduce(c, &nfail, 1, GPUBP_COMM_SUM));
+    if (!nfail) return rc;
+    return gbp_comm_agree_all(c, rc < 0 ? rc : GPUBP_OK, what);
 }
 
 int gbp_comm_failures(gbp_comm *c, const uint8_t *all, const size_t *cnt, const char *what)

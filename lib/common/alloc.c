@@ -5,11 +5,14 @@
 #include <stdlib.h>
 
 static atomic_long fail_countdown = -1;
+static _Thread_local long thread_countdown = -1; /* this thread's allocations only */
 
 void gbp_alloc_fail_after(long n) { atomic_store(&fail_countdown, n); }
+void gbp_alloc_fail_after_thread(long n) { thread_countdown = n; }
 
 static int should_fail(void)
 {
+    if (thread_countdown >= 0 && thread_countdown-- == 0) return 1;
     long v = atomic_load(&fail_countdown);
     while (v >= 0) {
         if (atomic_compare_exchange_weak(&fail_countdown, &v, v - 1)) return v == 0;

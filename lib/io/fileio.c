@@ -21,10 +21,17 @@ static atomic_long fault_at = -1;
 static atomic_ulong fault_torn = 0;
 static atomic_long n_writes = 0, n_reads = 0, n_fired = 0;
 static atomic_int env_done = 0;
+/* a fault armed for one thread: only the calls of the thread whose generation is current count */
+static atomic_long fault_gen = 0;
+static atomic_int fault_one_thread = 0;
+static _Thread_local long thread_gen = -1;
 
-void gbp_io_fault_inject(int kind, long n, unsigned long torn)
+static void inject(int kind, long n, unsigned long torn, int one_thread)
 {
     atomic_store(&fault_kind, GBP_IO_FAULT_NONE);
+    long g = atomic_fetch_add(&fault_gen, 1) + 1;
+    thread_gen = one_thread ? g : -1;
+    atomic_store(&fault_one_thread, one_thread);
     atomic_store(&n_writes, 0);
     atomic_store(&n_reads, 0);
     atomic_store(&n_fired, 0);
@@ -32,6 +39,15 @@ void gbp_io_fault_inject(int kind, long n, unsigned long torn)
     atomic_store(&fault_torn, torn);
     atomic_store(&env_done, 1); /* an explicit call wins over the environment */
     atomic_store(&fault_kind, n < 0 ? GBP_IO_FAULT_NONE : kind);
+}
+
+void gbp_io_fault_inject(int kind, long n, unsigned long torn) { inject(kind, n, torn, 0); }
+void gbp_io_fault_inject_thread(int kind, long n, unsigned long torn) { inject(kind, n, torn, 1); }
+
+/* Whether this thread's calls are counted (always, unless a one-thread fault is armed). */
+static int counted(void)
+{
+    return !atomic_load(&fault_one_thread) || thread_gen == atomic_load(&fault_gen);
 }
 
 void gbp_io_fault_reset(void) { gbp_io_fault_inject(GBP_IO_FAULT_NONE, -1, 0); }
@@ -57,6 +73,7 @@ static void env_arm(void)
 static ssize_t io_pwrite(int fd, const void *p, size_t n, uint64_t off)
 {
     env_arm();
+    if (!counted()) return pwrite(fd, p, n, (off_t)off);
     long i = atomic_fetch_add(&n_writes, 1);
     int k = atomic_load(&fault_kind);
     if (k != GBP_IO_FAULT_NONE && k != GBP_IO_FAULT_READ_EIO) {
@@ -85,6 +102,7 @@ static ssize_t io_pwrite(int fd, const void *p, size_t n, uint64_t off)
 
 static ssize_t io_pread(int fd, void *p, size_t n, uint64_t off)
 {
+    if (!counted()) return pread(fd, p, n, (off_t)off);
     long i = atomic_fetch_add(&n_reads, 1);
     if (atomic_load(&fault_kind) == GBP_IO_FAULT_READ_EIO && i == atomic_load(&fault_at)) {
         atomic_fetch_add(&n_fired, 1);

@@ -54,6 +54,10 @@ char *gbp_path_join(const char *dir, const char *name);
  *                         `torn` is 0, after writing a prefix of torn % size bytes otherwise
  *   GBP_IO_FAULT_READ_EIO the n-th read fails with EIO
  *
+ * gbp_io_fault_inject_thread arms the same fault for the calling thread only: only its calls
+ * are counted and can fail (a test's "rank" when threads are ranks); the next inject, from any
+ * thread, disarms it.
+ *
  * The environment variable GPUBP_IO_KILL_AT=n[:torn] arms GBP_IO_FAULT_KILL in any program
  * (read once, at the first write). */
 enum {
@@ -66,6 +70,7 @@ enum {
     GBP_IO_FAULT_READ_EIO = 6
 };
 void gbp_io_fault_inject(int kind, long n, unsigned long torn);
+void gbp_io_fault_inject_thread(int kind, long n, unsigned long torn);
 /* Disarms the fault and zeroes the counters. */
 void gbp_io_fault_reset(void);
 /* Write / read system calls (attempts) since the last inject or reset, and faults fired. */
