@@ -77,6 +77,11 @@ typedef struct job {
     const void *src; /* host jobs: the user's bytes (write) */
     gbp_fill_fn fill; /* device reads: produces the span instead of a pread (fill_ctx) */
     void *fill_ctx;
+    /* device writes: the chunk to copy into the slot, which the I/O thread that takes the job
+     * picks (slot -1 until then) and fills (filled) */
+    gbp_chunk ch;
+    const void *base;
+    int filled;
 } job;
 
 typedef struct mm_pending {
@@ -521,18 +526,68 @@ typedef struct io_arg {
 
 static int is_write(const job *j) { return j->kind == JOB_DEV_WRITE || j->kind == JOB_HOST_WRITE; }
 
+/* A free slot, taken (busy), or -1. Device-to-host copies into it are queued after any
+ * host-to-device copy out of it on the same in-order stream: no event to wait for. */
+static int grab_slot_locked(gbp_mem *m)
+{
+    for (int i = 0; i < m->nslots; i++) {
+        if (m->slots[i].busy) continue;
+        m->slots[i].busy = 1;
+        m->slots[i].ev_pending = 0;
+        return i;
+    }
+    return -1;
+}
+
+static int free_slots_locked(const gbp_mem *m)
+{
+    int n = 0;
+    for (int i = 0; i < m->nslots; i++) n += !m->slots[i].busy;
+    return n;
+}
+
 /* Position in the queue of the first job this thread may take, or -1. A write to a file that
  * another thread is writing waits: the kernel serialises writes to one file anyway, and taking
- * another file's job keeps several files (subfiles) busy at once. Caller holds m->lock. */
-static int pick_job_locked(gbp_mem *m)
+ * another file's job keeps several files (subfiles) busy at once. A device write also needs a
+ * free slot. Only fd >= 0: the first job of that file (the thread's next chunk of its file).
+ * Caller holds m->lock. */
+static int pick_job_locked(gbp_mem *m, int me, int fd)
 {
     for (int k = 0; k < m->q_len; k++) {
         const job *j = &m->queue[(m->q_head + k) % m->qcap];
+        if (fd >= 0 && (j->kind != JOB_DEV_WRITE || j->fd != fd)) continue;
         int busy = 0;
-        for (int t = 0; is_write(j) && t < m->nthreads && !busy; t++) busy = m->wfd[t] == j->fd;
-        if (!busy) return k;
+        for (int t = 0; is_write(j) && t < m->nthreads && !busy; t++)
+            busy = t != me && m->wfd[t] == j->fd;
+        if (busy) continue;
+        if (j->kind == JOB_DEV_WRITE && j->slot < 0 && free_slots_locked(m) == 0) continue;
+        return k;
     }
     return -1;
+}
+
+/* Takes the job at position k out of the queue, keeping the order of the others. */
+static job take_job_locked(gbp_mem *m, int k)
+{
+    job j = m->queue[(m->q_head + k) % m->qcap];
+    for (int i = k; i > 0; i--) /* close the gap */
+        m->queue[(m->q_head + i) % m->qcap] = m->queue[(m->q_head + i - 1) % m->qcap];
+    m->q_head = (m->q_head + 1) % m->qcap;
+    m->q_len--;
+    if (j.kind == JOB_DEV_WRITE && j.slot < 0) j.slot = grab_slot_locked(m);
+    return j;
+}
+
+static int fill_slot(gbp_mem *m, int s, size_t shift, const void *base, size_t elsize,
+                     const gbp_chunk *c);
+
+/* A device write taken by an I/O thread: its copy into the slot, queued once. */
+static int fill_job(gbp_mem *m, job *j)
+{
+    if (j->kind != JOB_DEV_WRITE || j->filled) return GPUBP_OK;
+    j->filled = 1;
+    size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
+    return fill_slot(m, j->slot, shift, j->base, j->elsize, &j->ch);
 }
 
 static void *io_main(void *arg)
@@ -540,17 +595,29 @@ static void *io_main(void *arg)
     gbp_mem *m = ((io_arg *)arg)->m;
     int me = ((io_arg *)arg)->idx;
     int bound = 0; /* this thread was made ready for the device context */
+    job j, next;
+    int have_next = 0;
     pthread_mutex_lock(&m->lock);
     for (;;) {
-        int k;
-        while ((k = pick_job_locked(m)) < 0 && !(m->stop && !m->q_len))
-            pthread_cond_wait(&m->cv, &m->lock);
-        if (k < 0) break; /* stopping, and the queue is empty */
-        job j = m->queue[(m->q_head + k) % m->qcap];
-        for (int i = k; i > 0; i--) /* close the gap, keeping the order of the others */
-            m->queue[(m->q_head + i) % m->qcap] = m->queue[(m->q_head + i - 1) % m->qcap];
-        m->q_head = (m->q_head + 1) % m->qcap;
-        m->q_len--;
+        if (have_next) { /* the next chunk of this thread's file, already being copied */
+            j = next;
+            have_next = 0;
+        } else {
+            int k;
+            while ((k = pick_job_locked(m, me, -1)) < 0 && !(m->stop && !m->q_len))
+                pthread_cond_wait(&m->cv, &m->lock);
+            if (k < 0) break; /* stopping, and the queue is empty */
+            j = take_job_locked(m, k);
+        }
+        /* device writes: the copy of this thread's next chunk of the same file runs while this
+         * one is written (two slots per thread at most) */
+        if (j.kind == JOB_DEV_WRITE && (free_slots_locked(m) >= 2 || m->nslots >= 2 * m->nthreads)) {
+            int k2 = pick_job_locked(m, me, j.fd);
+            if (k2 >= 0) {
+                next = take_job_locked(m, k2);
+                have_next = 1;
+            }
+        }
         if (is_write(&j)) m->wfd[me] = j.fd;
         pthread_cond_broadcast(&m->cv); /* room in the queue */
         pthread_mutex_unlock(&m->lock);
@@ -562,6 +629,8 @@ static void *io_main(void *arg)
             bound = rc == GPUBP_OK;
         }
         double t0 = m->stats ? mono_s() : 0;
+        if (rc == GPUBP_OK) rc = fill_job(m, &j);
+        int rc2 = have_next && rc == GPUBP_OK ? fill_job(m, &next) : GPUBP_OK;
         if (rc == GPUBP_OK) rc = run_job(m, &j);
         double dt = m->stats ? mono_s() - t0 : 0;
 
@@ -569,7 +638,8 @@ static void *io_main(void *arg)
         m->t_io += dt;
         m->njobs++;
         keep_error_locked(m, rc);
-        m->wfd[me] = -1;
+        keep_error_locked(m, rc2);
+        if (!have_next) m->wfd[me] = -1;
         if (!host) {
             m->slots[j.slot].busy = 0;
             if (j.is_read) m->slots[j.slot].ev_pending = 1;
@@ -680,10 +750,25 @@ static void slot_release(gbp_mem *m, int i)
     pthread_mutex_unlock(&m->lock);
 }
 
+/* Doubles the queue (ring) when full; 0 when out of memory (the caller waits for room). */
+static int grow_queue_locked(gbp_mem *m)
+{
+    job *q = gbp_malloc((size_t)m->qcap * 2 * sizeof *q);
+    if (!q) return 0;
+    for (int i = 0; i < m->q_len; i++) q[i] = m->queue[(m->q_head + i) % m->qcap];
+    gbp_free(m->queue);
+    m->queue = q;
+    m->q_head = 0;
+    m->qcap *= 2;
+    return 1;
+}
+
 static void submit(gbp_mem *m, const job *j)
 {
     pthread_mutex_lock(&m->lock);
-    while (m->q_len == m->qcap) pthread_cond_wait(&m->cv, &m->lock);
+    /* device writes are queued in full (descriptors, no data); others wait for room */
+    while (m->q_len == m->qcap && !(j->kind == JOB_DEV_WRITE && grow_queue_locked(m)))
+        pthread_cond_wait(&m->cv, &m->lock);
     m->queue[(m->q_head + m->q_len) % m->qcap] = *j;
     m->q_len++;
     m->inflight++;
@@ -761,7 +846,7 @@ static int d2h_piece(void *vc, const gbp_piece *p)
 }
 
 /* Queues the device-to-host copy of chunk c of the array at base into slot s (at byte `shift`)
- * and records the slot's event; on a failure the slot is released. */
+ * and records the slot's event. The slot stays taken, also on a failure. */
 static int fill_slot(gbp_mem *m, int s, size_t shift, const void *base, size_t elsize,
                      const gbp_chunk *c)
 {
@@ -770,7 +855,6 @@ static int fill_slot(gbp_mem *m, int s, size_t shift, const void *base, size_t e
     d2h_ctx dc = {m, base, m->slots[s].buf + shift};
     int rc = gbp_box_walk3d(&c->a, &dense, elsize, d2h_piece, &dc);
     if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, m->slots[s].ev);
-    if (rc < 0) slot_release(m, s);
     return rc;
 }
 
@@ -785,24 +869,24 @@ static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int 
         GBP_FORWARD_IF_ERROR(device_minmax(m, base, type, src, min, max));
     size_t limit = m->slot_bytes;
     if (limit < elsize) limit = elsize;
+    /* the chunks are queued, not copied: an I/O thread that takes one copies it into a free
+     * slot, so that every file (subfile) has a thread streaming its chunks whatever the order of
+     * the blocks, and the caller never waits for a slot */
     gbp_chunker ch;
     gbp_chunker_init(&ch, src, elsize, limit, 0);
     gbp_chunk c;
     while (gbp_chunker_next(&ch, &c)) {
         if (has_error(m)) return GPUBP_OK; /* reported by gbp_mem_sync */
-        int s;
-        GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
-        uint64_t foff = off + c.packed_off;
-        size_t shift = m->params.direct_io ? (size_t)(foff % GBP_DIRECT_ALIGN) : 0;
-        int rc = fill_slot(m, s, shift, base, elsize, &c);
-        if (rc < 0) return keep_error(m, rc);
         job j;
         memset(&j, 0, sizeof j);
         j.kind = JOB_DEV_WRITE;
-        j.slot = s;
+        j.slot = -1;
         j.fd = fd;
-        j.off = foff;
+        j.off = off + c.packed_off;
         j.len = c.bytes;
+        j.ch = c;
+        j.base = base;
+        j.elsize = elsize;
         submit(m, &j);
     }
     return GPUBP_OK;
@@ -948,7 +1032,11 @@ static int stage_queue(gbp_stage *st)
     gbp_mem *m = st->m;
     int s;
     GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
-    GBP_FORWARD_IF_ERROR(fill_slot(m, s, 0, st->base, st->elsize, &c));
+    int rc = fill_slot(m, s, 0, st->base, st->elsize, &c);
+    if (rc < 0) {
+        slot_release(m, s);
+        return rc;
+    }
     int at = (st->head + st->n) % GBP_STAGE_MAX;
     st->ring[at] = s;
     st->rc[at] = c;
