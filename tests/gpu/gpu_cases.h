@@ -509,6 +509,95 @@ static void tc_failure_keeps_committed(void **state)
     free(h);
 }
 
+/* ---- compression of device blocks (issue 7) ------------------------------------------------------
+ * A smooth field, random bits (chunks that do not shrink: rewritten raw) and many small blocks,
+ * put from device memory with zlib through 1 MiB slots (many pieces per block) and from host
+ * memory: data.0 is identical byte for byte; read back into device memory whole and as a
+ * sub-box that starts and ends inside Blosc2 blocks. */
+static void tc_compressed(void **state)
+{
+    (void)state;
+    const size_t n = 700001, small = 40, nsmall = 2000, zero = 0;
+    float *h = malloc(n * sizeof *h), *r = malloc(n * sizeof *r), *sm = malloc(nsmall * sizeof *sm);
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        h[i] = (float)(i % 1000) * 0.25f;
+        r[i] = (float)(x >> 8);
+    }
+    for (size_t i = 0; i < nsmall; i++) sm[i] = (float)(i % 7);
+    void *dh = tc_dev_from(h, n * sizeof *h), *dr = tc_dev_from(r, n * sizeof *r);
+    void *ds = tc_dev_from(sm, nsmall * sizeof *sm);
+    for (int dev = 0; dev < 2; dev++) {
+        gpubp_file *w;
+        TS_OK(gpubp_open(&w, ts_path(dev ? "zdev.bp" : "zhost.bp"), GPUBP_MODE_WRITE,
+                         tc_params("gpu_layout=row_major,chunk_mib=1,pool_slots=3")));
+        gpubp_variable *a, *b, *c;
+        size_t ns = nsmall;
+        TS_OK(gpubp_define_variable(&a, w, "smooth", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+        TS_OK(gpubp_define_variable(&b, w, "random", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+        TS_OK(gpubp_define_variable(&c, w, "small", GPUBP_TYPE_FLOAT, 1, &ns, &zero, &ns));
+        gpubp_variable *vs[3] = {a, b, c};
+        for (int k = 0; k < 3; k++) {
+            TS_OK(gpubp_set_memory_space(vs[k], dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+            TS_OK(gpubp_variable_add_operation(vs[k], "zlib", k == 1 ? "shuffle=none" : NULL));
+        }
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, a, dev ? dh : (void *)h, GPUBP_DEFERRED));
+        TS_OK(gpubp_put(w, b, dev ? dr : (void *)r, GPUBP_DEFERRED));
+        for (size_t i = 0; i < nsmall / small; i++) {
+            size_t st = i * small, ct = small;
+            TS_OK(gpubp_set_selection(c, 1, &st, &ct));
+            TS_OK(gpubp_put(w, c, (float *)(dev ? ds : (void *)sm) + st, GPUBP_DEFERRED));
+        }
+        TS_OK(gpubp_end_step(w));
+        TS_OK(gpubp_close(w));
+    }
+    size_t la, lb;
+    unsigned char *fa = ts_read_file(ts_join(ts_path("zhost.bp"), "data.0"), &la);
+    unsigned char *fb = ts_read_file(ts_join(ts_path("zdev.bp"), "data.0"), &lb);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(fa, fb, la);
+    free(fa);
+    free(fb);
+    gpubp_file *rd;
+    TS_OK(gpubp_open(&rd, ts_path("zdev.bp"), GPUBP_MODE_READ,
+                     tc_params("gpu_layout=row_major,chunk_mib=1,pool_slots=3")));
+    TS_OK(gpubp_begin_step(rd));
+    const char *names[2] = {"smooth", "random"};
+    const float *want[2] = {h, r};
+    void *back = td->alloc(n * sizeof *h);
+    assert_non_null(back);
+    for (int k = 0; k < 2; k++) {
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, rd, names[k]));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        TS_OK(gpubp_get(rd, v, back, GPUBP_SYNC));
+        float *got = tc_host_from(back, n * sizeof *h);
+        assert_memory_equal(got, want[k], n * sizeof *h);
+        free(got);
+        size_t st = 100003, ct = 333333;
+        TS_OK(gpubp_set_selection(v, 1, &st, &ct));
+        TS_OK(gpubp_get(rd, v, back, GPUBP_SYNC));
+        got = tc_host_from(back, ct * sizeof *h);
+        assert_memory_equal(got, want[k] + st, ct * sizeof *h);
+        free(got);
+    }
+    TS_OK(gpubp_end_step(rd));
+    TS_OK(gpubp_close(rd));
+    td->free(back);
+    td->free(dh);
+    td->free(dr);
+    td->free(ds);
+    free(h);
+    free(r);
+    free(sm);
+}
+
 #define TC_ALL_CASES                                   \
     cmocka_unit_test(tc_steps_flip),                   \
     cmocka_unit_test(tc_all_types),                    \
@@ -517,6 +606,7 @@ static void tc_failure_keeps_committed(void **state)
     cmocka_unit_test(tc_deferred),                     \
     cmocka_unit_test(tc_wrong_space),                  \
     cmocka_unit_test(tc_adios2_file),                  \
-    cmocka_unit_test(tc_failure_keeps_committed)
+    cmocka_unit_test(tc_failure_keeps_committed),      \
+    cmocka_unit_test(tc_compressed)
 
 #endif
