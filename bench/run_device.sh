@@ -11,7 +11,8 @@
 # When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
 # working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
-# MODE=sweep: builds gpubp-bench only and runs the staging-parameter sweep (sweep.log), nothing else.
+# MODE=sweep: a shorter focused run: test_gpu_api (+ memcheck), the staging sweep (sweep.log, with
+# GPUBP_MEM_STATS), the codec on 1-16 cores and device compression vs copy-then-compress.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -47,34 +48,42 @@ if [ "$MODE" = sweep ]; then
   {
     stamp configure
     cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-          -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUBP_BUILD_TESTS=OFF
-    cmake --build "$B" -j "$NJ" --target gpubp-bench
+          -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+    cmake --build "$B" -j "$NJ" --target gpubp-bench test_gpu_api gpubp_zbench
     stamp built
   } > "$OUT/build.log" 2>&1
   BENCH=$B/bench/gpubp-bench
   D=/tmp/gpubp-bench
+  CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  {
+    stamp "test_gpu_api"
+    (cd "$B/tests/gpu" && GPUBP_SHARED_DIR=$SHARED GPUBP_TEST_TMP=/tmp/gpubp-t1 ./test_gpu_api 2>&1 | tail -15)
+    stamp "memcheck test_gpu_api"
+    (cd "$B/tests/gpu" && GPUBP_SHARED_DIR=$SHARED GPUBP_TEST_TMP=/tmp/gpubp-t2 timeout 200 "$CS" --tool memcheck \
+       --leak-check full --error-exitcode 9 ./test_gpu_api 2>&1 | tail -6; echo "exit ${PIPESTATUS[0]}")
+  } > "$OUT/tests.log" 2>&1
   export GPUBP_MEM_STATS=1
   {
-    for cfg in "subfiles=8,io_threads=8,pool_slots=16" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4" \
-               "subfiles=8,io_threads=8,pool_slots=32,chunk_mib=4" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=8" \
-               "subfiles=4,io_threads=4,pool_slots=8,chunk_mib=4" "subfiles=16,io_threads=16,pool_slots=32,chunk_mib=4" \
-               "pool_slots=8,chunk_mib=4"; do
+    for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
+               "subfiles=16,io_threads=16,pool_slots=32" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4"; do
       stamp "sweep: gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
       timeout 100 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
-        --baseline --params "$cfg"
+        --baseline ${cfg:+--params "$cfg"}
     done
-    for cfg in "subfiles=8,io_threads=8,pool_slots=16" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4"; do
-      stamp "sweep: gpu 1 GiB x 8 steps (8 GiB), 16 blocks, params '$cfg'"
-      timeout 100 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 16 --mem gpu --repeat 1 \
-        --baseline --params "$cfg"
-    done
-    if "$BENCH" --compress zlib --help 2>&1 | grep -q -- "--mem"; then
-      stamp "sweep: compression, host and device"
-      timeout 120 "$BENCH" --compress zlib --dir $D --mib-per-step 256 --steps 2 --repeat 3 --mem gpu
-    fi
-    stamp done
+    stamp "sweep: gpu 1 GiB x 8 steps (8 GiB), 16 blocks, subfiles=8"
+    timeout 100 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 16 --mem gpu --repeat 1 \
+      --baseline --params "subfiles=8,io_threads=8,pool_slots=16"
   } > "$OUT/sweep.log" 2>&1
-  grep -E "===|GBps|MBps" "$OUT/sweep.log"
+  unset GPUBP_MEM_STATS
+  {
+    stamp "codec: gpubp_zbench 64 3 1 1,2,4,8,16"
+    timeout 120 "$B/tests/compress/gpubp_zbench" 64 3 1 1,2,4,8,16
+    stamp "compression from device memory vs copy-then-compress, 64 MiB x 1 step"
+    timeout 150 "$BENCH" --compress zlib --dir $D --mib-per-step 64 --steps 1 --repeat 3 --mem gpu
+    stamp done
+  } > "$OUT/compress.log" 2>&1
+  grep -E "===|GBps|MBps|exit|PASSED|FAILED|SUMMARY" "$OUT/tests.log" "$OUT/sweep.log" "$OUT/compress.log"
+  grep -E "^\|" "$OUT/compress.log"
   exit 0
 fi
 
