@@ -174,14 +174,16 @@ static void check_g1(reader *rd)
     MT_CHECK(n == mc_g1_shape(rd->pw), "g1 shape %zu", n);
     for (int b = 0; b < rd->pw; b++) starts[b] = mc_g1_start(b), counts[b] = mc_g1_count(b);
     check_blocks(rd, v, "g1", (size_t)rd->pw, starts, 1, counts);
-    size_t st, c;
-    mc_reader_box(n, rd->q, rd->nq, &st, &c);
-    double got[256];
-    MT_OK(gpubp_set_selection(v, 1, &st, &c));
-    MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
-    for (size_t i = 0; i < c; i++)
-        MT_CHECK(got[i] == mc_g1_value(rd->tag, st + i), "g1 step %zu [%zu] = %g", rd->s, st + i,
-                 got[i]);
+    for (int whole = 0; whole <= (rd->q == 0); whole++) { /* this reader's box; reader 0: all */
+        size_t st = 0, c = n;
+        if (!whole) mc_reader_box(n, rd->q, rd->nq, &st, &c);
+        double got[256];
+        MT_OK(gpubp_set_selection(v, 1, &st, &c));
+        MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
+        for (size_t i = 0; i < c; i++)
+            MT_CHECK(got[i] == mc_g1_value(rd->tag, st + i), "g1 step %zu [%zu] = %g", rd->s,
+                     st + i, got[i]);
+    }
 }
 
 static void check_g2(reader *rd)
@@ -198,16 +200,20 @@ static void check_g2(reader *rd)
         starts[b] = bs[1], counts[b] = bc[1];
     }
     check_blocks(rd, v, "g2", (size_t)rd->pw, starts, 2, counts);
-    size_t st[2], c[2];
-    mc_reader_box(shape[0], rd->q, rd->nq, &st[0], &c[0]);
-    mc_reader_box(shape[1], rd->nq - 1 - rd->q, rd->nq, &st[1], &c[1]);
-    float got[1024];
-    MT_OK(gpubp_set_selection(v, 2, st, c));
-    MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
-    for (size_t i = 0; i < c[0]; i++)
-        for (size_t j = 0; j < c[1]; j++)
-            MT_CHECK(got[i * c[1] + j] == mc_g2_value(rd->tag, st[0] + i, st[1] + j),
-                     "g2 step %zu [%zu,%zu]", rd->s, st[0] + i, st[1] + j);
+    for (int whole = 0; whole <= (rd->q == 0); whole++) { /* this reader's box; reader 0: all */
+        size_t st[2] = {0, 0}, c[2] = {shape[0], shape[1]};
+        if (!whole) {
+            mc_reader_box(shape[0], rd->q, rd->nq, &st[0], &c[0]);
+            mc_reader_box(shape[1], rd->nq - 1 - rd->q, rd->nq, &st[1], &c[1]);
+        }
+        float got[1024];
+        MT_OK(gpubp_set_selection(v, 2, st, c));
+        MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
+        for (size_t i = 0; i < c[0]; i++)
+            for (size_t j = 0; j < c[1]; j++)
+                MT_CHECK(got[i * c[1] + j] == mc_g2_value(rd->tag, st[0] + i, st[1] + j),
+                         "g2 step %zu [%zu,%zu]", rd->s, st[0] + i, st[1] + j);
+    }
     const char *units = NULL;
     MT_OK(gpubp_attribute_string(rd->f, "g2/units", 0, &units));
     MT_CHECK(strcmp(units, "m/s") == 0, "g2/units = %s", units);
@@ -225,18 +231,26 @@ static void check_g3(reader *rd)
         starts[b] = bs[2], counts[b] = bc[2];
     }
     check_blocks(rd, v, "g3", (size_t)rd->pw, starts, 3, counts);
-    size_t st[3] = {1, 0, 0}, c[3] = {1, 2, 0};
-    st[1] = (size_t)rd->q % 2;
-    mc_reader_box(shape[2], rd->q, rd->nq, &st[2], &c[2]);
-    c[2] = shape[2] - st[2] > 5 ? 5 : shape[2] - st[2]; /* crosses a 4-wide block edge */
-    int32_t got[64];
-    MT_OK(gpubp_set_selection(v, 3, st, c));
-    MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
-    for (size_t j = 0; j < c[1]; j++)
-        for (size_t k = 0; k < c[2]; k++)
-            MT_CHECK(got[j * c[2] + k] == mc_g3_value(rd->tag, st[0], st[1] + j, st[2] + k),
-                     "g3 step %zu [%zu,%zu,%zu] = %d", rd->s, st[0], st[1] + j, st[2] + k,
-                     got[j * c[2] + k]);
+    for (int whole = 0; whole <= (rd->q == 0); whole++) { /* this reader's box; reader 0: all */
+        size_t st[3] = {0, 0, 0}, c[3] = {shape[0], shape[1], shape[2]};
+        if (!whole) {
+            st[0] = 1, c[0] = 1, c[1] = 2;
+            st[1] = (size_t)rd->q % 2;
+            mc_reader_box(shape[2], rd->q, rd->nq, &st[2], &c[2]);
+            c[2] = shape[2] - st[2] > 5 ? 5 : shape[2] - st[2]; /* crosses a 4-wide block edge */
+        }
+        int32_t got[512];
+        MT_OK(gpubp_set_selection(v, 3, st, c));
+        MT_OK(gpubp_get(rd->f, v, got, GPUBP_SYNC));
+        for (size_t i = 0; i < c[0]; i++)
+            for (size_t j = 0; j < c[1]; j++)
+                for (size_t k = 0; k < c[2]; k++) {
+                    int32_t x = got[(i * c[1] + j) * c[2] + k];
+                    MT_CHECK(x == mc_g3_value(rd->tag, st[0] + i, st[1] + j, st[2] + k),
+                             "g3 step %zu [%zu,%zu,%zu] = %d", rd->s, st[0] + i, st[1] + j,
+                             st[2] + k, x);
+                }
+    }
 }
 
 static void check_multi(reader *rd)
@@ -548,8 +562,11 @@ static void case_device(void)
                 MT_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, sh));
                 MT_CHECK(sh[0] == 3 * (size_t)mc_g2_py(p) && sh[1] == 5 * (size_t)mc_g2_px(p),
                          "dg shape %zu x %zu in the file", sh[0], sh[1]);
-                mc_reader_box(sh[0], q, nq, &st[0], &c[0]);
-                mc_reader_box(sh[1], q, nq, &st[1], &c[1]);
+                st[0] = st[1] = 0, c[0] = sh[0], c[1] = sh[1]; /* serially: the whole array */
+                if (par) {
+                    mc_reader_box(sh[0], q, nq, &st[0], &c[0]);
+                    mc_reader_box(sh[1], q, nq, &st[1], &c[1]);
+                }
                 float got[400];
                 MT_OK(gpubp_set_selection(v, 2, st, c));
                 MT_OK(gpubp_get(f, v, got, GPUBP_SYNC));
