@@ -2,7 +2,8 @@
 # The combined GPU run behind docs/testing-gpu.md and docs/performance.md: builds libgpubp with the
 # CUDA backend for sm_90, runs the `gpu` and `memspace` ctest labels, compute-sanitizer memcheck and
 # racecheck on the GPU tests and the CUDA example, the example itself, and gpubp-bench (GPU and
-# host) with its raw baselines. Run from the repository root on the GPU machine:
+# host) with its raw baselines, the codec on 1-16 cores and compression from device memory against
+# copy-then-compress. Run from the repository root on the GPU machine:
 #
 #   OUT=/some/dir bash bench/run_device.sh
 #
@@ -159,6 +160,15 @@ D=/tmp/gpubp-bench
   stamp done
 } > "$OUT/bench.log" 2>&1
 
+{
+  stamp "codec on 1-16 cores: gpubp_zbench 64 3 1 1,2,4,8,16"
+  timeout 150 "$B/tests/compress/gpubp_zbench" 64 3 1 1,2,4,8,16
+  stamp "compression from device memory (staged) vs copy-then-compress, 64 MiB x 1 step"
+  timeout 200 "$BENCH" --compress zlib --dir $D --mib-per-step 64 --steps 1 --repeat 3 --mem gpu
+  stamp done
+} > "$OUT/compress.log" 2>&1
+
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
 tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
 grep -E "===|GBps" "$OUT/bench.log"
+grep -E "===|MBps|^\|" "$OUT/compress.log"
