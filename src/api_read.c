@@ -949,12 +949,17 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "the end of the file (%llu bytes)", f->path, b->file_index, v->name,
                          (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
                          (unsigned long long)fsize);
-    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = gbp_malloc(raw);
-    int rc = (z && r) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    /* device destinations: decoded span by span into the pinned pool (api_compress.c) */
+    int dev = space == GPUBP_MEM_GPU;
+    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = dev ? NULL : gbp_malloc(raw);
+    int rc = (z && (r || dev)) ? GPUBP_OK
+                               : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = data_pread(f, b->file_index, fd, z, (size_t)b->op->size, b->payload_offset);
-    if (rc == GPUBP_OK)
+    if (rc == GPUBP_OK && dev)
+        rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
+    else if (rc == GPUBP_OK)
         rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
-    if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+    if (rc == GPUBP_OK && !dev) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     gbp_free(z);
     gbp_free(r);
     return rc;

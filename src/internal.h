@@ -191,6 +191,12 @@ int gbp_error_with_path(int rc, const char *path);
  * wb->payload_len to the bytes written, wb->meta.op and the min/max of the uncompressed values.
  * fname names fd in errors. */
 int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname);
+/* api_compress.c: decodes the compressed block z (zlen bytes; raw bytes uncompressed, elements of
+ * es bytes) into the box dbox of the device array dst (the box fbox of the block) span by span
+ * through the pinned pool, the host-to-device copies overlapped with the decoding. Synchronous:
+ * z may be freed when it returns. */
+int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
+                               size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox);
 #define GBP_WBLOCK_HAS_ZAHEAD 1 /* api_compress.c compresses runs of small blocks at once */
 
 /* api_write.c */
