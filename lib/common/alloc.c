@@ -8,7 +8,12 @@ static atomic_long fail_countdown = -1;
 static _Thread_local long thread_countdown = -1; /* this thread's allocations only */
 
 void gbp_alloc_fail_after(long n) { atomic_store(&fail_countdown, n); }
-void gbp_alloc_fail_after_thread(long n) { thread_countdown = n; }
+long gbp_alloc_fail_after_thread(long n)
+{
+    long left = thread_countdown;
+    thread_countdown = n;
+    return left;
+}
 
 static int should_fail(void)
 {

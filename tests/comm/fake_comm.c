@@ -1,11 +1,15 @@
 /* Threads as ranks: collectives exchange pointers through a shared slot table between barriers;
- * point-to-point messages go through per-destination queues. */
+ * point-to-point messages go through per-destination queues. Two checks make protocol bugs fail
+ * loudly instead of hanging CI or passing by luck: every collective checks that all ranks called
+ * the same operation (same count, same root), and a rank that waits longer than
+ * FC_HANG_SECONDS (default 20) in a collective or a receive aborts the test, naming the call. */
 #include "fake_comm.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct msg {
     int src;
@@ -14,9 +18,19 @@ typedef struct msg {
     unsigned char data[];
 } msg;
 
+typedef struct callrec {
+    const char *op;
+    size_t n;               /* (size_t)-1: counts may differ between ranks */
+    int root;
+} callrec;
+
 typedef struct group {
     int size, per_node;
-    pthread_barrier_t bar;
+    pthread_mutex_t bmu;    /* the barrier */
+    pthread_cond_t bcv;
+    int arrived;
+    unsigned long gen;
+    callrec *call;          /* per rank: the collective it is in */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     const void **slot;      /* collective exchange: one pointer per rank */
@@ -37,7 +51,9 @@ static group *group_new(int size, int per_node)
     group *g = calloc(1, sizeof *g);
     g->size = size;
     g->per_node = per_node;
-    pthread_barrier_init(&g->bar, NULL, (unsigned)size);
+    pthread_mutex_init(&g->bmu, NULL);
+    pthread_cond_init(&g->bcv, NULL);
+    g->call = calloc((size_t)size, sizeof *g->call);
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->slot = calloc((size_t)size, sizeof *g->slot);
@@ -58,7 +74,9 @@ static void group_unref(group *g)
             n = m->next;
             free(m);
         }
-    pthread_barrier_destroy(&g->bar);
+    pthread_mutex_destroy(&g->bmu);
+    pthread_cond_destroy(&g->bcv);
+    free(g->call);
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
     free(g->slot);
@@ -86,13 +104,65 @@ static int failing(fc_ctx *c, const char *op)
     return 1;
 }
 
-static void wait_all(group *g) { pthread_barrier_wait(&g->bar); }
+static struct timespec deadline(void)
+{
+    const char *e = getenv("FC_HANG_SECONDS");
+    int secs = e && atoi(e) > 0 ? atoi(e) : 20;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += secs;
+    return t;
+}
+
+static void hang(int rank, const char *op)
+{
+    fprintf(stderr, "fake_comm: HANG: rank %d waited more than FC_HANG_SECONDS in %s\n", rank, op);
+    abort();
+}
+
+static void wait_all(group *g)
+{
+    pthread_mutex_lock(&g->bmu);
+    unsigned long gen = g->gen;
+    if (++g->arrived == g->size) {
+        g->arrived = 0;
+        g->gen++;
+        pthread_cond_broadcast(&g->bcv);
+    }
+    struct timespec t = deadline();
+    while (gen == g->gen) {
+        if (pthread_cond_timedwait(&g->bcv, &g->bmu, &t) && gen == g->gen) {
+            int r = -1;
+            const char *op = "a collective";
+            for (int i = 0; i < g->size && r < 0; i++)
+                if (g->call[i].op) r = i, op = g->call[i].op;
+            pthread_mutex_unlock(&g->bmu);
+            hang(r, op);
+        }
+    }
+    pthread_mutex_unlock(&g->bmu);
+}
+
+/* Enters a collective: all ranks must be in the same one (checked after the first barrier). */
+static void enter(fc_ctx *c, const char *op, size_t n, int root)
+{
+    group *g = c->g;
+    g->call[c->rank] = (callrec){op, n, root};
+    wait_all(g);
+    const callrec *a = &g->call[0], *b = &g->call[c->rank];
+    if (strcmp(a->op, b->op) || a->root != b->root || (a->n != (size_t)-1 && a->n != b->n)) {
+        fprintf(stderr, "fake_comm: MISMATCH: rank 0 is in %s(n=%zu, root=%d), rank %d in "
+                "%s(n=%zu, root=%d)\n", a->op, a->n, a->root, c->rank, b->op, b->n, b->root);
+        abort();
+    }
+}
 
 static int f_rank(void *ctx) { return ((fc_ctx *)ctx)->rank; }
 static int f_size(void *ctx) { return ((fc_ctx *)ctx)->g->size; }
 
 static int f_barrier(void *ctx)
 {
+    enter(ctx, "barrier", 0, 0);
     wait_all(((fc_ctx *)ctx)->g);
     return failing(ctx, "barrier") ? 99 : 0;
 }
@@ -102,7 +172,7 @@ static int f_bcast(void *ctx, void *buf, size_t n, int root)
     fc_ctx *c = ctx;
     group *g = c->g;
     if (c->rank == root) g->slot[root] = buf;
-    wait_all(g);
+    enter(c, "bcast", n, root);
     if (c->rank != root && n) memcpy(buf, g->slot[root], n);
     wait_all(g);
     return failing(c, "bcast") ? 99 : 0;
@@ -115,7 +185,7 @@ static int f_gather(void *ctx, const void *send, size_t n, void *recv, const siz
     group *g = c->g;
     g->slot[c->rank] = send;
     g->len[c->rank] = n;
-    wait_all(g);
+    enter(c, "gather", (size_t)-1, root);
     if (c->rank == root && recv) {
         size_t at = 0;
         for (int r = 0; r < g->size; r++) {
@@ -134,7 +204,7 @@ static int f_allreduce(void *ctx, int64_t *v, size_t n, gpubp_comm_reduce op)
     group *g = c->g;
     int64_t *t = malloc((n ? n : 1) * sizeof *t);
     g->slot[c->rank] = v;
-    wait_all(g);
+    enter(c, "allreduce", n, (int)op);
     for (size_t i = 0; i < n; i++) {
         int64_t a = ((const int64_t *)g->slot[0])[i];
         for (int r = 1; r < g->size; r++) {
@@ -155,7 +225,7 @@ static int f_exscan(void *ctx, uint64_t *v, size_t n)
     group *g = c->g;
     uint64_t *t = calloc(n ? n : 1, sizeof *t);
     g->slot[c->rank] = v;
-    wait_all(g);
+    enter(c, "exscan", n, 0);
     for (int r = 0; r < c->rank; r++)
         for (size_t i = 0; i < n; i++) t[i] += ((const uint64_t *)g->slot[r])[i];
     wait_all(g);
@@ -170,7 +240,7 @@ static int f_split(void *ctx, int color, int key, void **out)
     group *g = c->g;
     int me[2] = {color, key};
     g->slot[c->rank] = me;
-    wait_all(g);
+    enter(c, "split", (size_t)-1, 0);
     /* my group: ranks of my color ordered by (key, rank); its first member creates it */
     int m = 0, pos = 0, leader = -1;
     for (int r = 0; r < g->size; r++) {
@@ -227,6 +297,7 @@ static int f_recv(void *ctx, void *buf, size_t n, int src)
     fc_ctx *c = ctx;
     group *g = c->g;
     pthread_mutex_lock(&g->mu);
+    struct timespec t = deadline();
     for (;;) {
         msg **p = &g->inbox[c->rank];
         while (*p && (*p)->src != src) p = &(*p)->next;
@@ -239,7 +310,10 @@ static int f_recv(void *ctx, void *buf, size_t n, int src)
             free(m);
             return failing(c, "recv") ? 99 : 0;
         }
-        pthread_cond_wait(&g->cv, &g->mu);
+        if (pthread_cond_timedwait(&g->cv, &g->mu, &t)) {
+            pthread_mutex_unlock(&g->mu);
+            hang(c->rank, "recv");
+        }
     }
 }
 

@@ -11,57 +11,12 @@
 #include <time.h>
 
 #include "fake_comm.h"
+#include "outcome.h"
 #include "simdev.h"
 #include "test_support.h"
 
 #define NC 5       /* columns of T */
 #define STEPS 3
-#define MAXR 8
-
-/* ---- per-rank outcomes: rank threads never call cmocka asserts ---------------------------- */
-
-typedef struct outcome {
-    pthread_mutex_t mu;
-    int bad;
-    char first[1024];
-    int end_rc[MAXR][8];   /* per rank and step (at most 8 steps) */
-    char end_msg[MAXR][512];
-} outcome;
-
-static void note(outcome *o, int rank, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    pthread_mutex_lock(&o->mu);
-    if (!o->bad++) {
-        int n = snprintf(o->first, sizeof o->first, "rank %d: ", rank);
-        vsnprintf(o->first + n, sizeof o->first - (size_t)n, fmt, ap);
-    }
-    pthread_mutex_unlock(&o->mu);
-    va_end(ap);
-}
-
-#define RK(expr)                                                                              \
-    do {                                                                                      \
-        int rk_ = (expr);                                                                     \
-        if (rk_ != GPUBP_OK) {                                                                \
-            note(o, rank, "%s -> %d: %s", #expr, rk_, gpubp_last_error());                  \
-            return;                                                                           \
-        }                                                                                     \
-    } while (0)
-
-static void outcome_init(outcome *o)
-{
-    memset(o, 0, sizeof *o);
-    pthread_mutex_init(&o->mu, NULL);
-}
-
-static void assert_clean(outcome *o)
-{
-    if (o->bad) print_error("%s\n", o->first);
-    assert_int_equal(o->bad, 0);
-    pthread_mutex_destroy(&o->mu);
-}
 
 /* ---- the decomposition: rank r owns rows [row0(r), row0(r) + rows(r)) of T ----------------- */
 
@@ -131,9 +86,7 @@ static void write_body(void *ctx, int rank, int size, void *arg)
             RK(gpubp_put(f, s, &step, GPUBP_SYNC));
             RK(gpubp_put(f, str, "run-a", GPUBP_SYNC));
         }
-        int rc = gpubp_end_step(f);
-        w->o.end_rc[rank][k] = rc;
-        if (rc) snprintf(w->o.end_msg[rank], sizeof w->o.end_msg[rank], "%s", gpubp_last_error());
+        record(o, rank, k, gpubp_end_step(f));
     }
     int rc = gpubp_close(f);
     if (rc != GPUBP_OK && w->fail_rank < 0 && w->mismatch_rank < 0)
