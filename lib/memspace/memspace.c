@@ -1053,6 +1053,9 @@ int gbp_mem_stage_open(gbp_mem *m, gbp_stage **out, gpubp_memory_space sp, const
     if (sp == GPUBP_MEM_GPU) {
         if (!dev_open(m)) return device_unsupported(m);
         GBP_FORWARD_IF_ERROR(pool_open(m));
+        /* queued device writes take their slots when an I/O thread gets to them: let them
+         * finish before the stage holds every slot (and before its caller waits for them) */
+        GBP_FORWARD_IF_ERROR(gbp_mem_wait_writes(m));
         if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
         limit = m->slot_bytes;
     } else if (!gbp_box_is_contiguous(box)) {

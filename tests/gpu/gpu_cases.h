@@ -510,7 +510,8 @@ static void tc_failure_keeps_committed(void **state)
 }
 
 /* ---- compression of device blocks (issue 7) ------------------------------------------------------
- * A smooth field, random bits (chunks that do not shrink: rewritten raw) and many small blocks,
+ * A smooth field, random bits (chunks that do not shrink: rewritten raw) and many small blocks
+ * after an uncompressed block,
  * put from device memory with zlib through 1 MiB slots (many pieces per block) and from host
  * memory: data.0 is identical byte for byte; read back into device memory whole and as a
  * sub-box that starts and ends inside Blosc2 blocks. */
@@ -534,8 +535,12 @@ static void tc_compressed(void **state)
         gpubp_file *w;
         TS_OK(gpubp_open(&w, ts_path(dev ? "zdev.bp" : "zhost.bp"), GPUBP_MODE_WRITE,
                          tc_params("gpu_layout=row_major,chunk_mib=1,pool_slots=3")));
-        gpubp_variable *a, *b, *c;
+        gpubp_variable *a, *b, *c, *u;
         size_t ns = nsmall;
+        /* an uncompressed device block first: its chunks are still queued when compression
+         * starts staging (the staging must not starve them of slots) */
+        TS_OK(gpubp_define_variable(&u, w, "plain", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
+        TS_OK(gpubp_set_memory_space(u, dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
         TS_OK(gpubp_define_variable(&a, w, "smooth", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
         TS_OK(gpubp_define_variable(&b, w, "random", GPUBP_TYPE_FLOAT, 1, &n, &zero, &n));
         TS_OK(gpubp_define_variable(&c, w, "small", GPUBP_TYPE_FLOAT, 1, &ns, &zero, &ns));
@@ -545,6 +550,7 @@ static void tc_compressed(void **state)
             TS_OK(gpubp_variable_add_operation(vs[k], "zlib", k == 1 ? "shuffle=none" : NULL));
         }
         TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, u, dev ? dr : (void *)r, GPUBP_DEFERRED));
         TS_OK(gpubp_put(w, a, dev ? dh : (void *)h, GPUBP_DEFERRED));
         TS_OK(gpubp_put(w, b, dev ? dr : (void *)r, GPUBP_DEFERRED));
         for (size_t i = 0; i < nsmall / small; i++) {
