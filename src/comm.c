@@ -18,13 +18,18 @@ int gpubp_comm_error(int status, int native, const char *message)
     return gbp_error(status, native, "%s", message ? message : "");
 }
 
-int gbp_comm_make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx)
+int gbp_comm_open_failed(const gpubp_comm_ops *ops, void *ctx, int rc, const char *what);
+
+/* top: the communicator of gpubp_open_comm, whose other ranks go on to the open's agreement */
+static int make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx, int top)
 {
     *out = NULL;
     gbp_comm *c = gbp_calloc(1, sizeof *c);
     if (!c) {
+        int rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        if (top) return gbp_comm_open_failed(ops, ctx, rc, "gpubp_open");
         ops->free(ctx);
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        return rc;
     }
     c->ops = ops;
     c->ctx = ctx;
@@ -37,6 +42,27 @@ int gbp_comm_make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx)
     }
     *out = c;
     return GPUBP_OK;
+}
+
+int gbp_comm_make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx)
+{
+    return make(out, ops, ctx, 0);
+}
+
+int gbp_comm_open(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx)
+{
+    return make(out, ops, ctx, 1);
+}
+
+/* A rank that cannot open (a bad argument, no memory for the wrapper) still takes part in the
+ * open's first collective, the agreement of gpubp_open (api.c, open_file), so that the other
+ * ranks fail with it instead of waiting for it; then ctx is released. */
+int gbp_comm_open_failed(const gpubp_comm_ops *ops, void *ctx, int rc, const char *what)
+{
+    gbp_comm c = {ops, ctx, ops->rank(ctx), ops->size(ctx)};
+    if (c.size >= 1 && c.rank >= 0 && c.rank < c.size) rc = gbp_comm_agree_all(&c, rc, what);
+    ops->free(ctx);
+    return rc;
 }
 
 void gbp_comm_free(gbp_comm *c)

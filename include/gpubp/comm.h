@@ -49,10 +49,10 @@ typedef struct gpubp_comm_ops {
     /* exclusive prefix sum of n uint64 values in place (rank 0 gets zeros) */
     int (*exscan_u64)(void *ctx, uint64_t *vals, size_t n);
     /* a new communicator of the ranks with the same color, ordered by key (then rank), as
-     * MPI_Comm_split; *out is freed with free() */
+     * MPI_Comm_split; *out is released with (*free)(*out) */
     int (*split)(void *ctx, int color, int key, void **out);
     /* a new communicator of the ranks that share this rank's node (memory), in rank order, as
-     * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); *out is freed with free() */
+     * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED); *out is released with (*free)(*out) */
     int (*split_node)(void *ctx, void **out);
     /* point to point (not collective): n bytes to / from one rank; messages between two ranks
      * arrive in the order they were sent */

@@ -5,17 +5,17 @@
 #include "gpubp/mpi.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The largest piece one MPI call moves (counts are int). */
 #define PIECE ((size_t)1 << 30)
 
-typedef struct mctx {
-    MPI_Comm comm;
-} mctx;
-
-static MPI_Comm C(void *ctx) { return ((mctx *)ctx)->comm; }
+/* A context is its communicator's Fortran handle + 1 (never NULL): wrapping a communicator
+ * allocates nothing, so no rank can fail alone (out of memory) before the library's first
+ * agreement, where the other ranks would wait for it. */
+static MPI_Comm C(void *ctx) { return MPI_Comm_f2c((MPI_Fint)((intptr_t)ctx - 1)); }
 
 static int m_rank(void *ctx)
 {
@@ -121,17 +121,16 @@ static int m_exscan(void *ctx, uint64_t *v, size_t n)
     return rc;
 }
 
+/* Errors of c returned, not fatal; c is freed on failure. */
 static int wrap(MPI_Comm c, void **out)
 {
-    mctx *m = malloc(sizeof *m);
-    if (!m) {
+    *out = (void *)((intptr_t)MPI_Comm_c2f(c) + 1);
+    int rc = MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) {
         MPI_Comm_free(&c);
-        return MPI_ERR_NO_MEM;
+        *out = NULL;
     }
-    m->comm = c;
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    *out = m;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 static int m_split(void *ctx, int color, int key, void **out)
@@ -153,8 +152,8 @@ static void m_free(void *ctx)
     if (!ctx) return;
     int fin = 0;
     MPI_Finalized(&fin);
-    if (!fin) MPI_Comm_free(&((mctx *)ctx)->comm);
-    free(ctx);
+    MPI_Comm c = C(ctx);
+    if (!fin) MPI_Comm_free(&c);
 }
 
 static const gpubp_comm_ops mpi_ops = {
@@ -180,7 +179,8 @@ int gpubp_open_mpi(gpubp_file **out, const char *path, gpubp_mode mode, const ch
     if (rc != MPI_SUCCESS)
         return gpubp_comm_error(GPUBP_ERR_IO, rc, "gpubp_open_mpi: MPI_Comm_dup failed");
     void *ctx = NULL;
-    if (wrap(dup, &ctx) != MPI_SUCCESS)
-        return gpubp_comm_error(GPUBP_ERR_NOMEM, 0, "gpubp_open_mpi: out of memory");
+    rc = wrap(dup, &ctx);
+    if (rc != MPI_SUCCESS)
+        return gpubp_comm_error(GPUBP_ERR_IO, rc, "gpubp_open_mpi: MPI_Comm_set_errhandler failed");
     return gpubp_open_comm(out, path, mode, params, &mpi_ops, ctx);
 }
