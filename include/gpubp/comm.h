@@ -72,7 +72,9 @@ typedef struct gpubp_comm_ops {
  * A failure on any rank fails gpubp_end_step on every rank with the same status and a message
  * naming the failing ranks; that step is not committed, earlier ones stay readable.
  * Reading (READ, READ_RANDOM_ACCESS): rank 0 reads the metadata and broadcasts it; gpubp_open,
- * gpubp_begin_step, gpubp_end_step and gpubp_close are collective, gets are not.
+ * gpubp_begin_step, gpubp_end_step and gpubp_close are collective, gets are not; a get that fails
+ * on one rank in a step fails that step's gpubp_end_step on every rank. A failed communicator
+ * operation (GPUBP_ERR_IO on that rank) cannot be agreed on.
  *
  * Ownership: ctx belongs to the library from this call on, whatever the outcome; it is released
  * with ops->free at gpubp_close (or before this call returns on failure). ops must stay valid

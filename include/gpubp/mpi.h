@@ -24,8 +24,12 @@ extern "C" {
  * (MPI_Comm_split_type SHARED), or `aggregators=N` contiguous groups of ranks; rank 0 merges the
  * metadata as ADIOS2's BP4 engine does, so ADIOS2 and bpls read the dataset. Readers: rank 0 reads
  * md.idx and md.0 and broadcasts them; each rank reads its own selections from data.K.
+ * A call that fails on one rank in a step (a put, a device copy, a write, out of memory, a
+ * get) fails that step's gpubp_end_step on every rank with one status and a message naming the
+ * rank; nothing of a failed write step is committed, the next step can commit.
  * A rank that dies (a signal, MPI_Abort) takes the job with it: the MPI library in use has no fault
- * tolerance; steps committed before stay readable.
+ * tolerance; steps committed before stay readable. An MPI error returned by a collective is
+ * GPUBP_ERR_IO on the rank that saw it and cannot be agreed on.
  * Errors: those of gpubp_open_comm; NOT_SUPPORTED when MPI is not initialised (MPI_Init first).
  */
 GPUBP_API int gpubp_open_mpi(gpubp_file **out, const char *path, gpubp_mode mode,
