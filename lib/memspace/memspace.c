@@ -178,6 +178,13 @@ static atomic_int cache_sim;
 
 void gbp_mem_pool_cache_sim(int on) { atomic_store(&cache_sim, on); }
 
+/* What the cache holds is unpinned at exit (atexit, registered at the first slot kept: after the
+ * CUDA runtime registered its own teardown, so this runs before it), so that leak checkers
+ * (compute-sanitizer --leak-check full, valgrind) see every registration released. */
+static pthread_once_t cache_exit_once = PTHREAD_ONCE_INIT;
+static void cache_at_exit(void) { gbp_mem_pool_cache_trim(); }
+static void cache_register_exit(void) { (void)atexit(cache_at_exit); }
+
 static size_t cache_limit(void)
 {
     const char *v = getenv("GPUBP_POOL_CACHE_MIB");
@@ -224,6 +231,7 @@ static void slot_free(gbp_mem *m, uint8_t *buf)
             cache[i--] = cache[--ncache];
         }
         if (ncache < GBP_CACHE_ENTRIES && cache_bytes + m->slot_alloc <= limit) {
+            pthread_once(&cache_exit_once, cache_register_exit);
             cache[ncache++] = (cached_slot){m->ops, m->slot_alloc, buf};
             cache_bytes += m->slot_alloc;
             pthread_mutex_unlock(&cache_mu);

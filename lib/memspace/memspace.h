@@ -111,7 +111,8 @@ int gbp_mem_set_stream(gbp_mem *m, void *stream);
 /* The pinned slots of closed files are kept for the next file of the process (same backend and
  * slot size; CUDA only, since pinning costs about 0.3 ms per MiB), up to GPUBP_POOL_CACHE_MIB
  * MiB (environment; default 1024, 0 = unpin at close). gbp_mem_pool_cache_trim unpins and frees
- * what is kept now (thread-safe; files still open keep their pools); _bytes says how much that is.
+ * what is kept now (thread-safe; files still open keep their pools; it also runs at exit);
+ * _bytes says how much that is.
  * gbp_mem_pool_cache_sim(1) makes the simulated device use the cache too (tests). */
 void gbp_mem_pool_cache_trim(void);
 size_t gbp_mem_pool_cache_bytes(void);
