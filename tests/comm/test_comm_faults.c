@@ -303,6 +303,125 @@ static void readers_fail_together(void **state)
     }
 }
 
+/* ---- hostile metadata: parallel readers are as bounds-checked as the serial one ------------ */
+
+typedef struct hcase {
+    const char *path;
+    gpubp_mode mode;
+    outcome o;           /* step 0: open; step 1: the first begin_step that is not OK */
+} hcase;
+
+/* Opens, then takes steps until one is not OK; the statuses go to the outcome. */
+static int read_all(gpubp_file **fp, const char *path, gpubp_mode mode, void *ctx, int *last)
+{
+    int rc = ctx ? gpubp_open_comm(fp, path, mode, NULL, &fc_ops, fc_dup(ctx))
+                 : gpubp_open(fp, path, mode, NULL);
+    *last = GPUBP_OK;
+    if (rc != GPUBP_OK || mode != GPUBP_MODE_READ) return rc;
+    while ((*last = gpubp_begin_step(*fp)) == GPUBP_OK) {
+        gpubp_variable *t;
+        if (gpubp_inquire_variable(&t, *fp, "T") == GPUBP_OK) {
+            double v[NC];
+            size_t st[2] = {0, 0}, cn[2] = {1, NC};
+            if (gpubp_set_selection(t, 2, st, cn) == GPUBP_OK)
+                (void)gpubp_get(*fp, t, v, GPUBP_DEFERRED);
+        }
+        int rc2 = gpubp_end_step(*fp);
+        if (rc2 != GPUBP_OK) {
+            *last = rc2;
+            break;
+        }
+    }
+    return rc;
+}
+
+static void hostile_body(void *ctx, int rank, int size, void *arg)
+{
+    (void)size;
+    hcase *c = arg;
+    outcome *o = &c->o;
+    gpubp_file *f = NULL;
+    int last;
+    record(o, rank, 0, read_all(&f, c->path, c->mode, ctx, &last));
+    record(o, rank, 1, last);
+    if (f) record(o, rank, 2, gpubp_close(f));
+}
+
+/* Every rank the same status as the serial reader, at open and at the first failing step.
+ * Returns how many of the two modes found the damage. */
+static int hostile_read(const char *path)
+{
+    int found = 0;
+    for (int m = 0; m < 2; m++) {
+        gpubp_mode mode = m ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ;
+        gpubp_file *f = NULL;
+        int last, rc = read_all(&f, path, mode, NULL, &last);
+        if (f) gpubp_close(f);
+        found += rc < 0 || last < 0;
+        hcase c = {.path = path, .mode = mode};
+        outcome_init(&c.o);
+        assert_int_equal(fc_run(NR, 0, hostile_body, &c), 0);
+        assert_clean(&c.o);
+        for (int r = 0; r < NR; r++) {
+            if (c.o.end_rc[r][0] != rc || c.o.end_rc[r][1] != last)
+                print_error("%s mode %d rank %d: %d/%d, serial %d/%d: %s\n", path, (int)mode, r,
+                            c.o.end_rc[r][0], c.o.end_rc[r][1], rc, last, c.o.end_msg[r]);
+            assert_int_equal(c.o.end_rc[r][0], rc);
+            assert_int_equal(c.o.end_rc[r][1], last);
+            assert_int_equal(c.o.end_rc[r][2], GPUBP_OK);
+        }
+    }
+    return found;
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void hostile_metadata(void **state)
+{
+    (void)state;
+    fcase w = {.path = ts_path("good.bp"), .params = "aggregators=2", .kind = F_ALLOC, .rank = 0,
+               .nth = MAXN};
+    run_case(&w);
+    char idxp[4300], md0p[4300], bad[4200];
+    snprintf(bad, sizeof bad, "%s", ts_path("hostile.bp"));
+    snprintf(idxp, sizeof idxp, "%s/md.idx", bad);
+    snprintf(md0p, sizeof md0p, "%s/md.0", bad);
+    size_t il, ml;
+    int cases = 0, found = 0;
+    /* 1. the last record ends past md.0; 2. md.0 cut inside the last step; 3. bytes of md.0's
+     * steps overwritten, one case per offset, in steps of 13 bytes (every alignment) */
+    for (int k = 0;; k++) {
+        assert_int_equal(ts_copy_dataset(w.path, bad), 0);
+        unsigned char *idx = ts_read_file(idxp, &il), *md0 = ts_read_file(md0p, &ml);
+        assert_non_null(idx);
+        assert_non_null(md0);
+        size_t at = 64 + (size_t)(k - 2) * 13;
+        int done = k >= 2 && at >= ml;
+        if (k == 0) {
+            put64(idx + il - 64 + 40, ml + 1000); /* the record's end of metadata */
+            assert_int_equal(ts_write_file(idxp, idx, il), 0);
+        } else if (k == 1) {
+            assert_int_equal(ts_write_file(md0p, md0, ml - 20), 0);
+        } else if (!done) {
+            md0[at] ^= 0xff;
+            if (at + 1 < ml) md0[at + 1] = 0x7f;
+            assert_int_equal(ts_write_file(md0p, md0, ml), 0);
+        }
+        free(idx);
+        free(md0);
+        if (done) break;
+        int n = hostile_read(bad);
+        if (k < 2) assert_int_equal(n, 2); /* both modes reject a record past md.0's end */
+        cases++;
+        found += n > 0;
+    }
+    print_message("%d of %d damaged datasets rejected\n", found, cases);
+    assert_true(found >= cases / 8); /* most bytes are values readers do not check */
+}
+
 int main(void)
 {
     setenv("FC_HANG_SECONDS", "15", 0); /* a hang aborts the test rather than blocking CI */
@@ -312,6 +431,7 @@ int main(void)
         cmocka_unit_test(write_faults_in_end_step),
         cmocka_unit_test(read_faults_in_end_step),
         cmocka_unit_test(readers_fail_together),
+        cmocka_unit_test(hostile_metadata),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
