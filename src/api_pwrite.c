@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 int gbp_writer_open_metadata(gpubp_file *f, int *have);
+unsigned long gbp_comm_failures_seen(void); /* comm.c (to move to internal.h) */
 int gbp_open_subfiles(gpubp_file *f, int trunc, int open);
 
 static int new_memfd(int *fd, const char *what)
@@ -469,19 +470,22 @@ static size_t status_record(uint8_t *rec, size_t cap, int rc)
 int gbp_pwriter_end_step(gpubp_file *f)
 {
     gbp_comm *w = f->comm;
+    if (!f->group) { /* see the end of this function */
+        gbp_discard_step(f);
+        return gbp_error(GPUBP_ERR_IO, 0, "gpubp_end_step: %s: a communicator operation failed "
+                         "in an earlier step on this rank; no more steps can be written", f->path);
+    }
     pstep ps;
     int rc = pstep_alloc(f, &ps);
     if (rc == GPUBP_OK && f->failed_step)
         rc = gbp_error(f->failed_rc, 0, "%s", f->failed_msg);
     if (rc == GPUBP_OK) rc = layout(f, &ps);
     /* 1. where this rank's PGs go (after the group's earlier ranks'), and whether any rank of
-     * the group failed already; a failed communicator leaves nothing to agree with */
+     * the group failed already. A failed operation makes this rank a failed one that still takes
+     * part in what follows (assuming no other rank of the group failed): if the communicator
+     * still works, rank 0 hears of it and every rank fails the step. */
     int crc = group_sums(f, &ps, rc != GPUBP_OK);
-    if (crc != GPUBP_OK) {
-        pstep_free(&ps);
-        gbp_discard_step(f);
-        return crc;
-    }
+    if (crc != GPUBP_OK && rc == GPUBP_OK) rc = crc;
     int data = rc == GPUBP_OK && ps.group_failed == 0;
     if (data) shift(f, &ps);
     /* 2. data */
@@ -534,16 +538,20 @@ int gbp_pwriter_end_step(gpubp_file *f)
     snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->step - 1, f->path);
     crc = gbp_comm_gatherv(w, send, sendlen, 0, &all, &cnt);
     gbp_buf_free(&rec);
-    if (crc == GPUBP_OK || crc == GPUBP_ERR_NOMEM) { /* NOMEM: rank 0's own, still agreed on */
-        rc = w->rank != 0 ? GPUBP_OK
-             : crc != GPUBP_OK ? rank0_failed(w, crc, what, "gathering the metadata")
-                               : commit(f, all, cnt, what);
-        rc = gbp_comm_agree(w, rc, 0);
-    } else {
-        rc = crc;
-    }
+    /* rank 0 decides (a rank whose gather failed still learns the outcome) */
+    rc = w->rank != 0 ? GPUBP_OK
+         : crc != GPUBP_OK ? rank0_failed(w, crc, what, "gathering the metadata")
+                           : commit(f, all, cnt, what);
+    unsigned long before = gbp_comm_failures_seen();
+    rc = gbp_comm_agree(w, rc, 0);
     gbp_free(all);
     gbp_free(cnt);
+    if (gbp_comm_failures_seen() != before) {
+        /* this rank cannot know whether the step was committed: it writes no more steps, so
+         * that it never overwrites committed data at offsets the others have moved past */
+        gbp_comm_free(f->group);
+        f->group = NULL;
+    }
     /* 4. committed everywhere, or rolled back everywhere: the next step reuses the space */
     if (rc == GPUBP_OK) {
         for (size_t j = 0; j < ps.S; j++) {

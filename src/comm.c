@@ -5,8 +5,15 @@
 
 #include <stdio.h>
 
+/* Failed operations seen by this thread (a rank): a caller compares the count before and after a
+ * collective call to tell a broken communicator from an agreed failure. */
+static _Thread_local unsigned long comm_failures;
+
+unsigned long gbp_comm_failures_seen(void) { return comm_failures; }
+
 static int comm_err(const char *op, int code)
 {
+    comm_failures++;
     return gbp_error(GPUBP_ERR_IO, code, "communicator operation %s failed (code %d)", op, code);
 }
 
@@ -127,9 +134,10 @@ int gbp_comm_split_node(gbp_comm *c, gbp_comm **out)
     return wrap_sub(c, ctx, out);
 }
 
-/* A root out of memory takes part in both gathers and then returns GPUBP_ERR_NOMEM: the only
- * status other than a failed operation's GPUBP_ERR_IO, so that a caller can tell a local failure
- * (still to be agreed on) from a broken communicator. */
+/* A root out of memory takes part in both gathers (passing NULL buffers: it discards the bytes)
+ * and then returns GPUBP_ERR_NOMEM: the only status other than a failed operation's
+ * GPUBP_ERR_IO, so that a caller can tell a local failure (still to be agreed on) from a
+ * failed operation. A rank whose first gather failed still takes part in the second. */
 int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **all,
                      size_t **counts)
 {
@@ -144,32 +152,29 @@ int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **a
         eights = gbp_malloc(sz * sizeof *eights);
         cnt = gbp_malloc(sz * sizeof *cnt);
     }
-    /* a root out of memory still takes part, then fails */
     int nomem = me && (!lens || !eights || !cnt);
     for (size_t r = 0; me && !nomem && r < sz; r++) eights[r] = 8;
     int rc = c->ops->gather(c->ctx, &mine, 8, nomem ? NULL : lens, nomem ? NULL : eights, root);
-    if (rc) {
-        gbp_free(lens);
-        gbp_free(eights);
-        gbp_free(cnt);
-        return comm_err("gather", rc);
-    }
-    for (size_t r = 0; me && !nomem && r < sz; r++) {
+    int known = me && !nomem && !rc; /* the root knows every rank's count */
+    for (size_t r = 0; known && r < sz; r++) {
         cnt[r] = (size_t)lens[r];
         total += cnt[r];
     }
-    uint8_t *buf = me && !nomem ? gbp_malloc(total ? total : 1) : NULL;
-    if (me && !buf) nomem = 1;
-    rc = c->ops->gather(c->ctx, p, n, nomem ? NULL : buf, nomem ? NULL : cnt, root);
+    uint8_t *buf = known ? gbp_malloc(total ? total : 1) : NULL;
+    if (known && !buf) nomem = 1;
+    int rc2 = c->ops->gather(c->ctx, p, n, buf, buf ? cnt : NULL, root);
     gbp_free(lens);
     gbp_free(eights);
-    if (rc || nomem) {
+    if (rc || rc2 || nomem) {
         gbp_free(buf);
         gbp_free(cnt);
-        return rc ? comm_err("gather", rc) : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        return rc || rc2 ? comm_err("gather", rc ? rc : rc2)
+                         : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     }
-    *all = buf;
-    *counts = cnt;
+    if (me) {
+        *all = buf;
+        *counts = cnt;
+    }
     return GPUBP_OK;
 }
 
@@ -180,8 +185,11 @@ int gbp_comm_agree(gbp_comm *c, int rc, int root)
     head[0] = rc;
     snprintf(msg, sizeof msg, "%s", rc == GPUBP_OK ? "" : gbp_error_message());
     head[1] = (int64_t)gbp_error_native();
-    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, head, sizeof head, root));
-    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, msg, sizeof msg, root));
+    /* both broadcasts, even after a failed first one: no rank is left in the second */
+    int b1 = gbp_comm_bcast(c, head, sizeof head, root);
+    int b2 = gbp_comm_bcast(c, msg, sizeof msg, root);
+    GBP_FORWARD_IF_ERROR(b1);
+    GBP_FORWARD_IF_ERROR(b2);
     msg[sizeof msg - 1] = '\0';
     if (head[0] == GPUBP_OK) return GPUBP_OK;
     return gbp_error((int)head[0], (int)head[1], "%s", msg);

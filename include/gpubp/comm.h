@@ -41,7 +41,8 @@ typedef struct gpubp_comm_ops {
     /* root's n bytes at buf are copied into buf on every other rank */
     int (*bcast)(void *ctx, void *buf, size_t n, int root);
     /* gather-v to root: rank r sends n bytes; on root, counts[r] is rank r's n and recv receives
-     * every rank's bytes back to back in rank order (recv and counts are ignored elsewhere) */
+     * every rank's bytes back to back in rank order (recv and counts are ignored elsewhere). On
+     * a root out of memory recv and counts are NULL: it takes part and discards the bytes. */
     int (*gather)(void *ctx, const void *send, size_t n, void *recv, const size_t *counts,
                   int root);
     /* element-wise reduction of n int64 values in place, result on every rank */

@@ -65,14 +65,18 @@ static int m_recv(void *ctx, void *buf, size_t n, int src)
 }
 
 /* MPI_Gatherv when every count and the total fit an int; rank by rank messages otherwise (the
- * root decides and tells the others). */
+ * root decides and tells the others); a root without buffers (out of memory) has every rank
+ * send its length and then pieces it receives into a stack buffer and drops. */
+#define DROP_PIECE 65536
 static int m_gather(void *ctx, const void *send, size_t n, void *recv, const size_t *counts,
                     int root)
 {
     MPI_Comm c = C(ctx);
     int me = m_rank(ctx), size = m_size(ctx), rc;
     int big = 0, *cnt = NULL, *disp = NULL;
-    if (me == root) {
+    if (me == root && (!recv || !counts)) {
+        big = 2;
+    } else if (me == root) {
         size_t total = 0;
         for (int r = 0; r < size; r++) {
             if (counts[r] > INT_MAX) big = 1;
@@ -93,6 +97,23 @@ static int m_gather(void *ctx, const void *send, size_t n, void *recv, const siz
     rc = MPI_Bcast(&big, 1, MPI_INT, root, c);
     if (rc == MPI_SUCCESS && !big) {
         rc = MPI_Gatherv(send, (int)n, MPI_BYTE, recv, cnt, disp, MPI_BYTE, root, c);
+    } else if (rc == MPI_SUCCESS && big == 2 && me == root) {
+        unsigned char drop[DROP_PIECE];
+        for (int r = 0; rc == MPI_SUCCESS && r < size; r++) {
+            uint64_t len = 0;
+            if (r != root) rc = MPI_Recv(&len, 1, MPI_UINT64_T, r, 0x6271, c, MPI_STATUS_IGNORE);
+            for (uint64_t at = 0; rc == MPI_SUCCESS && at < len; at += DROP_PIECE) {
+                int k = len - at < DROP_PIECE ? (int)(len - at) : DROP_PIECE;
+                rc = MPI_Recv(drop, k, MPI_BYTE, r, 0x6271, c, MPI_STATUS_IGNORE);
+            }
+        }
+    } else if (rc == MPI_SUCCESS && big == 2) {
+        uint64_t len = n;
+        rc = MPI_Send(&len, 1, MPI_UINT64_T, root, 0x6271, c);
+        for (size_t at = 0; rc == MPI_SUCCESS && at < n; at += DROP_PIECE) {
+            int k = n - at < DROP_PIECE ? (int)(n - at) : DROP_PIECE;
+            rc = MPI_Send((const char *)send + at, k, MPI_BYTE, root, 0x6271, c);
+        }
     } else if (rc == MPI_SUCCESS && me == root) {
         size_t at = 0;
         for (int r = 0; rc == MPI_SUCCESS && r < size; r++) {

@@ -303,6 +303,73 @@ static void readers_fail_together(void **state)
     }
 }
 
+/* ---- a communicator operation that fails on one rank ---------------------------------------
+ * fake_comm's failures happen after the exchange (the communicator still works): a failed gather
+ * of the metadata still learns rank 0's outcome (the step commits everywhere); a failed broadcast
+ * of the outcome leaves that rank unsure, so it refuses further steps (never overwriting what the
+ * others committed) while the others go on. */
+typedef struct ccase {
+    const char *path, *op;
+    outcome o;
+} ccase;
+
+static void comm_body(void *ctx, int rank, int size, void *arg)
+{
+    ccase *c = arg;
+    outcome *o = &c->o;
+    gpubp_file *f;
+    void *mine = fc_dup(ctx);
+    RK(gpubp_open_comm(&f, c->path, GPUBP_MODE_WRITE, "aggregators=1", &fc_ops, mine));
+    size_t shape[2] = {row0(size), NC}, start[2] = {row0(rank), 0}, count[2] = {rows(rank), NC};
+    gpubp_variable *t;
+    RK(gpubp_define_variable(&t, f, "T", GPUBP_TYPE_DOUBLE, 2, shape, start, count));
+    double buf[NR * NC];
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; i < rows(rank) * NC; i++) buf[i] = val(k, row0(rank) + i / NC, i % NC);
+        RK(gpubp_begin_step(f));
+        RK(gpubp_put(f, t, buf, GPUBP_SYNC));
+        if (k == 1 && rank == 1) fc_fail_next(mine, c->op);
+        record(o, rank, k, gpubp_end_step(f));
+    }
+    if (rank == 1 && !strcmp(c->op, "bcast")) { /* alone: it must not reach a collective */
+        RK(gpubp_begin_step(f));
+        record(o, rank, 2, gpubp_end_step(f));
+    }
+    RK(gpubp_close(f));
+}
+
+static void comm_op_fails_on_one_rank(void **state)
+{
+    (void)state;
+    const char *ops[] = {"gather", "bcast"};
+    for (int i = 0; i < 2; i++) {
+        ccase c = {.path = ts_path("commfail.bp"), .op = ops[i]};
+        outcome_init(&c.o);
+        assert_int_equal(fc_run(NR, 0, comm_body, &c), 0);
+        assert_clean(&c.o);
+        for (int r = 0; r < NR; r++) {
+            assert_int_equal(c.o.end_rc[r][0], GPUBP_OK);
+            assert_int_equal(c.o.end_rc[r][1], r == 1 && i == 1 ? GPUBP_ERR_IO : GPUBP_OK);
+        }
+        if (i == 1) assert_non_null(strstr(c.o.end_msg[1], "no more steps can be written"));
+        assert_int_equal(ts_bp4check(c.path), 0);
+        gpubp_file *f;
+        TS_OK(gpubp_open(&f, c.path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+        size_t steps;
+        TS_OK(gpubp_steps(f, &steps));
+        assert_int_equal(steps, 2); /* both steps committed, whatever rank 1 saw */
+        gpubp_variable *t;
+        TS_OK(gpubp_inquire_variable(&t, f, "T"));
+        size_t z[2] = {0, 0}, sh[2] = {row0(NR), NC};
+        double all[NR * NR * NC];
+        TS_OK(gpubp_set_selection(t, 2, z, sh));
+        TS_OK(gpubp_set_step_selection(t, 1, 1));
+        TS_OK(gpubp_get(f, t, all, GPUBP_SYNC));
+        for (size_t k = 0; k < row0(NR) * NC; k++) assert_true(all[k] == val(1, k / NC, k % NC));
+        TS_OK(gpubp_close(f));
+    }
+}
+
 /* ---- hostile metadata: parallel readers are as bounds-checked as the serial one ------------ */
 
 typedef struct hcase {
@@ -432,6 +499,7 @@ int main(void)
         cmocka_unit_test(read_faults_in_end_step),
         cmocka_unit_test(readers_fail_together),
         cmocka_unit_test(hostile_metadata),
+        cmocka_unit_test(comm_op_fails_on_one_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
