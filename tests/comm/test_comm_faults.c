@@ -385,10 +385,10 @@ static int read_all(gpubp_file **fp, const char *path, gpubp_mode mode, void *ct
                  : gpubp_open(fp, path, mode, NULL);
     *last = GPUBP_OK;
     if (rc != GPUBP_OK || mode != GPUBP_MODE_READ) return rc;
+    double v[NC]; /* read at end_step */
     while ((*last = gpubp_begin_step(*fp)) == GPUBP_OK) {
         gpubp_variable *t;
         if (gpubp_inquire_variable(&t, *fp, "T") == GPUBP_OK) {
-            double v[NC];
             size_t st[2] = {0, 0}, cn[2] = {1, NC};
             if (gpubp_set_selection(t, 2, st, cn) == GPUBP_OK)
                 (void)gpubp_get(*fp, t, v, GPUBP_DEFERRED);
