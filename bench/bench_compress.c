@@ -27,25 +27,7 @@
 #include <unistd.h>
 
 #include "bench_dev.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+#include "bench_util.h"
 
 #define CHECK(expr)                                                                        \
     do {                                                                                   \
@@ -72,7 +54,7 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
 {
     char ops[128];
     snprintf(ops, sizeof ops, "level=%d,shuffle=%s,threads=%d", z->level, z->shuffle, z->threads);
-    double t0 = now_s();
+    double t0 = bench_now();
     gpubp_file *w;
     gpubp_variable *v;
     size_t shape[1] = {z->n}, start[1] = {0};
@@ -91,7 +73,7 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
         CHECK(gpubp_end_step(w));
     }
     CHECK(gpubp_close(w));
-    *secs = now_s() - t0;
+    *secs = bench_now() - t0;
     char dpath[4200];
     snprintf(dpath, sizeof dpath, "%s/data.0", z->path);
     struct stat st;
@@ -104,7 +86,7 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
  * then copied to the device (base). Checks the last step's values. */
 static int zread(const zrun *z, int to_dev, int base, double *secs)
 {
-    double t0 = now_s();
+    double t0 = bench_now();
     gpubp_file *r;
     gpubp_variable *v;
     CHECK(gpubp_open(&r, z->path, GPUBP_MODE_READ_RANDOM_ACCESS, z->params));
@@ -116,7 +98,7 @@ static int zread(const zrun *z, int to_dev, int base, double *secs)
         if (base && bench_dev_upload(z->dback, z->hbuf, z->n * sizeof(float))) return -1;
     }
     CHECK(gpubp_close(r));
-    *secs = now_s() - t0;
+    *secs = bench_now() - t0;
     if (to_dev && bench_dev_download(z->hbuf, z->dback, z->n * sizeof(float))) return -1;
     if (memcmp(z->hbuf, z->host, z->n * sizeof(float))) {
         fprintf(stderr, "gpubp-bench: data read back differs\n");
@@ -145,7 +127,8 @@ int gpubp_bench_compress(int argc, char **argv)
         else if (!strcmp(a, "--shuffle") && v) shuffle = argv[++i];
         else if (!strcmp(a, "--level") && v) level = atoi(argv[++i]);
         else if (!strcmp(a, "--params") && v) params = argv[++i];
-        else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host"))) gpu = !strcmp(argv[++i], "gpu");
+        else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host")))
+            gpu = !strcmp(argv[++i], "gpu");
         else {
             fprintf(stderr, "usage: gpubp-bench --compress zlib --dir D [--mib-per-step N] "
                             "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L] "
@@ -215,16 +198,17 @@ int gpubp_bench_compress(int argc, char **argv)
                 }
             }
             double raw = (double)bytes * (double)steps;
+            size_t nr = (size_t)repeat;
+            double w = raw / bench_median(tw, nr) / 1e6, rd = raw / bench_median(tr, nr) / 1e6;
+            const char *kname = kind ? "random" : "smooth";
             if (gpu)
                 printf("data=%s mem=gpu threads=%d write_MBps=%.1f base_write_MBps=%.1f "
-                       "read_MBps=%.1f base_read_MBps=%.1f ratio=%.3f\n",
-                       kind ? "random" : "smooth", counts[c], raw / median(tw, repeat) / 1e6,
-                       raw / median(bw, repeat) / 1e6, raw / median(tr, repeat) / 1e6,
-                       raw / median(br, repeat) / 1e6, raw / fbytes);
+                       "read_MBps=%.1f base_read_MBps=%.1f ratio=%.3f\n", kname, counts[c], w,
+                       raw / bench_median(bw, nr) / 1e6, rd, raw / bench_median(br, nr) / 1e6,
+                       raw / fbytes);
             else
-                printf("data=%s threads=%d write_MBps=%.1f read_MBps=%.1f ratio=%.3f\n",
-                       kind ? "random" : "smooth", counts[c], raw / median(tw, repeat) / 1e6,
-                       raw / median(tr, repeat) / 1e6, raw / fbytes);
+                printf("data=%s threads=%d write_MBps=%.1f read_MBps=%.1f ratio=%.3f\n", kname,
+                       counts[c], w, rd, raw / fbytes);
             fflush(stdout);
         }
     }

@@ -26,12 +26,14 @@ static int write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_ex
 {
     for (size_t i = 0; i < nx; i++) {
         if (x[i].p) {
-            GBP_FORWARD_IF_ERROR(gbp_mem_write_host_async(mem, fd, base + x[i].off, x[i].p, x[i].len));
+            GBP_FORWARD_IF_ERROR(
+                gbp_mem_write_host_async(mem, fd, base + x[i].off, x[i].p, x[i].len));
             continue;
         }
         for (size_t done = 0; done < x[i].len; done += GBP_ZERO_BYTES) {
             size_t n = x[i].len - done < GBP_ZERO_BYTES ? x[i].len - done : GBP_ZERO_BYTES;
-            GBP_FORWARD_IF_ERROR(gbp_mem_write_host_async(mem, fd, base + x[i].off + done, zeros, n));
+            GBP_FORWARD_IF_ERROR(
+                gbp_mem_write_host_async(mem, fd, base + x[i].off + done, zeros, n));
         }
     }
     return GPUBP_OK;
@@ -146,7 +148,8 @@ static int compress_ahead(gpubp_file *f, gbp_wblock *first)
         a[t].wb = &f->blocks[i0 + t];
         rc = gather(f, a[t].wb, &a[t].src, &tmp[t]);
         a[t].z = rc == GPUBP_OK ? gbp_malloc(gbp_blosc_bound((size_t)a[t].wb->payload_len)) : NULL;
-        if (rc == GPUBP_OK && !a[t].z) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
+        if (rc == GPUBP_OK && !a[t].z)
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
     }
     if (rc == GPUBP_OK) {
         int threads = first->var->op_threads ? first->var->op_threads : f->params.compress_threads;
@@ -220,9 +223,11 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
             out = rc == GPUBP_OK ? gbp_malloc(need) : NULL;
             cap = out ? need : 0;
             if (!out && rc == GPUBP_OK)
-                rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of compressed output)", need);
+                rc = gbp_error(GPUBP_ERR_NOMEM, 0,
+                               "out of memory (%zu bytes of compressed output)", need);
         }
-        if (rc == GPUBP_OK) rc = gbp_blosc_enc_put(e, p, len); /* the previous output is being written */
+        /* compresses while the I/O threads still write the previous piece's output */
+        if (rc == GPUBP_OK) rc = gbp_blosc_enc_put(e, p, len);
         if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
         const gbp_blosc_extent *x;
         size_t nx;

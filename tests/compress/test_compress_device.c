@@ -231,7 +231,8 @@ static void device_equals_host(void **state)
 static void device_equals_host_chunks(void **state)
 {
     (void)state;
-    run_case("chunks", "device=simulated,gpu_layout=row_major,chunk_mib=1,pool_slots=2,compress_threads=3",
+    run_case("chunks",
+             "device=simulated,gpu_layout=row_major,chunk_mib=1,pool_slots=2,compress_threads=3",
              500003);
 }
 
