@@ -116,13 +116,15 @@ int gpubp_open_comm(gpubp_file **out, const char *path, gpubp_mode mode, const c
              !ops->gather || !ops->allreduce_i64 || !ops->exscan_u64 || !ops->split ||
              !ops->split_node || !ops->send || !ops->recv)
         bad = "the operations table is incomplete";
-    else if (!out) bad = "argument 'out' is NULL";
+    if (!bad && !out)
+        return gbp_comm_open_failed(ops, ctx, gbp_error(GPUBP_ERR_INVALID_ARG, 0,
+                                    "gpubp_open_comm: argument 'out' is NULL"), "gpubp_open");
     if (bad) {
         if (freeable) ops->free(ctx);
         return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_open_comm: %s", bad);
     }
     gbp_comm *comm;
-    GBP_FORWARD_IF_ERROR(gbp_comm_make(&comm, ops, ctx));
+    GBP_FORWARD_IF_ERROR(gbp_comm_open(&comm, ops, ctx));
     return open_file(out, path, mode, params, comm);
 }
 

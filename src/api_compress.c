@@ -62,7 +62,6 @@ static int write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blo
     return rc < 0 ? rc : GPUBP_OK;
 }
 
-#ifdef GBP_WBLOCK_HAS_ZAHEAD
 /* ---- many small blocks ------------------------------------------------------------------------
  * A block of a few Blosc2 blocks gives the pool a few tasks: a step of many such blocks would
  * compress on one or two cores. So when a small block comes up, it and the small compressed
@@ -172,7 +171,6 @@ static int compress_ahead(gpubp_file *f, gbp_wblock *first)
     return rc;
 }
 
-#endif
 
 /* Sets the operator record of a written compressed block. */
 static void set_op(gbp_wblock *wb, size_t raw, size_t total)
@@ -192,7 +190,6 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
     (void)fname; /* the I/O threads name the data file in their errors; src/ adds the path */
-#ifdef GBP_WBLOCK_HAS_ZAHEAD
     if (!wb->zahead && is_small(f, wb)) GBP_FORWARD_IF_ERROR(compress_ahead(f, wb));
     if (wb->zahead) {
         int rc = gbp_pwrite_all(fd, wb->zahead, wb->zahead_len, wb->meta.payload_offset, fname);
@@ -201,7 +198,6 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
         wb->zahead = NULL;
         return rc;
     }
-#endif
     gbp_blosc_enc *e = NULL;
     gbp_stage *st = NULL;
     uint8_t *out = NULL;

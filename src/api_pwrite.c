@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 int gbp_writer_open_metadata(gpubp_file *f, int *have);
-unsigned long gbp_comm_failures_seen(void); /* comm.c (to move to internal.h) */
 int gbp_open_subfiles(gpubp_file *f, int trunc, int open);
 
 static int new_memfd(int *fd, const char *what)

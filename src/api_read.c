@@ -13,9 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* comm.c (to move to internal.h): one allreduce of the failing ranks' count; if any failed, the
- * status and message of gbp_comm_agree_all on every rank; else rc. */
-int gbp_comm_check(gbp_comm *c, int rc, const char *what);
 
 #define GBP_MAX_SUBFILES 1048576
 

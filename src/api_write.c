@@ -28,10 +28,10 @@ int gbp_open_subfiles(gpubp_file *f, int trunc, int open)
     f->cursor = gbp_calloc((size_t)n, sizeof(uint64_t));
     f->pg_nvars = gbp_calloc((size_t)n, sizeof(uint32_t));
     f->data_has_header = gbp_calloc((size_t)n, sizeof(int));
+    for (int k = 0; f->data_fd && k < n; k++) f->data_fd[k] = -1;
     if (!f->data_fd || !f->data_size || !f->pg_start || !f->cursor || !f->pg_nvars ||
         !f->data_has_header)
         return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    for (int k = 0; k < n; k++) f->data_fd[k] = -1;
     for (int k = 0; open && k < n; k++) {
         char p[4200];
         sub_name(f, k, p, sizeof p);

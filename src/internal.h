@@ -172,6 +172,19 @@ int gbp_comm_agree_all(gbp_comm *c, int rc, const char *what);
 /* Rank 0's half of it: all/cnt as gathered, per rank [i64 status][u32 length][message] and
  * anything after it. */
 int gbp_comm_failures(gbp_comm *c, const uint8_t *all, const size_t *cnt, const char *what);
+/* The usual case costs one allreduce of the number of failing ranks (rc < 0); only if some
+ * rank failed, every rank returns gbp_comm_agree_all's status and message; else rc (statuses
+ * > 0, END_OF_STREAM / NOT_READY, pass through). */
+int gbp_comm_check(gbp_comm *c, int rc, const char *what);
+/* gbp_comm_make for gpubp_open_comm: on failure (out of memory) this rank still takes part in
+ * the open's first agreement before ctx is released, so that no other rank waits for it. */
+int gbp_comm_open(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx);
+/* A rank that cannot open (bad argument) takes part in the open's first agreement with rc,
+ * then releases ctx; returns the agreed status. */
+int gbp_comm_open_failed(const gpubp_comm_ops *ops, void *ctx, int rc, const char *what);
+/* Failed communicator operations seen by the calling thread so far: compared before and after
+ * a collective call, it tells a failed operation from an agreed failure status. */
+unsigned long gbp_comm_failures_seen(void);
 
 /* api.c */
 int gbp_file_add_var(gpubp_file *f, gpubp_variable *v);
@@ -197,7 +210,6 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
  * z may be freed when it returns. */
 int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
                                size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox);
-#define GBP_WBLOCK_HAS_ZAHEAD 1 /* api_compress.c compresses runs of small blocks at once */
 
 /* api_write.c */
 int gbp_writer_open(gpubp_file *f);
