@@ -40,6 +40,7 @@
 #define GBP_HOST_CHUNK ((size_t)8 << 20) /* host transfers handed to I/O threads in such pieces */
 #define GBP_HOST_JOBS 4                  /* host pieces queued at most (beyond the slots) */
 #define GBP_HOST_ASYNC_MIN ((size_t)4 << 20) /* smaller host transfers stay on the caller */
+#define GBP_READ_PIECE ((size_t)4 << 20) /* device reads: pread and copy a contiguous chunk so */
 
 /* ---- test hook: injected I/O failures in the pipeline ---------------------------------------- */
 static atomic_long fail_io = -1;
@@ -60,7 +61,7 @@ typedef struct slot {
     int ev_pending; /* host-to-device copies out of it may still run: wait ev before reuse */
 } slot;
 
-typedef enum job_kind { JOB_DEV_WRITE, JOB_DEV_READ, JOB_HOST_WRITE, JOB_HOST_READ } job_kind;
+typedef enum job_kind { JOB_DEV_WRITE, JOB_DEV_READ, JOB_HOST_WRITE, JOB_HOST_READ, JOB_COMMIT } job_kind;
 
 typedef struct job {
     job_kind kind;
@@ -82,6 +83,12 @@ typedef struct job {
     gbp_chunk ch;
     const void *base;
     int filled;
+    int staged;    /* writes: counted out of m->unstaged (the data has left the caller's buffer) */
+    int wait_ev;   /* device reads: the slot taken may still feed a host-to-device copy */
+    int epoch;     /* m->epoch when queued: the commit that must follow it */
+    gbp_commit_fn commit; /* JOB_COMMIT: run once every job of its epoch is done */
+    void *commit_ctx;
+    void (*commit_free)(void *);
 } job;
 
 typedef struct mm_pending {
@@ -129,6 +136,16 @@ struct gbp_mem {
     int inflight;
     int stop;
     void *misc_ev;
+
+    /* commits queued behind the transfers (gbp_mem_commit_async): jobs carry the epoch they were
+     * queued in; a commit runs once every job of its epoch is done, and only when none failed */
+    int epoch;
+    int open_jobs[2];  /* jobs of epoch e not done yet, at [e & 1] */
+    int ep_failed[2];  /* a job of epoch e failed */
+    int unstaged;      /* writes whose data may still be read from the caller's buffer */
+    int commit_pending;
+    int commit_rc, commit_native;
+    char commit_msg[512];
 
     /* first failure since the last sync */
     int err;
@@ -390,13 +407,17 @@ int gbp_mem_set_stream(gbp_mem *m, void *stream)
 
 /* ---- errors of the pipeline ------------------------------------------------------------------ */
 /* Keeps the first failure (the message of gbp_error on this thread). Caller holds m->lock. */
-static void keep_error_locked(gbp_mem *m, int rc)
+static void keep_error_ep_locked(gbp_mem *m, int rc, int epoch)
 {
-    if (rc >= 0 || m->err) return;
+    if (rc >= 0) return;
+    m->ep_failed[epoch & 1] = 1;
+    if (m->err) return;
     m->err = rc;
     m->err_native = gbp_error_native();
     snprintf(m->err_msg, sizeof m->err_msg, "%s", gbp_error_message());
 }
+
+static void keep_error_locked(gbp_mem *m, int rc) { keep_error_ep_locked(m, rc, m->epoch); }
 
 static int keep_error(gbp_mem *m, int rc)
 {
@@ -411,6 +432,16 @@ static int has_error(gbp_mem *m)
 {
     pthread_mutex_lock(&m->lock);
     int e = m->err;
+    pthread_mutex_unlock(&m->lock);
+    return e;
+}
+
+/* A job of j's epoch failed: j does nothing more (a job of a later epoch failing does not stop
+ * an earlier one, whose commit is still to come). */
+static int job_failed(gbp_mem *m, const job *j)
+{
+    pthread_mutex_lock(&m->lock);
+    int e = m->ep_failed[j->epoch & 1];
     pthread_mutex_unlock(&m->lock);
     return e;
 }
@@ -473,10 +504,22 @@ static int h2d_piece(void *vc, const gbp_piece *p)
     return c->m->ops->copy_async(c->m->dctx, &k);
 }
 
+typedef struct one_piece {
+    int n;
+    gbp_piece p; /* the first */
+} one_piece;
+
+static int one_piece_fn(void *vc, const gbp_piece *p)
+{
+    one_piece *c = vc;
+    if (c->n++ == 0) c->p = *p;
+    return 0;
+}
+
 static int run_job(gbp_mem *m, job *j)
 {
     if (j->kind == JOB_HOST_WRITE || j->kind == JOB_HOST_READ) {
-        if (has_error(m)) return GPUBP_OK;
+        if (job_failed(m, j)) return GPUBP_OK;
         if (io_fail_now())
             return gbp_error(GPUBP_ERR_IO, EIO, "%s data file at offset %llu failed: %s (injected)",
                              j->kind == JOB_HOST_WRITE ? "write to" : "read of",
@@ -488,7 +531,7 @@ static int run_job(gbp_mem *m, job *j)
     size_t shift = m->params.direct_io && !j->fill ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
     if (!j->is_read) {
         GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
-        if (has_error(m)) return GPUBP_OK; /* an earlier failure: write nothing more */
+        if (job_failed(m, j)) return GPUBP_OK; /* an earlier failure: write nothing more */
         if (io_fail_now())
             return gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
                              "(injected)", (unsigned long long)j->off, strerror(EIO));
@@ -500,10 +543,29 @@ static int run_job(gbp_mem *m, job *j)
         }
         return gbp_pwrite_all(j->fd, s->buf, j->len, j->off, "data file");
     }
-    if (has_error(m)) return GPUBP_OK;
+    if (job_failed(m, j)) return GPUBP_OK;
+    /* the slot may still feed the host-to-device copy of an earlier read */
+    if (j->wait_ev) GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
     if (io_fail_now())
         return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
                          "(injected)", (unsigned long long)j->off, strerror(EIO));
+    if (!j->fill && !m->params.direct_io && j->len > GBP_READ_PIECE) {
+        /* one contiguous run on both sides: read it in pieces, each copied to the device as soon
+         * as it is in the slot, so that the copies of a step's last chunks do not queue up
+         * behind the last reads */
+        one_piece op = {0, {0}};
+        GBP_FORWARD_IF_ERROR(gbp_box_walk3d(&j->fa, &j->da, j->elsize, one_piece_fn, &op));
+        if (op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len) {
+            for (size_t o = 0; o < j->len; o += GBP_READ_PIECE) {
+                size_t n = j->len - o < GBP_READ_PIECE ? j->len - o : GBP_READ_PIECE;
+                GBP_FORWARD_IF_ERROR(gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file"));
+                gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0,
+                                0, GBP_COPY_H2D};
+                GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
+            }
+            return m->ops->event_record(m->dctx, s->ev);
+        }
+    }
     int done = 0;
     if (j->fill) {
         GBP_FORWARD_IF_ERROR(j->fill(j->fill_ctx, s->buf, j->span_off, j->len));
@@ -534,18 +596,25 @@ typedef struct io_arg {
 
 static int is_write(const job *j) { return j->kind == JOB_DEV_WRITE || j->kind == JOB_HOST_WRITE; }
 
-/* A free slot, taken (busy), or -1. Device-to-host copies into it are queued after any
- * host-to-device copy out of it on the same in-order stream: no event to wait for. */
-static int grab_slot_locked(gbp_mem *m)
+/* A free slot, taken (busy), or -1; one whose host-to-device copies are known complete first.
+ * *pending: copies out of it may still run. A device-to-host copy into it is queued after them
+ * on the same in-order stream (nothing to wait for); a pread into it must wait its event. */
+static int grab_slot_locked(gbp_mem *m, int *pending)
 {
+    int k = -1;
     for (int i = 0; i < m->nslots; i++) {
         if (m->slots[i].busy) continue;
-        m->slots[i].busy = 1;
-        m->slots[i].ev_pending = 0;
-        return i;
+        if (k < 0 || !m->slots[i].ev_pending) k = i;
+        if (!m->slots[i].ev_pending) break;
     }
-    return -1;
+    if (k < 0) return -1;
+    *pending = m->slots[k].ev_pending;
+    m->slots[k].busy = 1;
+    m->slots[k].ev_pending = 0;
+    return k;
 }
+
+static int is_dev(const job *j) { return j->kind == JOB_DEV_WRITE || j->kind == JOB_DEV_READ; }
 
 static int free_slots_locked(const gbp_mem *m)
 {
@@ -557,18 +626,23 @@ static int free_slots_locked(const gbp_mem *m)
 /* Position in the queue of the first job this thread may take, or -1. A write to a file that
  * another thread is writing waits: the kernel serialises writes to one file anyway, and taking
  * another file's job keeps several files (subfiles) busy at once. A device write also needs a
- * free slot. Only fd >= 0: the first job of that file (the thread's next chunk of its file).
+ * free slot (device reads too). A commit waits until every job of its epoch is done. Only
+ * fd >= 0: the first job of that file (the thread's next chunk of its file).
  * Caller holds m->lock. */
 static int pick_job_locked(gbp_mem *m, int me, int fd)
 {
     for (int k = 0; k < m->q_len; k++) {
         const job *j = &m->queue[(m->q_head + k) % m->qcap];
         if (fd >= 0 && (j->kind != JOB_DEV_WRITE || j->fd != fd)) continue;
+        if (j->kind == JOB_COMMIT) {
+            if (m->open_jobs[j->epoch & 1] == 0) return k; /* every job of its epoch is done */
+            continue;
+        }
         int busy = 0;
         for (int t = 0; is_write(j) && t < m->nthreads && !busy; t++)
             busy = t != me && m->wfd[t] == j->fd;
         if (busy) continue;
-        if (j->kind == JOB_DEV_WRITE && j->slot < 0 && free_slots_locked(m) == 0) continue;
+        if (is_dev(j) && j->slot < 0 && free_slots_locked(m) == 0) continue;
         return k;
     }
     return -1;
@@ -582,7 +656,11 @@ static job take_job_locked(gbp_mem *m, int k)
         m->queue[(m->q_head + i) % m->qcap] = m->queue[(m->q_head + i - 1) % m->qcap];
     m->q_head = (m->q_head + 1) % m->qcap;
     m->q_len--;
-    if (j.kind == JOB_DEV_WRITE && j.slot < 0) j.slot = grab_slot_locked(m);
+    if (is_dev(&j) && j.slot < 0) {
+        int pending = 0;
+        j.slot = grab_slot_locked(m, &pending);
+        j.wait_ev = j.kind == JOB_DEV_READ && pending;
+    }
     return j;
 }
 
@@ -596,6 +674,37 @@ static int fill_job(gbp_mem *m, job *j)
     j->filled = 1;
     size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
     return fill_slot(m, j->slot, shift, j->base, j->elsize, &j->ch);
+}
+
+/* A write's data has left the caller's buffer (its copy into a slot is queued, or it failed, or
+ * it was written): gbp_mem_wait_staged counts it out. Caller holds m->lock. */
+static void staged_locked(gbp_mem *m, job *j)
+{
+    if (!is_write(j) || j->staged) return;
+    j->staged = 1;
+    if (--m->unstaged == 0) pthread_cond_broadcast(&m->cv);
+}
+
+/* A commit whose epoch's jobs are all done: runs it unless one of them failed. */
+static void run_commit(gbp_mem *m, job *j)
+{
+    pthread_mutex_lock(&m->lock);
+    int failed = m->ep_failed[j->epoch & 1];
+    int err = m->err ? m->err : GPUBP_ERR_IO, native = m->err_native;
+    char msg[sizeof m->err_msg];
+    memcpy(msg, m->err_msg, sizeof msg);
+    pthread_mutex_unlock(&m->lock);
+    int rc = failed ? gbp_error(err, native, "%s", msg[0] ? msg : "a transfer of the step failed")
+                    : j->commit(j->commit_ctx);
+    pthread_mutex_lock(&m->lock);
+    m->commit_rc = rc < 0 ? rc : GPUBP_OK;
+    m->commit_native = rc < 0 ? gbp_error_native() : 0;
+    snprintf(m->commit_msg, sizeof m->commit_msg, "%s", rc < 0 ? gbp_error_message() : "");
+    m->commit_pending = 0;
+    m->inflight--;
+    pthread_cond_broadcast(&m->cv);
+    pthread_mutex_unlock(&m->lock);
+    if (j->commit_free) j->commit_free(j->commit_ctx);
 }
 
 static void *io_main(void *arg)
@@ -616,6 +725,13 @@ static void *io_main(void *arg)
                 pthread_cond_wait(&m->cv, &m->lock);
             if (k < 0) break; /* stopping, and the queue is empty */
             j = take_job_locked(m, k);
+            if (j.kind == JOB_COMMIT) {
+                pthread_cond_broadcast(&m->cv); /* room in the queue */
+                pthread_mutex_unlock(&m->lock);
+                run_commit(m, &j);
+                pthread_mutex_lock(&m->lock);
+                continue;
+            }
         }
         /* device writes: the copy of this thread's next chunk of the same file runs while this
          * one is written (two slots per thread at most) */
@@ -638,15 +754,26 @@ static void *io_main(void *arg)
         }
         double t0 = m->stats ? mono_s() : 0;
         if (rc == GPUBP_OK) rc = fill_job(m, &j);
+        /* the copy of the next chunk is queued once this one's has landed: at the start of a
+         * step every thread's first chunk is then copied before anyone's second */
+        if (rc == GPUBP_OK && have_next) rc = m->ops->event_wait(m->dctx, m->slots[j.slot].ev);
         int rc2 = have_next && rc == GPUBP_OK ? fill_job(m, &next) : GPUBP_OK;
+        if (j.kind == JOB_DEV_WRITE) {
+            pthread_mutex_lock(&m->lock);
+            staged_locked(m, &j);
+            if (have_next && next.filled) staged_locked(m, &next);
+            pthread_mutex_unlock(&m->lock);
+        }
         if (rc == GPUBP_OK) rc = run_job(m, &j);
         double dt = m->stats ? mono_s() - t0 : 0;
 
         pthread_mutex_lock(&m->lock);
         m->t_io += dt;
         m->njobs++;
-        keep_error_locked(m, rc);
-        keep_error_locked(m, rc2);
+        keep_error_ep_locked(m, rc, j.epoch);
+        if (have_next) keep_error_ep_locked(m, rc2, next.epoch);
+        staged_locked(m, &j);
+        m->open_jobs[j.epoch & 1]--;
         if (!have_next) m->wfd[me] = -1;
         if (!host) {
             m->slots[j.slot].busy = 0;
@@ -774,10 +901,15 @@ static int grow_queue_locked(gbp_mem *m)
 static void submit(gbp_mem *m, const job *j)
 {
     pthread_mutex_lock(&m->lock);
-    /* device writes are queued in full (descriptors, no data); others wait for room */
-    while (m->q_len == m->qcap && !(j->kind == JOB_DEV_WRITE && grow_queue_locked(m)))
+    /* device transfers and commits are queued in full (descriptors, no data); host pieces wait
+     * for room */
+    while (m->q_len == m->qcap && !((is_dev(j) || j->kind == JOB_COMMIT) && grow_queue_locked(m)))
         pthread_cond_wait(&m->cv, &m->lock);
-    m->queue[(m->q_head + m->q_len) % m->qcap] = *j;
+    job *q = &m->queue[(m->q_head + m->q_len) % m->qcap];
+    *q = *j;
+    q->epoch = m->epoch;
+    if (j->kind != JOB_COMMIT) m->open_jobs[m->epoch & 1]++;
+    if (is_write(j)) m->unstaged++;
     m->q_len++;
     m->inflight++;
     pthread_cond_broadcast(&m->cv);
@@ -1217,13 +1349,12 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
     gbp_chunk c;
     while (gbp_chunker_next(&ch, &c)) {
         if (has_error(m)) return GPUBP_OK;
-        int s;
-        GBP_FORWARD_IF_ERROR(slot_acquire(m, &s));
+        /* queued, not read: an I/O thread that takes the chunk takes any free slot for it */
         job j;
         memset(&j, 0, sizeof j);
         j.kind = JOB_DEV_READ;
         j.is_read = 1;
-        j.slot = s;
+        j.slot = -1;
         j.fd = fd;
         j.off = off + c.span_off;
         j.len = c.span;
@@ -1360,6 +1491,82 @@ int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const vo
 }
 
 /* ---- sync ------------------------------------------------------------------------------------ */
+/* After the device copies completed: min/max results to their owners, the user's stream told
+ * that the buffers are free. Nothing on a failure so far (the step fails). */
+static void deliver_minmax(gbp_mem *m)
+{
+    if (!has_error(m)) {
+        for (size_t i = 0; i < m->npend; i++) {
+            size_t el = gbp_type_size(m->pend[i].type);
+            memcpy(m->pend[i].min, m->pend[i].entry, el);
+            memcpy(m->pend[i].max, m->pend[i].entry + el, el);
+        }
+        if (m->user_stream) keep_error(m, m->ops->signal_user_stream(m->dctx));
+    }
+    m->npend = 0;
+    m->mm_used = 0;
+}
+
+int gbp_mem_wait_staged(gbp_mem *m)
+{
+    if (!m->pool_ready && !m->threads_started) return GPUBP_OK;
+    double t0 = m->stats ? mono_s() : 0;
+    pthread_mutex_lock(&m->lock);
+    while (m->unstaged > 0) pthread_cond_wait(&m->cv, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    if (m->pool_ready) keep_error(m, m->ops->sync(m->dctx)); /* the copies queued so far */
+    if (m->stats) m->t_sync += mono_s() - t0;
+    deliver_minmax(m);
+    pthread_mutex_lock(&m->lock);
+    int err = m->err, native = m->err_native;
+    char msg[sizeof m->err_msg];
+    memcpy(msg, m->err_msg, sizeof msg);
+    pthread_mutex_unlock(&m->lock);
+    return err ? gbp_error(err, native, "%s", msg) : GPUBP_OK;
+}
+
+int gbp_mem_commit_async(gbp_mem *m, gbp_commit_fn fn, void *ctx, void (*free_ctx)(void *))
+{
+    int rc = threads_open(m);
+    pthread_mutex_lock(&m->lock);
+    if (rc == GPUBP_OK && m->commit_pending)
+        rc = gbp_error(GPUBP_ERR_INTERNAL, 0, "gbp_mem_commit_async: a commit is still queued");
+    if (rc == GPUBP_OK) m->commit_pending = 1;
+    pthread_mutex_unlock(&m->lock);
+    if (rc != GPUBP_OK) {
+        if (free_ctx) free_ctx(ctx);
+        return rc;
+    }
+    job j;
+    memset(&j, 0, sizeof j);
+    j.kind = JOB_COMMIT;
+    j.slot = -1;
+    j.fd = -1;
+    j.commit = fn;
+    j.commit_ctx = ctx;
+    j.commit_free = free_ctx;
+    submit(m, &j);
+    /* what is queued from now on belongs to the next commit */
+    pthread_mutex_lock(&m->lock);
+    m->epoch++;
+    m->ep_failed[m->epoch & 1] = 0;
+    pthread_mutex_unlock(&m->lock);
+    return GPUBP_OK;
+}
+
+int gbp_mem_commit_wait(gbp_mem *m)
+{
+    pthread_mutex_lock(&m->lock);
+    while (m->commit_pending) pthread_cond_wait(&m->cv, &m->lock);
+    int rc = m->commit_rc, native = m->commit_native;
+    char msg[sizeof m->commit_msg];
+    memcpy(msg, m->commit_msg, sizeof msg);
+    m->commit_rc = 0;
+    m->commit_msg[0] = '\0';
+    pthread_mutex_unlock(&m->lock);
+    return rc ? gbp_error(rc, native, "%s", msg) : GPUBP_OK;
+}
+
 int gbp_mem_sync(gbp_mem *m)
 {
     if (!m->pool_ready && !m->threads_started) return GPUBP_OK;
@@ -1371,20 +1578,11 @@ int gbp_mem_sync(gbp_mem *m)
     if (m->stats) m->t_sync += mono_s() - t0;
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
-    int err = m->err;
     pthread_mutex_unlock(&m->lock);
-    if (!err) {
-        for (size_t i = 0; i < m->npend; i++) {
-            size_t el = gbp_type_size(m->pend[i].type);
-            memcpy(m->pend[i].min, m->pend[i].entry, el);
-            memcpy(m->pend[i].max, m->pend[i].entry + el, el);
-        }
-        if (m->user_stream) keep_error(m, m->ops->signal_user_stream(m->dctx));
-    }
-    m->npend = 0;
-    m->mm_used = 0;
+    deliver_minmax(m);
     pthread_mutex_lock(&m->lock);
-    err = m->err;
+    m->ep_failed[0] = m->ep_failed[1] = 0;
+    int err = m->err;
     int native = m->err_native;
     char msg[sizeof m->err_msg];
     memcpy(msg, m->err_msg, sizeof msg);

@@ -100,6 +100,23 @@ int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, si
  * kept, and gbp_mem_sync reports it again). Device copies are not waited for. */
 int gbp_mem_wait_writes(gbp_mem *m);
 
+/* Commits behind the transfers (the writer's async_commit=1).
+ * gbp_mem_wait_staged waits until the data of every write queued so far has left the caller's
+ * buffers: device chunks copied into pool slots (their writes may still run), host pieces
+ * written; min/max results are delivered. Returns the first failure so far (kept: gbp_mem_sync
+ * reports it again).
+ * gbp_mem_commit_async queues fn(ctx) to run on an I/O thread once every transfer queued before
+ * it is done; when one of them failed, fn does not run and the commit fails with that failure.
+ * free_ctx(ctx) (may be NULL) runs after it, also when the call fails. One commit at a time:
+ * INTERNAL when the previous one was not waited for with gbp_mem_commit_wait, which waits for it
+ * and returns its status (message kept; GPUBP_OK when none was queued). Transfers queued after a
+ * commit are not held back by it; a failure of theirs does not stop it. gbp_mem_sync waits for
+ * commits too, but does not consume their status. */
+typedef int (*gbp_commit_fn)(void *ctx);
+int gbp_mem_wait_staged(gbp_mem *m);
+int gbp_mem_commit_async(gbp_mem *m, gbp_commit_fn fn, void *ctx, void (*free_ctx)(void *));
+int gbp_mem_commit_wait(gbp_mem *m);
+
 /* Waits for every transfer queued on m; returns the first failure (status and message kept). */
 int gbp_mem_sync(gbp_mem *m);
 
