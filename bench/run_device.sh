@@ -139,7 +139,10 @@ BENCH=$B/bench/gpubp-bench
 D=/tmp/gpubp-bench
 {
   for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
-             "subfiles=16,io_threads=16,pool_slots=32"; do
+             "subfiles=16,io_threads=16,pool_slots=32" "async_commit=1" \
+             "async_commit=1,subfiles=4,io_threads=4,pool_slots=8" \
+             "async_commit=1,subfiles=8,io_threads=8,pool_slots=16" \
+             "async_commit=1,subfiles=16,io_threads=16,pool_slots=32"; do
     stamp "gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
     timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
       --baseline ${cfg:+--params "$cfg"}

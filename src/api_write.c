@@ -123,7 +123,8 @@ int gbp_writer_open_metadata(gpubp_file *f, int *have)
 int gbp_writer_open(gpubp_file *f)
 {
     f->nsub = f->params.subfiles > 0 ? f->params.subfiles : 1;
-    if (f->comm) return gbp_pwriter_open(f);
+    if (f->comm) return gbp_pwriter_open(f); /* parallel writers commit in end_step */
+    f->async = f->params.async_commit;
     int have;
     GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
     return gbp_open_subfiles(f, !have, 1);
@@ -165,6 +166,9 @@ int gbp_writer_close(gpubp_file *f)
         rc = gbp_writer_begin_step(f);
         if (rc == GPUBP_OK) rc = gbp_writer_end_step(f);
     }
+    /* async_commit: the last step's commit is waited for (and reported); broken: again */
+    int rcw = gbp_writer_commit_wait(f);
+    if (rc == GPUBP_OK) rc = rcw;
     if (f->idx_records > 0 && f->idx_fd >= 0) {
         uint8_t zero = 0;
         char ip[4200];
@@ -236,6 +240,7 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
 
 int gbp_writer_begin_step(gpubp_file *f)
 {
+    GBP_FORWARD_IF_ERROR(gbp_writer_broken(f));
     f->in_step = 1;
     f->steps_begun++;
     f->failed_step = 0;
@@ -349,7 +354,8 @@ int gbp_writer_perform(gpubp_file *f)
     int rc = GPUBP_OK;
     for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
         if (!f->blocks[i].performed) rc = perform_block(f, &f->blocks[i]);
-    int rc2 = gbp_mem_sync(f->mem);
+    /* async_commit: the caller's buffers are free once the data left them; the writes go on */
+    int rc2 = f->async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
     if (rc == GPUBP_OK) rc = rc2;
     if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
     if (rc != GPUBP_OK) {
@@ -722,12 +728,41 @@ void gbp_var_attr_index(gpubp_file *f, gbp_buf *md, const uint64_t *amd_off,
     if (gbp_buf_ok(md)) gbp_buf_set_u64(md, ahead + 4, (uint64_t)(md->len - ahead - 12));
 }
 
-int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
+/* The writes that commit a step, prepared by the caller and carried out then (commit_write) or
+ * by an I/O thread once the step's data is written (async_commit=1). */
+typedef struct commit_rec {
+    uint8_t *md;            /* the step's md.0 block, after the md.0 header for the first */
+    size_t md_len;
+    uint64_t md_off, md_end;
+    uint8_t idx[BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE];
+    size_t idx_len;
+    uint64_t idx_off;
+    int md0_fd, idx_fd, fsync;
+    int nsync;              /* fsync=1: data subfiles flushed first */
+    int sync[];             /* their descriptors, then their numbers (data.N) */
+} commit_rec;
+
+/* Prepares the commit of the md.0 block blk of the step f->step, and (fsync=1) the flush of
+ * the subfiles whose `flush[k]` is set (flush NULL: none). NULL when out of memory. */
+static commit_rec *commit_prepare(gpubp_file *f, const uint8_t *blk, size_t len, const int *flush)
 {
+    int nsync = 0;
+    for (int k = 0; flush && f->params.fsync && k < f->nsub; k++) nsync += flush[k] != 0;
+    size_t sz = sizeof(commit_rec) + (size_t)(2 * nsync) * sizeof(int);
+    commit_rec *c = gbp_calloc(1, sz);
+    if (!c) return NULL;
+    int md_header = f->idx_records == 0;
+    c->md_len = (md_header ? BP4_HEADER_SIZE : 0) + len;
+    c->md = gbp_malloc(c->md_len ? c->md_len : 1);
+    if (!c->md) {
+        gbp_free(c);
+        return NULL;
+    }
+    if (md_header) bp4_make_header(c->md, BP4_KIND_METADATA, 0);
+    memcpy(c->md + (md_header ? BP4_HEADER_SIZE : 0), blk, len);
     /* the three pointers of the record follow the step block's section lengths */
     uint64_t pglen = gbp_ld64(blk + 8);
     uint64_t varlen = gbp_ld64(blk + 16 + pglen + 4);
-    int md_header = f->idx_records == 0;
     uint64_t base = md_header ? BP4_HEADER_SIZE : f->md0_size;
     bp4_idx_record r = {0};
     r.step = f->step;
@@ -736,36 +771,79 @@ int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
     r.attr_off = r.var_off + 12 + varlen;
     r.end = base + len;
     r.timestamp = (uint64_t)time(NULL);
-    char mp[4200], ip[4200];
-    snprintf(mp, sizeof mp, "%s/md.0", f->path);
-    snprintf(ip, sizeof ip, "%s/md.idx", f->path);
+    c->md_off = md_header ? 0 : base;
+    c->md_end = r.end;
+    if (f->idx_records == 0) {
+        bp4_make_header(c->idx, BP4_KIND_INDEX, 1);
+        c->idx_len = BP4_HEADER_SIZE;
+    }
+    bp4_make_idx_record(c->idx + c->idx_len, &r);
+    c->idx_len += BP4_IDX_RECORD_SIZE;
+    c->idx_off = f->idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE;
+    c->md0_fd = f->md0_fd;
+    c->idx_fd = f->idx_fd;
+    c->fsync = f->params.fsync;
+    c->nsync = nsync;
+    for (int k = 0, i = 0; i < nsync; k++) {
+        if (!flush[k]) continue;
+        c->sync[i] = f->data_fd[k];
+        c->sync[nsync + i++] = f->sub_base + k;
+    }
+    return c;
+}
+
+static void commit_free(void *vc)
+{
+    commit_rec *c = vc;
+    if (!c) return;
+    gbp_free(c->md);
+    gbp_free(c);
+}
+
+/* The dataset's path for the messages of an asynchronous commit. */
+typedef struct commit_job {
+    commit_rec *rec;
+    char path[4096];
+} commit_job;
+
+static int commit_write(const commit_rec *c, const char *path)
+{
+    char mp[4200], ip[4200], dp[4200];
     int rc = GPUBP_OK;
-    if (md_header) {
-        uint8_t *tmp = gbp_malloc(BP4_HEADER_SIZE + len);
-        if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-        bp4_make_header(tmp, BP4_KIND_METADATA, 0);
-        memcpy(tmp + BP4_HEADER_SIZE, blk, len);
-        rc = gbp_pwrite_all(f->md0_fd, tmp, BP4_HEADER_SIZE + len, 0, mp);
-        gbp_free(tmp);
-    } else {
-        rc = gbp_pwrite_all(f->md0_fd, blk, len, base, mp);
+    for (int i = 0; i < c->nsync && rc == GPUBP_OK; i++) {
+        snprintf(dp, sizeof dp, "%s/data.%d", path, c->sync[c->nsync + i]);
+        rc = gbp_fdatasync(c->sync[i], dp);
     }
-    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->md0_fd, mp);
+    snprintf(mp, sizeof mp, "%s/md.0", path);
+    snprintf(ip, sizeof ip, "%s/md.idx", path);
+    if (rc == GPUBP_OK) rc = gbp_pwrite_all(c->md0_fd, c->md, c->md_len, c->md_off, mp);
+    if (rc == GPUBP_OK && c->fsync) rc = gbp_fdatasync(c->md0_fd, mp);
     /* md.idx: the commit point */
-    if (rc == GPUBP_OK) {
-        uint8_t rec[BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE];
-        size_t n = 0;
-        if (f->idx_records == 0) {
-            bp4_make_header(rec, BP4_KIND_INDEX, 1);
-            n = BP4_HEADER_SIZE;
-        }
-        bp4_make_idx_record(rec + n, &r);
-        n += BP4_IDX_RECORD_SIZE;
-        uint64_t at = f->idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE;
-        rc = gbp_pwrite_all(f->idx_fd, rec, n, at, ip);
-        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, ip);
-    }
-    if (rc == GPUBP_OK) f->md0_size = r.end;
+    if (rc == GPUBP_OK) rc = gbp_pwrite_all(c->idx_fd, c->idx, c->idx_len, c->idx_off, ip);
+    if (rc == GPUBP_OK && c->fsync) rc = gbp_fdatasync(c->idx_fd, ip);
+    return rc;
+}
+
+static int commit_job_run(void *vc)
+{
+    commit_job *j = vc;
+    return commit_write(j->rec, j->path);
+}
+
+static void commit_job_free(void *vc)
+{
+    commit_job *j = vc;
+    commit_free(j->rec);
+    gbp_free(j);
+}
+
+int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
+{
+    commit_rec *c = commit_prepare(f, blk, len, NULL);
+    if (!c) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = commit_write(c, f->path);
+    if (rc == GPUBP_OK) f->md0_size = c->md_end;
+    commit_free(c);
     return rc;
 }
 
@@ -779,15 +857,67 @@ void gbp_writer_step_done(gpubp_file *f)
         if (f->vars[i]->in_step) f->vars[i]->steps_written++;
 }
 
+/* async_commit: the commit of an earlier step failed (found by gbp_mem_commit_wait with status
+ * prev and its message). The writer stops: the steps before that one stay readable, later calls
+ * return this failure. Every transfer is drained first. */
+static int async_broken(gpubp_file *f, int prev)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    (void)gbp_mem_sync(f->mem);
+    f->broken = 1;
+    f->broken_rc = prev;
+    f->idx_records = f->async_safe_records;
+    /* steps numbered from 0, as the API counts; the failed one is async_pending_step */
+    char kept[64] = "no step is readable";
+    if (f->async_pending_step > 0)
+        snprintf(kept, sizeof kept, "steps 0 to %u stay readable", f->async_pending_step - 1);
+    snprintf(f->broken_msg, sizeof f->broken_msg,
+             "%.400s: step %u was not committed (async_commit): %.400s; the writer stops, %.60s", f->path,
+             f->async_pending_step, msg, kept);
+    return gbp_error(prev, 0, "%s", f->broken_msg);
+}
+
+/* async_commit, a failure of this step (rc, its message current): the transfers still running
+ * are drained, so that nothing writes where the next step will; an earlier step's failed commit
+ * takes precedence. */
+static int async_fail(gpubp_file *f, int rc)
+{
+    char msg[1024];
+    int native = gbp_error_native();
+    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    (void)gbp_mem_sync(f->mem);
+    int prev = gbp_mem_commit_wait(f->mem);
+    if (prev != GPUBP_OK) return async_broken(f, prev);
+    return gbp_error(rc, native, "%s", msg);
+}
+
+int gbp_writer_broken(gpubp_file *f)
+{
+    return f->broken ? gbp_error(f->broken_rc, 0, "%s", f->broken_msg) : GPUBP_OK;
+}
+
+int gbp_writer_commit_wait(gpubp_file *f)
+{
+    if (!f->async || f->broken) return gbp_writer_broken(f);
+    int prev = gbp_mem_commit_wait(f->mem);
+    return prev != GPUBP_OK ? async_broken(f, prev) : GPUBP_OK;
+}
+
 int gbp_writer_end_step(gpubp_file *f)
 {
     if (f->comm) return gbp_pwriter_end_step(f);
+    if (f->broken) {
+        gbp_discard_step(f);
+        return gbp_writer_broken(f);
+    }
     int rc = gbp_writer_perform(f);
     if (rc != GPUBP_OK || f->failed_step) {
-        gbp_discard_step(f);
         if (rc == GPUBP_OK)
             rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
                            f->step - 1, f->path); /* numbered from 0, as the API counts */
+        if (f->async) rc = async_fail(f, rc);
+        gbp_discard_step(f);
         return rc;
     }
     gbp_buf pg, tail, md;
@@ -796,7 +926,8 @@ int gbp_writer_end_step(gpubp_file *f)
     gbp_buf_init(&md);
     uint64_t *amd_off = gbp_calloc(f->nattrs + 1, sizeof *amd_off);
     uint64_t *amd_pay = gbp_calloc(f->nattrs + 1, sizeof *amd_pay);
-    if (!amd_off || !amd_pay) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int *flush = gbp_calloc((size_t)f->nsub, sizeof *flush);
+    if (!amd_off || !amd_pay || !flush) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
     /* 1. data: each subfile's PG head and tail (attributes go to data.0); md gets the PG index */
     uint64_t npg = 0;
     gbp_buf_u64(&md, 0);
@@ -822,18 +953,47 @@ int gbp_writer_end_step(gpubp_file *f)
         rc = gbp_pwrite_all(f->data_fd[k], pg.data, pg.len, at, p);
         if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->data_fd[k], tail.data, tail.len, f->cursor[k], p);
         f->cursor[k] += tail.len; /* from here on: the end of this subfile's PG */
-        if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->data_fd[k], p);
+        flush[k] = 1;
         gbp_pg_entry(&md, f->step, 0, f->pg_start[k]);
     }
     if (gbp_buf_ok(&md)) {
         gbp_buf_set_u64(&md, 0, npg);
         gbp_buf_set_u64(&md, 8, (uint64_t)(md.len - 16));
     }
-    /* 2. md.0: variable and attribute index; 3. md.idx */
+    /* 2. md.0: variable and attribute index; 3. md.idx (with fsync=1 the subfiles are flushed
+     * first) — now, or with async_commit=1 on an I/O thread once the step's data is written */
     if (rc == GPUBP_OK) gbp_var_attr_index(f, &md, amd_off, amd_pay);
     if (rc == GPUBP_OK && !gbp_buf_ok(&md)) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    if (rc == GPUBP_OK) rc = gbp_commit_metadata(f, md.data, md.len);
+    commit_rec *c = NULL;
     if (rc == GPUBP_OK) {
+        c = commit_prepare(f, md.data, md.len, flush);
+        if (!c) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    }
+    uint64_t md_end = c ? c->md_end : 0;
+    if (rc == GPUBP_OK && f->async) {
+        commit_job *cj = gbp_malloc(sizeof *cj);
+        if (!cj) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        int prev = gbp_mem_commit_wait(f->mem); /* one commit queued at a time */
+        if (prev != GPUBP_OK) {
+            gbp_free(cj);
+            rc = async_broken(f, prev);
+        } else if (cj) {
+            cj->rec = c;
+            snprintf(cj->path, sizeof cj->path, "%s", f->path);
+            c = NULL; /* the job's now */
+            f->async_safe_records = f->idx_records;
+            f->async_pending_step = f->step - 1;
+            rc = gbp_mem_commit_async(f->mem, commit_job_run, cj, commit_job_free);
+        }
+        if (rc != GPUBP_OK && !f->broken) rc = async_fail(f, rc);
+    } else if (rc == GPUBP_OK) {
+        rc = commit_write(c, f->path);
+    } else if (f->async && !f->broken) {
+        rc = async_fail(f, rc);
+    }
+    commit_free(c);
+    if (rc == GPUBP_OK) {
+        f->md0_size = md_end;
         for (int k = 0; k < f->nsub; k++) {
             if (k > 0 && f->pg_nvars[k] == 0) continue;
             f->data_has_header[k] = 1;
@@ -843,6 +1003,7 @@ int gbp_writer_end_step(gpubp_file *f)
     }
     gbp_free(amd_off);
     gbp_free(amd_pay);
+    gbp_free(flush);
     gbp_buf_free(&pg);
     gbp_buf_free(&tail);
     gbp_buf_free(&md);

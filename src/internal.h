@@ -125,6 +125,12 @@ struct gpubp_file {
     size_t nattrs, cap_attrs;
     uint32_t next_member;
     int failed_step;         /* an error happened in this step: it will not be committed */
+    int async;               /* async_commit=1 (serial writers): steps commit on an I/O thread */
+    size_t async_safe_records; /* committed for sure while a commit is queued */
+    uint32_t async_pending_step; /* the queued commit's step, numbered from 0 */
+    int broken;              /* an asynchronous commit failed: the writer stops */
+    int broken_rc;
+    char broken_msg[1024];
     size_t steps_begun;
 
     /* ---- reader ---- */
@@ -246,6 +252,10 @@ void gbp_pwriter_free(gpubp_file *f);
 int gbp_writer_close(gpubp_file *f);
 int gbp_writer_begin_step(gpubp_file *f);
 int gbp_writer_end_step(gpubp_file *f);
+/* async_commit: the writer's stopping failure, or GPUBP_OK; _commit_wait also waits for the
+ * queued commit and turns its failure into that. */
+int gbp_writer_broken(gpubp_file *f);
+int gbp_writer_commit_wait(gpubp_file *f);
 int gbp_writer_perform(gpubp_file *f);
 void gbp_writer_free(gpubp_file *f);
 

@@ -113,6 +113,7 @@ typedef struct gbp_params {
     int subfiles;           /* 0 = library default */
     int direct_io;
     int fsync;
+    int async_commit;       /* serial writers: end_step returns once the data left the buffers */
     double timeout;         /* seconds, < 0 forever */
     int compress_threads;   /* 0 = all cores */
     int aggregators;        /* 0 = one per node */

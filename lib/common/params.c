@@ -55,6 +55,7 @@ static int set_param(gbp_params *p, const char *k, const char *v)
     if (!strcmp(k, "subfiles")) return parse_int(k, v, 1, 4096, &p->subfiles);
     if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
     if (!strcmp(k, "fsync")) return parse_bool(k, v, &p->fsync);
+    if (!strcmp(k, "async_commit")) return parse_bool(k, v, &p->async_commit);
     if (!strcmp(k, "timeout")) {
         GBP_FORWARD_IF_ERROR(parse_double(k, v, -1.0, 1e9, &p->timeout));
         return 0;

@@ -433,6 +433,93 @@ static void failure_mid_copy(void **state)
     gbp_sim_free(dev);
 }
 
+/* Queued commits (async_commit): a commit runs after every write queued before it and never
+ * when one of them failed; a failure of a later epoch does not stop an earlier commit; the
+ * caller's buffer is free once gbp_mem_wait_staged returns, while the writes go on. */
+typedef struct commit_probe {
+    int fd;
+    size_t n;
+    const uint8_t *want; /* what the file must hold when the commit runs */
+    int ran, matched;
+} commit_probe;
+
+static int probe_commit(void *vc)
+{
+    commit_probe *c = vc;
+    c->ran++;
+    uint8_t *b = malloc(c->n);
+    if (b && gbp_pread_all(c->fd, b, c->n, 0, "test") == GPUBP_OK) c->matched = !memcmp(b, c->want, c->n);
+    free(b);
+    return c->matched ? GPUBP_OK : gbp_error(GPUBP_ERR_IO, 0, "probe: data not written yet");
+}
+
+static void commits_after_writes(void **state)
+{
+    (void)state;
+    gbp_params p = sim_params(3, 4096, 2);
+    gbp_mem *m;
+    TS_OK(gbp_mem_open(&m, &p));
+    gbp_sim_set_delay_us(200); /* copies land late: the commit must still wait for the writes */
+    size_t n = 64 * 1024;
+    uint8_t *dev = gbp_sim_alloc(n), *want = malloc(n);
+    assert_non_null(want);
+    int fd = open_tmp("commit.dat");
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    TS_OK(gbp_mem_commit_wait(m)); /* none queued: OK */
+    for (unsigned e = 0; e < 3; e++) {
+        fill_pattern(dev, n, 40 + e);
+        memcpy(want, dev, n);
+        TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+        TS_OK(gbp_mem_wait_staged(m));
+        memset(dev, 0xEE, n); /* the buffer is the caller's again */
+        commit_probe *c = calloc(1, sizeof *c);
+        *c = (commit_probe){fd, n, want, 0, 0};
+        TS_OK(gbp_mem_commit_async(m, probe_commit, c, NULL));
+        TS_OK(gbp_mem_commit_wait(m));
+        assert_int_equal(c->ran, 1);
+        assert_int_equal(c->matched, 1);
+        free(c);
+    }
+    /* epoch 1 fails (its first write): its commit does not run and reports the failure; the
+     * writes of epoch 2, queued before that commit ran, still land and commit */
+    fill_pattern(dev, n, 50);
+    gbp_sim_fail_io_after(0);
+    (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL);
+    assert_int_equal(gbp_mem_wait_staged(m), GPUBP_ERR_IO);
+    commit_probe c1 = {fd, n, want, 0, 0};
+    TS_OK(gbp_mem_commit_async(m, probe_commit, &c1, NULL));
+    assert_int_equal(gbp_mem_commit_wait(m), GPUBP_ERR_IO);
+    assert_non_null(strstr(gbp_error_message(), "injected"));
+    assert_int_equal(c1.ran, 0);
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_IO); /* the failure, reported once more */
+    gbp_sim_fail_io_after(-1);
+    TS_OK(gbp_mem_sync(m));
+    fill_pattern(dev, n, 51);
+    memcpy(want, dev, n);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_wait_staged(m));
+    commit_probe c2 = {fd, n, want, 0, 0};
+    TS_OK(gbp_mem_commit_async(m, probe_commit, &c2, NULL));
+    /* epoch 3 fails (its first copy: epoch 2's copies are all done) while commit 2 may still
+     * wait for its writes: commit 2 is not stopped */
+    size_t n3 = 16 * 1024;
+    gbp_box b3;
+    gbp_box_dense(&b3, 1, &n3);
+    gbp_sim_fail_copy_after(0);
+    (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, n, dev, GPUBP_TYPE_UINT8, &b3, NULL, NULL);
+    TS_OK(gbp_mem_commit_wait(m));
+    assert_int_equal(c2.ran, 1);
+    assert_int_equal(c2.matched, 1);
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_DEVICE);
+    gbp_sim_fail_copy_after(-1);
+    gbp_sim_set_delay_us(0);
+    gbp_mem_close(m);
+    close(fd);
+    free(want);
+    gbp_sim_free(dev);
+}
+
 static void failure_mid_write_and_read(void **state)
 {
     (void)state;
@@ -744,6 +831,7 @@ int main(void)
         cmocka_unit_test(direct_io_roundtrip),
         cmocka_unit_test(host_transfers),
         cmocka_unit_test(pool_cache),
+        cmocka_unit_test(commits_after_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
