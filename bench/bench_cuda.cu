@@ -110,6 +110,27 @@ extern "C" double bench_copy_GBps(int d2h, size_t total, size_t chunk)
     return gbps;
 }
 
+extern "C" void *bench_stream_create(void)
+{
+    cudaStream_t s = nullptr;
+    return ok(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate") ? s : nullptr;
+}
+
+extern "C" void bench_stream_destroy(void *s)
+{
+    if (s) cudaStreamDestroy((cudaStream_t)s);
+}
+
+extern "C" int bench_d2h_async(void *s, void *host, const void *dev, size_t n)
+{
+    return ok(cudaMemcpyAsync(host, dev, n, cudaMemcpyDeviceToHost, (cudaStream_t)s), "copy") ? 0 : -1;
+}
+
+extern "C" int bench_stream_wait(void *s)
+{
+    return ok(cudaStreamSynchronize((cudaStream_t)s), "cudaStreamSynchronize") ? 0 : -1;
+}
+
 extern "C" int bench_dev_upload(void *dev, const void *host, size_t n)
 {
     return ok(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice), "cudaMemcpy H2D") ? 0 : -1;

@@ -22,6 +22,12 @@ void bench_pinned_free(void *p);
 /* Pinned <-> device copy bandwidth in GB/s: `total` bytes in copies of `chunk` bytes on one
  * stream, timed with events. d2h 1: device to host. */
 double bench_copy_GBps(int d2h, size_t total, size_t chunk);
+/* A stream of the calling thread (NULL on failure), a device-to-host copy queued on it, and the
+ * wait for what is queued on it (0 on success): the hand-written device-to-file loop. */
+void *bench_stream_create(void);
+void bench_stream_destroy(void *s);
+int bench_d2h_async(void *s, void *host, const void *dev, size_t n);
+int bench_stream_wait(void *s);
 /* Synchronous copies between host memory (pageable) and device memory; 0 on success. */
 int bench_dev_upload(void *dev, const void *host, size_t n);
 int bench_dev_download(void *host, const void *dev, size_t n);

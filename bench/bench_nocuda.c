@@ -15,3 +15,7 @@ void bench_pinned_free(void *p) { (void)p; }
 double bench_copy_GBps(int d2h, size_t total, size_t chunk) { (void)d2h; (void)total; (void)chunk; return -1; }
 int bench_dev_upload(void *dev, const void *host, size_t n) { (void)dev; (void)host; (void)n; return -1; }
 int bench_dev_download(void *host, const void *dev, size_t n) { (void)host; (void)dev; (void)n; return -1; }
+void *bench_stream_create(void) { return NULL; }
+void bench_stream_destroy(void *s) { (void)s; }
+int bench_d2h_async(void *s, void *host, const void *dev, size_t n) { (void)s; (void)host; (void)dev; (void)n; return -1; }
+int bench_stream_wait(void *s) { (void)s; return -1; }
