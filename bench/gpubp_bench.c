@@ -21,7 +21,10 @@
  *     in D, T and F as the library uses them; cold pread of those files), and
  *     "gpubp: sub_read_GBps=... rss_growth_MiB=... pool_MiB=..." (a strided half-box read into
  *     device memory; the growth of peak host memory over the writes, from a baseline taken after
- *     CUDA context creation and pool allocation).
+ *     CUDA context creation and pool allocation), and
+ *     "baseline: dev_loop_write_GBps=..." (the hand-written device-to-file loop: the same T
+ *     threads copying 16 MiB chunks of the device array into two pinned buffers each, on two
+ *     streams, and pwrite-ing one while the other fills).
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
 #include "bench_compress.h"
 #include "bench_meta.h"

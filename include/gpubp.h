@@ -186,6 +186,11 @@ GPUBP_API int gpubp_begin_step(gpubp_file *f);
 /* Ends the step. Write: performs deferred puts, writes data, then md.0, then the md.idx record;
  * the step is committed (visible to readers, durable with fsync=1) when this returns GPUBP_OK.
  * On failure nothing of this step is visible and earlier steps stay readable.
+ * With the open parameter async_commit=1 (serial writers) it returns once the step's data has
+ * left the caller's buffers (which may then be reused): the rest of the writes and the commit
+ * run on an I/O thread. A failure found there is returned by the next put, begin_step, end_step
+ * or close, naming the step; that step is not committed and the writer stops (every later call
+ * returns the failure), the steps before it stay readable. gpubp_steps counts queued commits.
  * READ: performs deferred gets, then releases the step. WRONG_MODE if no step is open. */
 GPUBP_API int gpubp_end_step(gpubp_file *f);
 
