@@ -40,7 +40,7 @@
 #define GBP_HOST_CHUNK ((size_t)8 << 20) /* host transfers handed to I/O threads in such pieces */
 #define GBP_HOST_JOBS 4                  /* host pieces queued at most (beyond the slots) */
 #define GBP_HOST_ASYNC_MIN ((size_t)4 << 20) /* smaller host transfers stay on the caller */
-#define GBP_READ_PIECE ((size_t)4 << 20) /* device reads: pread and copy a contiguous chunk so */
+#define GBP_READ_PIECE ((size_t)4 << 20) /* device reads: contiguous chunks go in pieces of this */
 
 /* ---- test hook: injected I/O failures in the pipeline ---------------------------------------- */
 static atomic_long fail_io = -1;
