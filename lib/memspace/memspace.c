@@ -419,6 +419,17 @@ static void keep_error_ep_locked(gbp_mem *m, int rc, int epoch)
 
 static void keep_error_locked(gbp_mem *m, int rc) { keep_error_ep_locked(m, rc, m->epoch); }
 
+/* The failure kept so far, raised again on this thread (it stays kept), or GPUBP_OK. */
+static int kept_error(gbp_mem *m)
+{
+    pthread_mutex_lock(&m->lock);
+    int err = m->err, native = m->err_native;
+    char msg[sizeof m->err_msg];
+    memcpy(msg, m->err_msg, sizeof msg);
+    pthread_mutex_unlock(&m->lock);
+    return err ? gbp_error(err, native, "%s", msg) : GPUBP_OK;
+}
+
 static int keep_error(gbp_mem *m, int rc)
 {
     if (rc >= 0) return rc;
@@ -690,12 +701,10 @@ static void run_commit(gbp_mem *m, job *j)
 {
     pthread_mutex_lock(&m->lock);
     int failed = m->ep_failed[j->epoch & 1];
-    int err = m->err ? m->err : GPUBP_ERR_IO, native = m->err_native;
-    char msg[sizeof m->err_msg];
-    memcpy(msg, m->err_msg, sizeof msg);
     pthread_mutex_unlock(&m->lock);
-    int rc = failed ? gbp_error(err, native, "%s", msg[0] ? msg : "a transfer of the step failed")
-                    : j->commit(j->commit_ctx);
+    int rc = failed ? kept_error(m) : j->commit(j->commit_ctx);
+    if (failed && rc == GPUBP_OK)
+        rc = gbp_error(GPUBP_ERR_IO, 0, "a transfer of the step failed");
     pthread_mutex_lock(&m->lock);
     m->commit_rc = rc < 0 ? rc : GPUBP_OK;
     m->commit_native = rc < 0 ? gbp_error_native() : 0;
@@ -1314,11 +1323,8 @@ int gbp_mem_wait_writes(gbp_mem *m)
     if (!m->threads_started) return GPUBP_OK;
     pthread_mutex_lock(&m->lock);
     while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
-    int err = m->err, native = m->err_native;
-    char msg[sizeof m->err_msg];
-    memcpy(msg, m->err_msg, sizeof msg);
     pthread_mutex_unlock(&m->lock);
-    return err ? gbp_error(err, native, "%s", msg) : GPUBP_OK;
+    return kept_error(m);
 }
 
 typedef struct scatter_ctx {
@@ -1517,12 +1523,7 @@ int gbp_mem_wait_staged(gbp_mem *m)
     if (m->pool_ready) keep_error(m, m->ops->sync(m->dctx)); /* the copies queued so far */
     if (m->stats) m->t_sync += mono_s() - t0;
     deliver_minmax(m);
-    pthread_mutex_lock(&m->lock);
-    int err = m->err, native = m->err_native;
-    char msg[sizeof m->err_msg];
-    memcpy(msg, m->err_msg, sizeof msg);
-    pthread_mutex_unlock(&m->lock);
-    return err ? gbp_error(err, native, "%s", msg) : GPUBP_OK;
+    return kept_error(m);
 }
 
 int gbp_mem_commit_async(gbp_mem *m, gbp_commit_fn fn, void *ctx, void (*free_ctx)(void *))
