@@ -12,8 +12,7 @@
 # When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
 # working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
-# MODE=sweep: a shorter focused run: test_gpu_api (+ memcheck), the staging sweep (sweep.log, with
-# GPUBP_MEM_STATS), the codec on 1-16 cores and device compression vs copy-then-compress.
+# MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -45,57 +44,40 @@ stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
   (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; cat "$CARRY/head.commit" 2>/dev/null
 } > "$OUT/env.log" 2>&1
 
-if [ "$MODE" = sweep ]; then
+# configure and build (the targets named, or everything) into $B, log in $OUT/build.log
+build() {
   {
     stamp configure
     cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
           -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-    cmake --build "$B" -j "$NJ" --target gpubp-bench test_gpu_api gpubp_zbench
+    stamp build
+    if [ $# -gt 0 ]; then cmake --build "$B" -j "$NJ" --target "$@"; else cmake --build "$B" -j "$NJ" -- -k; fi
     stamp built
   } > "$OUT/build.log" 2>&1
+}
+
+if [ "$MODE" = sweep ]; then
+  # SWEEP: entries separated by ';', each "MIB STEPS PARAMS" (512 MiB x 4 steps, 16 blocks, 5
+  # repetitions with the baselines); GPUBP_MEM_STATS=1 prints where each file's time went
+  SWEEP=${SWEEP:-"512 4 subfiles=16,io_threads=16,pool_slots=32;512 4 subfiles=16,io_threads=16,pool_slots=64,chunk_mib=8"}
+  build gpubp-bench
   BENCH=$B/bench/gpubp-bench
   D=/tmp/gpubp-bench
-  CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  IFS=';' read -ra entries <<< "$SWEEP"
   {
-    stamp "test_gpu_api"
-    (cd "$B/tests/gpu" && GPUBP_SHARED_DIR=$SHARED GPUBP_TEST_TMP=/tmp/gpubp-t1 ./test_gpu_api 2>&1 | tail -15)
-    stamp "memcheck test_gpu_api"
-    (cd "$B/tests/gpu" && GPUBP_SHARED_DIR=$SHARED GPUBP_TEST_TMP=/tmp/gpubp-t2 timeout 200 "$CS" --tool memcheck \
-       --leak-check full --error-exitcode 9 ./test_gpu_api 2>&1 | tail -6; echo "exit ${PIPESTATUS[0]}")
-  } > "$OUT/tests.log" 2>&1
-  export GPUBP_MEM_STATS=1
-  {
-    for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
-               "subfiles=16,io_threads=16,pool_slots=32" "subfiles=8,io_threads=8,pool_slots=16,chunk_mib=4"; do
-      stamp "sweep: gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
-      timeout 100 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
-        --baseline ${cfg:+--params "$cfg"}
+    for e in "${entries[@]}"; do
+      read -r mib steps cfg <<< "$e"
+      stamp "sweep: gpu $mib MiB x $steps steps, 16 blocks, params '$cfg'"
+      GPUBP_MEM_STATS=1 timeout 100 "$BENCH" --dir $D --mib-per-step "$mib" --steps "$steps" \
+        --blocks 16 --mem gpu --repeat 5 --baseline ${cfg:+--params "$cfg"} 2>&1 |
+        awk '/gpubp-mem:/ { n++; if (n % 3 != 1) next } { print }'
     done
-    stamp "sweep: gpu 1 GiB x 8 steps (8 GiB), 16 blocks, subfiles=8"
-    timeout 100 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 16 --mem gpu --repeat 1 \
-      --baseline --params "subfiles=8,io_threads=8,pool_slots=16"
   } > "$OUT/sweep.log" 2>&1
-  unset GPUBP_MEM_STATS
-  {
-    stamp "codec: gpubp_zbench 64 3 1 1,2,4,8,16"
-    timeout 120 "$B/tests/compress/gpubp_zbench" 64 3 1 1,2,4,8,16
-    stamp "compression from device memory vs copy-then-compress, 64 MiB x 1 step"
-    timeout 150 "$BENCH" --compress zlib --dir $D --mib-per-step 64 --steps 1 --repeat 3 --mem gpu
-    stamp done
-  } > "$OUT/compress.log" 2>&1
-  grep -E "===|GBps|MBps|exit|PASSED|FAILED|SUMMARY" "$OUT/tests.log" "$OUT/sweep.log" "$OUT/compress.log"
-  grep -E "^\|" "$OUT/compress.log"
+  grep -E "===|GBps|gpubp-mem" "$OUT/sweep.log"
   exit 0
 fi
 
-{
-  stamp configure
-  cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  stamp build
-  cmake --build "$B" -j "$NJ" -- -k
-  stamp built
-} > "$OUT/build.log" 2>&1
+build
 cd "$B" || exit 1
 
 {
