@@ -152,8 +152,8 @@ GPUBP_API int gpubp_last_errno(void);
 
 /* Opens the dataset `path` (a directory name.bp/) in `mode`.
  * params: NULL or "key=value,key=value" with the keys of docs/parameters.md (gpu_layout,
- *   pool_slots, chunk_mib, io_threads, subfiles, direct_io, fsync, timeout, ...). An unknown key
- *   or bad value is GPUBP_ERR_PARAM naming the key. Keys that do not apply to the mode are ignored.
+ *   pool_slots, chunk_mib, piece_kib, io_threads, subfiles, direct_io, fsync, timeout, ...). An
+ *   unknown key or bad value is GPUBP_ERR_PARAM naming the key. Keys that do not apply to the mode are ignored.
  * WRITE replaces an existing dataset at path. APPEND continues an existing BP4 dataset (or creates
  *   one). Both set the writer-active flag in md.idx while open; it is cleared at close.
  * READ and READ_RANDOM_ACCESS read md.idx and md.0. An absent or empty md.idx means "no steps yet"

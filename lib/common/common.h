@@ -109,6 +109,7 @@ typedef struct gbp_params {
     int gpu_row_major;      /* gpu_layout=row_major */
     int pool_slots;         /* 4 */
     size_t chunk_bytes;     /* chunk_mib (16) in bytes */
+    size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
     int subfiles;           /* 0 = library default */
     int direct_io;

@@ -51,6 +51,11 @@ static int set_param(gbp_params *p, const char *k, const char *v)
         p->chunk_bytes = (size_t)iv << 20;
         return 0;
     }
+    if (!strcmp(k, "piece_kib")) {
+        GBP_FORWARD_IF_ERROR(parse_int(k, v, 4, 1 << 20, &iv));
+        p->piece_bytes = (size_t)iv << 10;
+        return 0;
+    }
     if (!strcmp(k, "io_threads")) return parse_int(k, v, 1, 256, &p->io_threads);
     if (!strcmp(k, "subfiles")) return parse_int(k, v, 1, 4096, &p->subfiles);
     if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
@@ -114,6 +119,7 @@ int gbp_params_parse(gbp_params *p, const char *s)
     memset(p, 0, sizeof *p);
     p->pool_slots = 4;
     p->chunk_bytes = (size_t)16 << 20;
+    p->piece_bytes = (size_t)4 << 20;
     p->timeout = 0;
     p->connect_timeout = 10;
     p->retries = 20;

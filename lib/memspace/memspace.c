@@ -6,12 +6,13 @@
  *
  * Device memory (CUDA, or the simulated device): the staging pipeline of DESIGN.md section 5.
  * A pool of `pool_slots` pinned slots of `chunk_bytes`, allocated once at the first device
- * transfer, and `io_threads` I/O threads. A write cuts the block into chunks; for each chunk the
- * caller's thread takes slot i mod N (waiting until it is free), queues the device-to-host copy
- * into it on the library's stream, records the slot's event and hands the slot to the I/O
- * threads, which wait for the event, pwrite the slot and free it. A read mirrors it: the I/O
- * thread preads the file span of the chunk into the slot and queues the (strided) host-to-device
- * copies out of it, recording the slot's event; the slot is reused only once that event completed.
+ * transfer, and `io_threads` I/O threads. A write cuts the block into chunks and queues them as
+ * descriptors; the I/O thread that takes one takes a free slot, queues the device-to-host copy
+ * into it on the library's stream (a chunk contiguous on the device in pieces of `piece_bytes`,
+ * each with its event, the next piece's copy queued once the current one landed), and pwrites
+ * the slot piece by piece as the copies land. A read mirrors it: the I/O thread preads the file
+ * span of the chunk into a free slot and queues the (strided) host-to-device copies out of it,
+ * recording the slot's event; the slot is reused only once that event completed.
  * Min/max of device blocks: a reduction on the device whose result lands in pinned memory and is
  * handed to the caller's pointers at gbp_mem_sync. The first failure of any thread is kept, with
  * its message and native code, and reported by gbp_mem_sync on the caller's thread. */
@@ -40,7 +41,6 @@
 #define GBP_HOST_CHUNK ((size_t)8 << 20) /* host transfers handed to I/O threads in such pieces */
 #define GBP_HOST_JOBS 4                  /* host pieces queued at most (beyond the slots) */
 #define GBP_HOST_ASYNC_MIN ((size_t)4 << 20) /* smaller host transfers stay on the caller */
-#define GBP_READ_PIECE ((size_t)4 << 20) /* device reads: contiguous chunks go in pieces of this */
 
 /* ---- test hook: injected I/O failures in the pipeline ---------------------------------------- */
 static atomic_long fail_io = -1;
@@ -57,6 +57,7 @@ static int io_fail_now(void)
 typedef struct slot {
     uint8_t *buf;  /* pinned, slot_alloc bytes */
     void *ev;
+    void **pev;    /* npev events: a device write copied into the slot piece by piece */
     int busy;      /* handed to an I/O thread */
     int ev_pending; /* host-to-device copies out of it may still run: wait ev before reuse */
 } slot;
@@ -79,10 +80,13 @@ typedef struct job {
     gbp_fill_fn fill; /* device reads: produces the span instead of a pread (fill_ctx) */
     void *fill_ctx;
     /* device writes: the chunk to copy into the slot, which the I/O thread that takes the job
-     * picks (slot -1 until then) and fills (filled) */
+     * picks (slot -1 until then) and fills (filled); a chunk contiguous on the device (from
+     * csrc) is copied in np pieces, of which `queued` are queued so far (np 1: in one go) */
     gbp_chunk ch;
     const void *base;
     int filled;
+    const uint8_t *csrc;
+    int np, queued;
     int staged;    /* writes: counted out of m->unstaged (the data has left the caller's buffer) */
     int wait_ev;   /* device reads: the slot taken may still feed a host-to-device copy */
     int epoch;     /* m->epoch when queued: the commit that must follow it */
@@ -123,6 +127,8 @@ struct gbp_mem {
     int pool_ready;
     int nslots, nthreads;
     size_t slot_bytes, slot_alloc;
+    size_t piece;  /* device transfers of a contiguous chunk go in pieces of this */
+    int npev;      /* pieces per slot at most */
     slot *slots;
     int next_slot;
     pthread_t *threads;
@@ -314,6 +320,9 @@ void gbp_mem_close(gbp_mem *m)
     if (m->dctx) {
         for (int i = 0; m->slots && i < m->nslots; i++) {
             if (m->slots[i].ev) m->ops->event_destroy(m->dctx, m->slots[i].ev);
+            for (int k = 0; m->slots[i].pev && k < m->npev; k++)
+                if (m->slots[i].pev[k]) m->ops->event_destroy(m->dctx, m->slots[i].pev[k]);
+            gbp_free(m->slots[i].pev);
             slot_free(m, m->slots[i].buf);
         }
         if (m->misc_ev) m->ops->event_destroy(m->dctx, m->misc_ev);
@@ -540,35 +549,21 @@ static int run_job(gbp_mem *m, job *j)
     }
     slot *s = &m->slots[j->slot];
     size_t shift = m->params.direct_io && !j->fill ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
-    if (!j->is_read) {
-        GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
-        if (job_failed(m, j)) return GPUBP_OK; /* an earlier failure: write nothing more */
-        if (io_fail_now())
-            return gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
-                             "(injected)", (unsigned long long)j->off, strerror(EIO));
-        if (m->params.direct_io) {
-            pthread_mutex_lock(&m->lock);
-            int dfd = direct_fd_locked(m, j->fd, 0);
-            pthread_mutex_unlock(&m->lock);
-            return pwrite_direct(dfd, j->fd, s->buf + shift, j->len, j->off);
-        }
-        return gbp_pwrite_all(j->fd, s->buf, j->len, j->off, "data file");
-    }
     if (job_failed(m, j)) return GPUBP_OK;
     /* the slot may still feed the host-to-device copy of an earlier read */
     if (j->wait_ev) GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
     if (io_fail_now())
         return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
                          "(injected)", (unsigned long long)j->off, strerror(EIO));
-    if (!j->fill && !m->params.direct_io && j->len > GBP_READ_PIECE) {
+    if (!j->fill && !m->params.direct_io && j->len > m->piece) {
         /* one contiguous run on both sides: read it in pieces, each copied to the device as soon
          * as it is in the slot, so that the copies of a step's last chunks do not queue up
          * behind the last reads */
         one_piece op = {0, {0}};
         GBP_FORWARD_IF_ERROR(gbp_box_walk3d(&j->fa, &j->da, j->elsize, one_piece_fn, &op));
         if (op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len) {
-            for (size_t o = 0; o < j->len; o += GBP_READ_PIECE) {
-                size_t n = j->len - o < GBP_READ_PIECE ? j->len - o : GBP_READ_PIECE;
+            for (size_t o = 0; o < j->len; o += m->piece) {
+                size_t n = j->len - o < m->piece ? j->len - o : m->piece;
                 GBP_FORWARD_IF_ERROR(gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file"));
                 gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0,
                                 0, GBP_COPY_H2D};
@@ -678,22 +673,111 @@ static job take_job_locked(gbp_mem *m, int k)
 static int fill_slot(gbp_mem *m, int s, size_t shift, const void *base, size_t elsize,
                      const gbp_chunk *c);
 
-/* A device write taken by an I/O thread: its copy into the slot, queued once. */
-static int fill_job(gbp_mem *m, job *j)
-{
-    if (j->kind != JOB_DEV_WRITE || j->filled) return GPUBP_OK;
-    j->filled = 1;
-    size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
-    return fill_slot(m, j->slot, shift, j->base, j->elsize, &j->ch);
-}
-
-/* A write's data has left the caller's buffer (its copy into a slot is queued, or it failed, or
- * it was written): gbp_mem_wait_staged counts it out. Caller holds m->lock. */
+/* A write's data has left the caller's buffer (its copies into a slot are all queued, or it
+ * failed, or it was written): gbp_mem_wait_staged counts it out. Caller holds m->lock. */
 static void staged_locked(gbp_mem *m, job *j)
 {
     if (!is_write(j) || j->staged) return;
     j->staged = 1;
     if (--m->unstaged == 0) pthread_cond_broadcast(&m->cv);
+}
+
+/* staged_locked once every copy of device write j is queued */
+static void staged_if_queued(gbp_mem *m, job *j)
+{
+    if (j->queued < j->np) return;
+    pthread_mutex_lock(&m->lock);
+    staged_locked(m, j);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* The event that completes piece i of device write j (the slot's event for a chunk copied in
+ * one go). */
+static void *piece_ev(const gbp_mem *m, const job *j, int i)
+{
+    const slot *s = &m->slots[j->slot];
+    return j->np == 1 ? s->ev : s->pev[i];
+}
+
+/* Queues the copy of piece i of device write j into its slot, and the piece's event. */
+static int queue_piece(gbp_mem *m, job *j, int i)
+{
+    size_t o = (size_t)i * m->piece;
+    size_t n = j->len - o < m->piece ? j->len - o : m->piece;
+    gbp_copy3d k = {j->csrc + o, m->slots[j->slot].buf + o, n, 1, 1, 0, 0, 0, 0, GBP_COPY_D2H};
+    GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
+    GBP_FORWARD_IF_ERROR(m->ops->event_record(m->dctx, m->slots[j->slot].pev[i]));
+    j->queued = i + 1;
+    return GPUBP_OK;
+}
+
+/* A device write taken by an I/O thread: the copy of its first piece (or of the whole chunk)
+ * into the slot, queued once. */
+static int fill_job(gbp_mem *m, job *j)
+{
+    if (j->kind != JOB_DEV_WRITE || j->filled) return GPUBP_OK;
+    j->filled = 1;
+    int rc;
+    if (j->np > 1) {
+        rc = queue_piece(m, j, 0);
+    } else {
+        size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
+        rc = fill_slot(m, j->slot, shift, j->base, j->elsize, &j->ch);
+        if (rc == GPUBP_OK) j->queued = 1;
+    }
+    staged_if_queued(m, j);
+    return rc;
+}
+
+/* Writes device write j's slot: piece i once its copy landed, the copy of piece i+1 (after the
+ * last: of the thread's next chunk, `next`, whose failure goes to *rc_next) queued just before,
+ * so that each thread has one copy in flight and the threads' copies interleave on the stream
+ * (the first bytes of every file are in the pool soon after a step starts). Every copy queued
+ * into the slot has landed when this returns. */
+static int write_dev_job(gbp_mem *m, job *j, job *next, int *rc_next)
+{
+    slot *s = &m->slots[j->slot];
+    int rc = GPUBP_OK, waited = 0;
+    for (int i = 0; i < j->np; i++) {
+        rc = m->ops->event_wait(m->dctx, piece_ev(m, j, i));
+        waited = i + 1;
+        if (rc != GPUBP_OK) break;
+        if (i + 1 < j->np) {
+            rc = queue_piece(m, j, i + 1);
+            if (rc != GPUBP_OK) break;
+            staged_if_queued(m, j);
+        } else if (next) {
+            *rc_next = fill_job(m, next);
+        }
+        if (i == 0 && job_failed(m, j)) break; /* an earlier failure: write nothing more */
+        if (i == 0 && io_fail_now()) {
+            rc = gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
+                           "(injected)", (unsigned long long)j->off, strerror(EIO));
+            break;
+        }
+        size_t o = (size_t)i * m->piece;
+        if (j->np > 1) {
+            size_t n = j->len - o < m->piece ? j->len - o : m->piece;
+            rc = gbp_pwrite_all(j->fd, s->buf + o, n, j->off + o, "data file");
+        } else if (m->params.direct_io) {
+            pthread_mutex_lock(&m->lock);
+            int dfd = direct_fd_locked(m, j->fd, 0);
+            pthread_mutex_unlock(&m->lock);
+            rc = pwrite_direct(dfd, j->fd, s->buf + j->off % GBP_DIRECT_ALIGN, j->len, j->off);
+        } else {
+            rc = gbp_pwrite_all(j->fd, s->buf, j->len, j->off, "data file");
+        }
+        if (rc != GPUBP_OK) break;
+    }
+    if (j->queued > waited) { /* the slot is freed after: no copy into it may still run */
+        if (rc == GPUBP_OK) return m->ops->event_wait(m->dctx, piece_ev(m, j, j->queued - 1));
+        int native = gbp_error_native();
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", gbp_error_message());
+        (void)m->ops->event_wait(m->dctx, piece_ev(m, j, j->queued - 1));
+        return gbp_error(rc, native, "%s", msg);
+    }
+    return rc;
 }
 
 /* A commit whose epoch's jobs are all done: runs it unless one of them failed. */
@@ -762,18 +846,13 @@ static void *io_main(void *arg)
             bound = rc == GPUBP_OK;
         }
         double t0 = m->stats ? mono_s() : 0;
+        int rc2 = GPUBP_OK;
         if (rc == GPUBP_OK) rc = fill_job(m, &j);
-        /* the copy of the next chunk is queued once this one's has landed: at the start of a
-         * step every thread's first chunk is then copied before anyone's second */
-        if (rc == GPUBP_OK && have_next) rc = m->ops->event_wait(m->dctx, m->slots[j.slot].ev);
-        int rc2 = have_next && rc == GPUBP_OK ? fill_job(m, &next) : GPUBP_OK;
-        if (j.kind == JOB_DEV_WRITE) {
-            pthread_mutex_lock(&m->lock);
-            staged_locked(m, &j);
-            if (have_next && next.filled) staged_locked(m, &next);
-            pthread_mutex_unlock(&m->lock);
-        }
-        if (rc == GPUBP_OK) rc = run_job(m, &j);
+        /* device writes: the copy of the next piece, or of the next chunk, is queued once the
+         * current one landed (write_dev_job) */
+        if (rc == GPUBP_OK)
+            rc = j.kind == JOB_DEV_WRITE ? write_dev_job(m, &j, have_next ? &next : NULL, &rc2)
+                                         : run_job(m, &j);
         double dt = m->stats ? mono_s() - t0 : 0;
 
         pthread_mutex_lock(&m->lock);
@@ -849,10 +928,17 @@ static int pool_alloc(gbp_mem *m)
     if (!m->slots) m->slots = gbp_calloc((size_t)nslots, sizeof *m->slots);
     if (!m->slots) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
     m->nslots = nslots;
+    m->piece = m->params.piece_bytes ? m->params.piece_bytes : (size_t)4 << 20;
+    if (m->piece > m->slot_bytes) m->piece = m->slot_bytes;
+    m->npev = (int)((m->slot_bytes + m->piece - 1) / m->piece);
     for (int i = 0; i < m->nslots; i++) {
-        if (!m->slots[i].buf)
-            GBP_FORWARD_IF_ERROR(slot_alloc(m, &m->slots[i].buf));
-        if (!m->slots[i].ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->slots[i].ev));
+        slot *s = &m->slots[i];
+        if (!s->buf) GBP_FORWARD_IF_ERROR(slot_alloc(m, &s->buf));
+        if (!s->ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &s->ev));
+        if (m->npev > 1 && !s->pev && !(s->pev = gbp_calloc((size_t)m->npev, sizeof *s->pev)))
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (staging pool)");
+        for (int k = 0; m->npev > 1 && k < m->npev; k++)
+            if (!s->pev[k]) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &s->pev[k]));
     }
     if (!m->misc_ev) GBP_FORWARD_IF_ERROR(m->ops->event_create(m->dctx, &m->misc_ev));
     m->pool_ready = 1;
@@ -1036,6 +1122,18 @@ static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int 
         j.ch = c;
         j.base = base;
         j.elsize = elsize;
+        j.np = 1;
+        /* contiguous on the device: copied (and written) in pieces */
+        gbp_box dense;
+        gbp_box_dense(&dense, c.a.ndims, c.count);
+        one_piece op = {0, {0}};
+        if (!m->params.direct_io && c.bytes > m->piece &&
+            gbp_box_walk3d(&c.a, &dense, elsize, one_piece_fn, &op) == GPUBP_OK && op.n == 1 &&
+            op.p.height == 1 && op.p.depth == 1 && op.p.width == c.bytes) {
+            j.csrc = (const uint8_t *)base + op.p.a_off;
+            j.np = (int)((c.bytes + m->piece - 1) / m->piece);
+            if (j.np > m->npev) j.np = 1;
+        }
         submit(m, &j);
     }
     return GPUBP_OK;

@@ -238,7 +238,7 @@ static void tc_big_blocks_subbox(void **state)
     for (size_t i = 0; i < NY * NX; i++) h[i] = (double)i * 0.5 - 7.0;
     double *d = tc_dev_from(h, NY * NX * sizeof(double));
     gpubp_file *w;
-    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("pool_slots=2,chunk_mib=1")));
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("pool_slots=2,chunk_mib=1,piece_kib=256")));
     gpubp_variable *v;
     size_t gshape[2] = {NX, NY}, gstart[2] = {0, 0}, gcount[2] = {NX, NY / 2}; /* GPU order */
     TS_OK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_DOUBLE, 2, gshape, gstart, gcount));
@@ -256,7 +256,7 @@ static void tc_big_blocks_subbox(void **state)
     assert_int_equal(ts_bp4check(path), 0);
 
     gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params("pool_slots=2,chunk_mib=1")));
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params("pool_slots=2,chunk_mib=1,piece_kib=256")));
     gpubp_variable *rv;
     TS_OK(gpubp_inquire_variable(&rv, r, "field"));
     TS_OK(gpubp_set_memory_space(rv, GPUBP_MEM_GPU));
@@ -521,7 +521,7 @@ static void tc_async_write(const char *path, double *h, double *d, size_t n, int
     size_t zero = 0;
     gpubp_file *w;
     TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
-                     tc_params("async_commit=1,chunk_mib=1,pool_slots=4,io_threads=2,subfiles=2")));
+                     tc_params("async_commit=1,chunk_mib=1,piece_kib=192,pool_slots=4,io_threads=2,subfiles=2")));
     gpubp_variable *v, *sv;
     TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_DOUBLE, 1, &n, &zero, &n));
     TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));

@@ -397,6 +397,113 @@ static void read_with_delays(void **state)
     gbp_sim_reset();
 }
 
+/* After a failure and gbp_sim_reset(): the n device bytes at dev written whole at offset 0 of
+ * fd, and the file checked. */
+static void recovers(gbp_mem *m, int fd, const uint8_t *dev, size_t n)
+{
+    gbp_sim_reset();
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
+    TS_OK(gbp_mem_sync(m));
+    uint8_t *got = read_back(fd, 0, n);
+    assert_memory_equal(got, dev, n);
+    free(got);
+}
+
+/* ---- chunks copied in pieces ------------------------------------------------------------------ */
+static gbp_params piece_params(int slots, size_t chunk, int threads, size_t piece)
+{
+    gbp_params p = sim_params(slots, chunk, threads);
+    p.piece_bytes = piece;
+    return p;
+}
+
+static void transfers_in_pieces(void **state)
+{
+    (void)state;
+    gbp_sim_set_delay_us(20);
+    /* contiguous blocks: one piece, a partial last piece, pieces that do not divide the chunk
+     * or the element, several chunks; strided boxes (copied in one go) beside them */
+    size_t d[] = {50000}, s[] = {3};
+    size_t sizes[] = {100, 512, 513, 4097, 20000, 49997};
+    size_t pieces[] = {4096, 5000, 1000};
+    for (size_t k = 0; k < sizeof pieces / sizeof *pieces; k++)
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+            size_t c[] = {sizes[i]};
+            write_case(piece_params(4, 16384, 3, pieces[k]), 1, d, s, c, GPUBP_TYPE_DOUBLE, 17);
+        }
+    size_t d2[] = {70, 90}, s2[] = {0, 0}, c2[] = {70, 90}, g2[] = {3, 5}, h2[] = {60, 80};
+    write_case(piece_params(3, 8192, 2, 1024), 2, d2, s2, c2, GPUBP_TYPE_FLOAT, 0);
+    write_case(piece_params(3, 8192, 2, 1024), 2, d2, g2, h2, GPUBP_TYPE_FLOAT, 0);
+    /* reads: contiguous chunks read and copied in pieces, a sub-box in one go */
+    size_t r1[] = {30011}, z1[] = {0};
+    read_case(piece_params(4, 16384, 3, 4096), 1, r1, z1, r1, r1, z1, 8, 99);
+    read_case(piece_params(3, 10000, 2, 3000), 1, r1, z1, r1, r1, z1, 4, 0);
+    size_t b2[] = {64, 128}, f2[] = {0, 32}, q2[] = {64, 64}, o2[] = {0, 0};
+    read_case(piece_params(4, 8192, 2, 1024), 2, b2, f2, q2, q2, o2, 8, 4096);
+    gbp_sim_reset();
+}
+
+/* After a failed write in pieces, each piece-sized region of the file holds the source's bytes
+ * or the marker it was filled with: a piece whose copy failed is never written. */
+static void check_pieces_or_marker(int fd, const uint8_t *src, size_t n, size_t piece)
+{
+    uint8_t *got = read_back(fd, 0, n);
+    for (size_t o = 0; o < n; o += piece) {
+        size_t k = n - o < piece ? n - o : piece, marker = 0;
+        while (marker < k && got[o + marker] == 0xEE) marker++;
+        if (marker != k) assert_memory_equal(got + o, src + o, k);
+    }
+    free(got);
+}
+
+static void failure_in_pieces(void **state)
+{
+    (void)state;
+    const size_t n = 256 * 1024, piece = 4096;
+    gbp_params p = piece_params(4, 32768, 3, piece);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    uint8_t *dev = gbp_sim_alloc(n), *marker = malloc(n);
+    assert_non_null(dev);
+    assert_non_null(marker);
+    fill_pattern(dev, n, 21);
+    memset(marker, 0xEE, n);
+    int fd = open_tmp("pieces.dat");
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    long after[] = {0, 3, 9, 30};
+    for (size_t i = 0; i < sizeof after / sizeof *after; i++) {
+        /* a piece's copy fails: the error is the device's, no torn piece reaches the file */
+        assert_int_equal(gbp_pwrite_all(fd, marker, n, 0, "t"), GPUBP_OK);
+        gbp_sim_set_delay_us(i % 2 ? 30 : 0);
+        gbp_sim_fail_copy_after(after[i]);
+        (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL);
+        assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_DEVICE);
+        assert_non_null(strstr(gbp_error_message(), "injected"));
+        check_pieces_or_marker(fd, dev, n, piece);
+        /* a pwrite fails: the error is the file's */
+        gbp_sim_reset();
+        assert_int_equal(gbp_pwrite_all(fd, marker, n, 0, "t"), GPUBP_OK);
+        gbp_sim_fail_io_after(after[i] % 7);
+        (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL);
+        assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_IO);
+        assert_non_null(strstr(gbp_error_message(), "data file"));
+        check_pieces_or_marker(fd, dev, n, piece);
+        gbp_sim_fail_io_after(-1);
+    }
+    /* the context recovers: the next transfer is whole, one copy per piece */
+    recovers(m, fd, dev, n);
+    gbp_sim_stats st;
+    gbp_sim_get_stats(&st);
+    assert_int_equal(st.copies, (long)(n / piece));
+    gbp_mem_close(m);
+    close(fd);
+    free(marker);
+    gbp_sim_free(dev);
+}
+
 /* ---- failures ---------------------------------------------------------------------------------- */
 static void failure_mid_copy(void **state)
 {
@@ -422,12 +529,7 @@ static void failure_mid_copy(void **state)
     assert_int_equal(gbp_file_size(fd, &size, "t"), 0);
     assert_true(size <= 5 * 4096);
     /* the context recovers: the next transfer works */
-    gbp_sim_reset();
-    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &b, NULL, NULL));
-    TS_OK(gbp_mem_sync(m));
-    uint8_t *got = read_back(fd, 0, n);
-    assert_memory_equal(got, dev, n);
-    free(got);
+    recovers(m, fd, dev, n);
     gbp_mem_close(m);
     close(fd);
     gbp_sim_free(dev);
@@ -822,6 +924,8 @@ int main(void)
         cmocka_unit_test(write_many_small_blocks),
         cmocka_unit_test(read_whole_and_subbox),
         cmocka_unit_test(read_with_delays),
+        cmocka_unit_test(transfers_in_pieces),
+        cmocka_unit_test(failure_in_pieces),
         cmocka_unit_test(failure_mid_copy),
         cmocka_unit_test(failure_mid_write_and_read),
         cmocka_unit_test(failure_pinned_alloc),
