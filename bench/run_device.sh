@@ -126,7 +126,7 @@ D=/tmp/gpubp-bench
              "async_commit=1,subfiles=8,io_threads=8,pool_slots=16" \
              "async_commit=1,subfiles=16,io_threads=16,pool_slots=32"; do
     stamp "gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
-    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 5 \
       --baseline ${cfg:+--params "$cfg"}
   done
   stamp "gpu cold reads (fadvise DONTNEED), subfiles=8"
