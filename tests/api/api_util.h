@@ -140,13 +140,8 @@ static inline size_t au_prod(size_t n, const size_t *d)
     return p;
 }
 
-static inline gpubp_file *au_open(const char *path, gpubp_mode mode)
-{
-    gpubp_file *f = NULL;
-    TS_OK(gpubp_open(&f, path, mode, NULL));
-    assert_non_null(f);
-    return f;
-}
+/* gpubp_open without parameters, asserting success */
+static inline gpubp_file *au_open(const char *path, gpubp_mode mode) { return ts_open(path, mode, NULL); }
 
 static inline gpubp_variable *au_inq(gpubp_file *f, const char *name)
 {
@@ -154,6 +149,41 @@ static inline gpubp_variable *au_inq(gpubp_file *f, const char *name)
     TS_OK(gpubp_inquire_variable(&v, f, name));
     assert_non_null(v);
     return v;
+}
+
+/* asserts that f holds `want` steps (gpubp_steps) */
+static inline void au_steps(gpubp_file *f, size_t want)
+{
+    size_t n = 0;
+    TS_OK(gpubp_steps(f, &n));
+    assert_int_equal(n, want);
+}
+
+/* asserts that v appears in `want` steps (gpubp_variable_steps) */
+static inline void au_var_steps(gpubp_variable *v, size_t want)
+{
+    size_t n = 0;
+    TS_OK(gpubp_variable_steps(v, &n));
+    assert_int_equal(n, want);
+}
+
+/* Selects step `step` of v, asserts that the selection is `bytes` long and reads it into buf. */
+static inline void au_get_step(gpubp_file *r, gpubp_variable *v, size_t step, void *buf, size_t bytes)
+{
+    size_t n = 0;
+    TS_OK(gpubp_set_step_selection(v, step, 1));
+    TS_OK(gpubp_selection_size(v, &n));
+    assert_int_equal(n, bytes);
+    TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+}
+
+/* Writes path in `mode` as one step in which `name` (ts_define's kinds, whole) is put once. */
+static inline void au_write_one(const char *path, gpubp_mode mode, const char *name, gpubp_type type,
+                                size_t ndims, const size_t *shape, const void *data)
+{
+    gpubp_file *w = au_open(path, mode);
+    ts_put_step(w, ts_define(w, name, type, ndims, shape, NULL), data, GPUBP_SYNC);
+    TS_OK(gpubp_close(w));
 }
 
 /* asserts that bp4check.py accepts the dataset */

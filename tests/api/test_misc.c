@@ -9,9 +9,8 @@ static void test_memory_selection_local_deferred(void **state)
     (void)state;
     const char *path = ts_path("memsel_local.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
     size_t c[2] = {2, 3};
-    TS_OK(gpubp_define_variable(&v, w, "l", GPUBP_TYPE_INT16, 2, NULL, NULL, c));
+    gpubp_variable *v = ts_define(w, "l", GPUBP_TYPE_INT16, 2, NULL, c);
     size_t mst[2] = {1, 2}, mct[2] = {4, 6};
     TS_OK(gpubp_set_memory_selection(v, 2, mst, mct));
     int16_t bufs[2][24];
@@ -53,9 +52,8 @@ static void test_block_selection_read_mode(void **state)
     (void)state;
     const char *path = ts_path("blk_read.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
     size_t c[1] = {2};
-    TS_OK(gpubp_define_variable(&v, w, "l", GPUBP_TYPE_UINT64, 1, NULL, NULL, c));
+    gpubp_variable *v = ts_define(w, "l", GPUBP_TYPE_UINT64, 1, NULL, c);
     for (uint64_t s = 0; s < 3; s++) {
         TS_OK(gpubp_begin_step(w));
         for (uint64_t b = 0; b <= s; b++) {
@@ -97,14 +95,11 @@ static void test_defined_never_put(void **state)
     (void)state;
     const char *path = ts_path("neverput.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v, *u;
-    TS_OK(gpubp_define_variable(&v, w, "used", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
-    size_t sh[1] = {4}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&u, w, "unused", GPUBP_TYPE_DOUBLE, 1, sh, st, sh));
-    TS_OK(gpubp_begin_step(w));
+    gpubp_variable *v = ts_define(w, "used", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    size_t sh[1] = {4};
+    gpubp_variable *u = ts_define(w, "unused", GPUBP_TYPE_DOUBLE, 1, sh, NULL);
     int32_t x = 1;
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, &x, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
@@ -123,9 +118,8 @@ static void test_same_box_twice(void **state)
     (void)state;
     const char *path = ts_path("twice_box.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t sh[1] = {4}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&v, w, "a", GPUBP_TYPE_INT32, 1, sh, st, sh));
+    size_t sh[1] = {4};
+    gpubp_variable *v = ts_define(w, "a", GPUBP_TYPE_INT32, 1, sh, NULL);
     int32_t a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, a, GPUBP_SYNC));
@@ -161,8 +155,7 @@ static void test_value_put_twice(void **state)
     (void)state;
     const char *path = ts_path("value_twice.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "n", GPUBP_TYPE_FLOAT, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "n", GPUBP_TYPE_FLOAT, 0, NULL, NULL);
     float a = 1.5f, b = 2.5f;
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, &a, GPUBP_SYNC));
@@ -175,9 +168,7 @@ static void test_value_put_twice(void **state)
     float got = 0;
     TS_OK(gpubp_get(r, v, &got, GPUBP_SYNC));
     assert_true(got == 1.5f);
-    size_t ns = 0;
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 1);
+    au_var_steps(v, 1);
     TS_OK(gpubp_close(r));
 }
 
@@ -187,17 +178,12 @@ static void test_attribute_between_steps(void **state)
     (void)state;
     const char *path = ts_path("attr_later.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT8, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT8, 0, NULL, NULL);
     int8_t x = 1;
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, &x, GPUBP_SYNC);
     uint16_t later[3] = {1, 2, 65535};
     TS_OK(gpubp_define_attribute(w, "later", GPUBP_TYPE_UINT16, later, 3));
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, &x, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
@@ -229,9 +215,8 @@ static void test_get_without_step_selection(void **state)
     (void)state;
     const char *path = ts_path("nostepsel.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
     size_t sh[1] = {2}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&v, w, "g", GPUBP_TYPE_INT32, 1, sh, st, sh));
+    gpubp_variable *v = ts_define(w, "g", GPUBP_TYPE_INT32, 1, sh, NULL);
     for (int32_t s = 0; s < 3; s++) {
         size_t n[1] = {(size_t)(2 + s)};
         int32_t d[4];
@@ -265,16 +250,11 @@ static void test_pending_deferred_get_at_close(void **state)
     (void)state;
     const char *path = ts_path("pending.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t sh[1] = {64}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&v, w, "a", GPUBP_TYPE_DOUBLE, 1, sh, st, sh));
+    size_t sh[1] = {64};
+    gpubp_variable *v = ts_define(w, "a", GPUBP_TYPE_DOUBLE, 1, sh, NULL);
     double d[64];
     for (int i = 0; i < 64; i++) d[i] = i;
-    for (int s = 0; s < 2; s++) {
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
-        TS_OK(gpubp_end_step(w));
-    }
+    for (int s = 0; s < 2; s++) ts_put_step(w, v, d, GPUBP_DEFERRED);
     TS_OK(gpubp_close(w));
     double *buf = malloc(2 * 64 * sizeof *buf);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);

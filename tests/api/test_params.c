@@ -11,11 +11,9 @@ static void big_round_trip(const char *name, const char *wparams, const char *rp
 {
     const char *path = ts_path(name);
     const size_t R = 768, C = 1024; /* 768 x 1024 doubles = 6 MiB */
-    gpubp_file *w = NULL;
-    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, wparams));
-    gpubp_variable *v;
-    size_t shape[2] = {R, C}, st[2] = {0, 0}, ct[2] = {R / 3, C};
-    TS_OK(gpubp_define_variable(&v, w, "big", GPUBP_TYPE_DOUBLE, 2, shape, st, ct));
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, wparams);
+    size_t shape[2] = {R, C}, ct[2] = {R / 3, C};
+    gpubp_variable *v = ts_define(w, "big", GPUBP_TYPE_DOUBLE, 2, shape, ct);
     double *buf = malloc(R * C * sizeof *buf);
     assert_non_null(buf);
     for (size_t s = 0; s < 2; s++) {
@@ -32,8 +30,7 @@ static void big_round_trip(const char *name, const char *wparams, const char *rp
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
 
-    gpubp_file *r = NULL;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, rparams));
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, rparams);
     v = au_inq(r, "big");
     for (size_t s = 0; s < 2; s++) {
         memset(buf, 0, R * C * sizeof *buf);
@@ -127,8 +124,8 @@ static void test_many_variables_long_names(void **state)
         int extra = (k * 37) % 1000;
         for (int i = 0; i < extra && len < 1090; i++) names[k][len++] = (char)('a' + (i + k) % 26);
         names[k][len] = '\0';
-        size_t shape[1] = {3}, st[1] = {0};
-        TS_OK(gpubp_define_variable(&v[k], w, names[k], GPUBP_TYPE_INT32, 1, shape, st, shape));
+        size_t shape[1] = {3};
+        v[k] = ts_define(w, names[k], GPUBP_TYPE_INT32, 1, shape, NULL);
     }
     TS_OK(gpubp_begin_step(w));
     for (int k = 0; k < NV; k++) {
@@ -160,13 +157,10 @@ static void test_many_steps(void **state)
     (void)state;
     const char *path = ts_path("manysteps.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "s", GPUBP_TYPE_INT64, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "s", GPUBP_TYPE_INT64, 0, NULL, NULL);
     for (int64_t s = 0; s < 400; s++) {
-        TS_OK(gpubp_begin_step(w));
         int64_t x = s * s;
-        TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
+        ts_put_step(w, v, &x, GPUBP_SYNC);
     }
     TS_OK(gpubp_close(w));
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 64 + 400 * 64);
@@ -198,9 +192,8 @@ static void test_empty_block(void **state)
     (void)state;
     const char *path = ts_path("emptyblock.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t shape[1] = {10}, st[1] = {0}, ct[1] = {5};
-    TS_OK(gpubp_define_variable(&v, w, "e", GPUBP_TYPE_FLOAT, 1, shape, st, ct));
+    size_t shape[1] = {10}, ct[1] = {5};
+    gpubp_variable *v = ts_define(w, "e", GPUBP_TYPE_FLOAT, 1, shape, ct);
     float a[5] = {1, 2, 3, 4, 5}, b[5] = {6, 7, 8, 9, 10};
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, a, GPUBP_SYNC));
@@ -237,20 +230,13 @@ static void test_shape_gpu_layout(void **state)
 {
     (void)state;
     const char *path = ts_path("layout.bp");
-    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t shape[3] = {2, 3, 4}, st[3] = {0, 0, 0};
-    TS_OK(gpubp_define_variable(&v, w, "a", GPUBP_TYPE_UINT8, 3, shape, st, shape));
+    size_t shape[3] = {2, 3, 4};
     uint8_t d[24];
     for (int i = 0; i < 24; i++) d[i] = (uint8_t)i;
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
+    au_write_one(path, GPUBP_MODE_WRITE, "a", GPUBP_TYPE_UINT8, 3, shape, d);
     for (int k = 0; k < 2; k++) {
-        gpubp_file *r = NULL;
-        TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, k ? "gpu_layout=row_major" : NULL));
-        v = au_inq(r, "a");
+        gpubp_file *r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, k ? "gpu_layout=row_major" : NULL);
+        gpubp_variable *v = au_inq(r, "a");
         size_t h[3], g[3], x[3];
         TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, h));
         TS_OK(gpubp_variable_shape(v, GPUBP_MEM_GPU, g));
@@ -271,18 +257,15 @@ static void test_append_keeps_attributes(void **state)
     const char *path = ts_path("append_attr.bp");
     for (int pass = 0; pass < 2; pass++) {
         gpubp_file *w = au_open(path, pass ? GPUBP_MODE_APPEND : GPUBP_MODE_WRITE);
-        gpubp_variable *v;
-        TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT16, 0, NULL, NULL, NULL));
+        gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT16, 0, NULL, NULL);
         if (pass == 0) {
             TS_OK(gpubp_define_attribute(w, "first", GPUBP_TYPE_STRING, "from run 1", 1));
         } else {
             double d[2] = {1.5, 2.5};
             TS_OK(gpubp_define_attribute(w, "second", GPUBP_TYPE_DOUBLE, d, 2));
         }
-        TS_OK(gpubp_begin_step(w));
         int16_t x = (int16_t)(pass + 1);
-        TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
+        ts_put_step(w, v, &x, GPUBP_SYNC);
         TS_OK(gpubp_close(w));
     }
     AU_CHECK(path);

@@ -4,18 +4,37 @@
 
 enum { NARR = 7, NSTEPS_T = 2 };
 
+/* "kind/<short name of au_types[k]>", in a static buffer */
+static const char *types_name(const char *kind, size_t k)
+{
+    static char nm[64];
+    snprintf(nm, sizeof nm, "%s/%s", kind, au_types[k].name);
+    return nm;
+}
+
+/* asserts the type, the shape kind and the number of dimensions of v */
+static void check_var_kind(gpubp_variable *v, gpubp_type type, gpubp_shape_kind kind, size_t ndims)
+{
+    gpubp_type t;
+    TS_OK(gpubp_variable_type(v, &t));
+    assert_int_equal(t, type);
+    gpubp_shape_kind sk;
+    TS_OK(gpubp_variable_shape_kind(v, &sk));
+    assert_int_equal(sk, kind);
+    size_t nd = 9;
+    TS_OK(gpubp_variable_ndims(v, &nd));
+    assert_int_equal(nd, ndims);
+}
+
 /* Every numeric type as a 1-D global array and a global single value, 2 steps. */
 static void write_types(const char *path)
 {
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
     gpubp_variable *arr[AU_NTYPES], *val[AU_NTYPES];
-    size_t shape[1] = {NARR}, start[1] = {0};
+    size_t shape[1] = {NARR};
     for (size_t k = 0; k < AU_NTYPES; k++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "arr/%s", au_types[k].name);
-        TS_OK(gpubp_define_variable(&arr[k], w, nm, au_types[k].type, 1, shape, start, shape));
-        snprintf(nm, sizeof nm, "val/%s", au_types[k].name);
-        TS_OK(gpubp_define_variable(&val[k], w, nm, au_types[k].type, 0, NULL, NULL, NULL));
+        arr[k] = ts_define(w, types_name("arr", k), au_types[k].type, 1, shape, NULL);
+        val[k] = ts_define(w, types_name("val", k), au_types[k].type, 0, NULL, NULL);
     }
     for (int s = 0; s < NSTEPS_T; s++) {
         TS_OK(gpubp_begin_step(w));
@@ -38,37 +57,21 @@ static void test_types_arrays(void **state)
     write_types(path);
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t nsteps = 0;
-    TS_OK(gpubp_steps(r, &nsteps));
-    assert_int_equal(nsteps, NSTEPS_T);
+    au_steps(r, NSTEPS_T);
     for (size_t k = 0; k < AU_NTYPES; k++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "arr/%s", au_types[k].name);
-        gpubp_variable *v = au_inq(r, nm);
-        gpubp_type t;
-        TS_OK(gpubp_variable_type(v, &t));
-        assert_int_equal(t, au_types[k].type);
-        assert_string_equal(gpubp_type_name(t), au_types[k].adios);
-        assert_int_equal(gpubp_type_size(t), au_types[k].size);
-        gpubp_shape_kind kind;
-        TS_OK(gpubp_variable_shape_kind(v, &kind));
-        assert_int_equal(kind, GPUBP_SHAPE_GLOBAL_ARRAY);
-        size_t nd = 9, dims[1] = {0}, vs = 0;
-        TS_OK(gpubp_variable_ndims(v, &nd));
-        assert_int_equal(nd, 1);
+        gpubp_variable *v = au_inq(r, types_name("arr", k));
+        check_var_kind(v, au_types[k].type, GPUBP_SHAPE_GLOBAL_ARRAY, 1);
+        assert_string_equal(gpubp_type_name(au_types[k].type), au_types[k].adios);
+        assert_int_equal(gpubp_type_size(au_types[k].type), au_types[k].size);
+        size_t dims[1] = {0};
         TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, dims));
         assert_int_equal(dims[0], NARR);
-        TS_OK(gpubp_variable_steps(v, &vs));
-        assert_int_equal(vs, NSTEPS_T);
+        au_var_steps(v, NSTEPS_T);
         for (int s = 0; s < NSTEPS_T; s++) {
             unsigned char want[NARR * 16], got[NARR * 16 + 16];
             au_fill(au_types[k].type, want, NARR, s);
             memset(got, 0xA5, sizeof got);
-            TS_OK(gpubp_set_step_selection(v, (size_t)s, 1));
-            size_t bytes = 0;
-            TS_OK(gpubp_selection_size(v, &bytes));
-            assert_int_equal(bytes, NARR * au_types[k].size);
-            TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
+            au_get_step(r, v, (size_t)s, got, NARR * au_types[k].size);
             assert_memory_equal(got, want, NARR * au_types[k].size);
             assert_int_equal(got[NARR * au_types[k].size], 0xA5); /* nothing past the box */
             /* per-block min/max as the writer computed them */
@@ -93,27 +96,13 @@ static void test_types_single_values(void **state)
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
     for (size_t k = 0; k < AU_NTYPES; k++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "val/%s", au_types[k].name);
-        gpubp_variable *v = au_inq(r, nm);
-        gpubp_type t;
-        TS_OK(gpubp_variable_type(v, &t));
-        assert_int_equal(t, au_types[k].type);
-        gpubp_shape_kind kind;
-        TS_OK(gpubp_variable_shape_kind(v, &kind));
-        assert_int_equal(kind, GPUBP_SHAPE_GLOBAL_VALUE);
-        size_t nd = 9;
-        TS_OK(gpubp_variable_ndims(v, &nd));
-        assert_int_equal(nd, 0);
+        gpubp_variable *v = au_inq(r, types_name("val", k));
+        check_var_kind(v, au_types[k].type, GPUBP_SHAPE_GLOBAL_VALUE, 0);
         for (int s = 0; s < NSTEPS_T; s++) {
             unsigned char all[NARR * 16], got[16], mn[16], mx[16];
             au_fill(au_types[k].type, all, NARR, s);
             const unsigned char *want = all + (3 + (size_t)s) * au_types[k].size;
-            TS_OK(gpubp_set_step_selection(v, (size_t)s, 1));
-            size_t bytes = 0;
-            TS_OK(gpubp_selection_size(v, &bytes));
-            assert_int_equal(bytes, au_types[k].size);
-            TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
+            au_get_step(r, v, (size_t)s, got, au_types[k].size);
             assert_memory_equal(got, want, au_types[k].size);
             /* for single values min = max = the value */
             TS_OK(gpubp_variable_block_info(v, (size_t)s, 0, NULL, NULL, mn, mx));
@@ -135,15 +124,12 @@ static void test_types_read_mode(void **state)
     int rc;
     while ((rc = gpubp_begin_step(r)) == GPUBP_OK) {
         for (size_t k = 0; k < AU_NTYPES; k++) {
-            char nm[64];
             unsigned char want[NARR * 16], got[NARR * 16];
             au_fill(au_types[k].type, want, NARR, s);
-            snprintf(nm, sizeof nm, "arr/%s", au_types[k].name);
-            gpubp_variable *v = au_inq(r, nm);
+            gpubp_variable *v = au_inq(r, types_name("arr", k));
             TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
             assert_memory_equal(got, want, NARR * au_types[k].size);
-            snprintf(nm, sizeof nm, "val/%s", au_types[k].name);
-            v = au_inq(r, nm);
+            v = au_inq(r, types_name("val", k));
             TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
             assert_memory_equal(got, want + (3 + (size_t)s) * au_types[k].size, au_types[k].size);
         }
@@ -163,13 +149,8 @@ static void test_string_values(void **state)
     (void)state;
     const char *path = ts_path("strings.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "note", GPUBP_TYPE_STRING, 0, NULL, NULL, NULL));
-    for (size_t s = 0; s < NNOTES; s++) {
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, notes[s], GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-    }
+    gpubp_variable *v = ts_define(w, "note", GPUBP_TYPE_STRING, 0, NULL, NULL);
+    for (size_t s = 0; s < NNOTES; s++) ts_put_step(w, v, notes[s], GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
 
@@ -179,17 +160,11 @@ static void test_string_values(void **state)
     TS_OK(gpubp_variable_type(v, &t));
     assert_int_equal(t, GPUBP_TYPE_STRING);
     assert_string_equal(gpubp_type_name(t), "string");
-    size_t ns = 0;
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, NNOTES);
+    au_var_steps(v, NNOTES);
     for (size_t s = 0; s < NNOTES; s++) {
-        TS_OK(gpubp_set_step_selection(v, s, 1));
-        size_t bytes = 0;
-        TS_OK(gpubp_selection_size(v, &bytes));
-        assert_int_equal(bytes, strlen(notes[s]) + 1);
         char buf[256];
         memset(buf, 'Z', sizeof buf);
-        TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+        au_get_step(r, v, s, buf, strlen(notes[s]) + 1);
         assert_string_equal(buf, notes[s]);
     }
     TS_OK(gpubp_close(r));
@@ -227,12 +202,8 @@ static void test_attributes_numeric(void **state)
         TS_OK(gpubp_define_attribute(w, nm, au_types[k].type, buf, 4));
     }
     /* attributes go out with a step */
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_begin_step(w));
     int32_t x = 5;
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, ts_define(w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL), &x, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
 
@@ -279,17 +250,14 @@ static void test_attributes_string(void **state)
     TS_OK(gpubp_define_attribute(w, "axes", GPUBP_TYPE_STRING, axes, 3));
     double one = 2.5;
     TS_OK(gpubp_define_attribute(w, "scale", GPUBP_TYPE_DOUBLE, &one, 1));
-    gpubp_variable *v;
-    size_t shape[1] = {4}, start[1] = {0};
-    TS_OK(gpubp_define_variable(&v, w, "temperature", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+    size_t shape[1] = {4};
+    gpubp_variable *v = ts_define(w, "temperature", GPUBP_TYPE_FLOAT, 1, shape, NULL);
     TS_OK(gpubp_define_variable_attribute(w, "temperature", "description", GPUBP_TYPE_STRING,
                                           "surface temperature", 1));
     float range[2] = {-1.5f, 99.0f};
     TS_OK(gpubp_define_variable_attribute(w, "temperature", "range", GPUBP_TYPE_FLOAT, range, 2));
-    TS_OK(gpubp_begin_step(w));
     float t[4] = {1, 2, 3, 4};
-    TS_OK(gpubp_put(w, v, t, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, t, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
 
@@ -343,14 +311,11 @@ static void test_attribute_modified(void **state)
     (void)state;
     const char *path = ts_path("attr_mod.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL);
     for (int32_t s = 0; s < 3; s++) {
         int32_t a = 100 + s;
         if (s != 1) TS_OK(gpubp_define_attribute(w, "counter", GPUBP_TYPE_INT32, &a, 1));
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, &s, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
+        ts_put_step(w, v, &s, GPUBP_SYNC);
     }
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
@@ -371,9 +336,8 @@ static void test_global_array_blocks_steps(void **state)
     const size_t shape[2] = {6, 5};
     const size_t rows0[3] = {0, 1, 4}, rows[3] = {1, 3, 2};
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t st0[2] = {0, 0}, c0[2] = {1, 5};
-    TS_OK(gpubp_define_variable(&v, w, "g", GPUBP_TYPE_FLOAT, 2, shape, st0, c0));
+    size_t c0[2] = {1, 5};
+    gpubp_variable *v = ts_define(w, "g", GPUBP_TYPE_FLOAT, 2, shape, c0);
     for (int s = 0; s < 3; s++) {
         TS_OK(gpubp_begin_step(w));
         for (int b = 2; b >= 0; b--) { /* blocks out of order on purpose */
@@ -427,10 +391,9 @@ static void test_local_arrays(void **state)
     (void)state;
     const char *path = ts_path("local.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v, *v2;
     size_t c1[1] = {1}, c2[2] = {1, 3};
-    TS_OK(gpubp_define_variable(&v, w, "particles", GPUBP_TYPE_INT64, 1, NULL, NULL, c1));
-    TS_OK(gpubp_define_variable(&v2, w, "pos", GPUBP_TYPE_UINT16, 2, NULL, NULL, c2));
+    gpubp_variable *v = ts_define(w, "particles", GPUBP_TYPE_INT64, 1, NULL, c1);
+    gpubp_variable *v2 = ts_define(w, "pos", GPUBP_TYPE_UINT16, 2, NULL, c2);
     for (int s = 0; s < 2; s++) {
         TS_OK(gpubp_begin_step(w));
         for (size_t b = 0; b < (size_t)(2 + s); b++) {
@@ -500,13 +463,10 @@ static void test_global_value_steps(void **state)
     (void)state;
     const char *path = ts_path("gvalue.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "n", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "n", GPUBP_TYPE_INT32, 0, NULL, NULL);
     for (int32_t s = 0; s < 5; s++) {
-        TS_OK(gpubp_begin_step(w));
         int32_t x = s * 10 - 17;
-        TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
+        ts_put_step(w, v, &x, GPUBP_SYNC);
     }
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
@@ -533,10 +493,9 @@ static void test_global_value_steps(void **state)
 static void write_counter_steps(const char *path, gpubp_mode mode, int first, int n)
 {
     gpubp_file *w = au_open(path, mode);
-    gpubp_variable *v, *a;
-    size_t shape[1] = {4}, start[1] = {0};
-    TS_OK(gpubp_define_variable(&v, w, "counter", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_define_variable(&a, w, "arr", GPUBP_TYPE_DOUBLE, 1, shape, start, shape));
+    size_t shape[1] = {4};
+    gpubp_variable *v = ts_define(w, "counter", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    gpubp_variable *a = ts_define(w, "arr", GPUBP_TYPE_DOUBLE, 1, shape, NULL);
     for (int s = first; s < first + n; s++) {
         TS_OK(gpubp_begin_step(w));
         size_t cur = 99;
@@ -554,12 +513,9 @@ static void write_counter_steps(const char *path, gpubp_mode mode, int first, in
 static void check_counter_steps(const char *path, int n)
 {
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t ns = 0;
-    TS_OK(gpubp_steps(r, &ns));
-    assert_int_equal(ns, (size_t)n);
+    au_steps(r, (size_t)n);
     gpubp_variable *v = au_inq(r, "counter"), *a = au_inq(r, "arr");
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, (size_t)n);
+    au_var_steps(v, (size_t)n);
     int32_t got[16];
     TS_OK(gpubp_set_step_selection(v, 0, (size_t)n));
     TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
@@ -618,28 +574,17 @@ static void test_append_new_variable(void **state)
     (void)state;
     const char *path = ts_path("append_var.bp");
     write_counter_steps(path, GPUBP_MODE_WRITE, 0, 2);
-    gpubp_file *w = au_open(path, GPUBP_MODE_APPEND);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "late", GPUBP_TYPE_UINT8, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_begin_step(w));
     uint8_t x = 200;
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
+    au_write_one(path, GPUBP_MODE_APPEND, "late", GPUBP_TYPE_UINT8, 0, NULL, &x);
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t ns = 0;
-    TS_OK(gpubp_steps(r, &ns));
-    assert_int_equal(ns, 3);
-    v = au_inq(r, "late");
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 1);
+    au_steps(r, 3);
+    gpubp_variable *v = au_inq(r, "late");
+    au_var_steps(v, 1);
     uint8_t got = 0;
     TS_OK(gpubp_get(r, v, &got, GPUBP_SYNC));
     assert_int_equal(got, 200);
-    v = au_inq(r, "counter");
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 2);
+    au_var_steps(au_inq(r, "counter"), 2);
     TS_OK(gpubp_close(r));
 }
 
@@ -650,28 +595,21 @@ static void test_write_replaces(void **state)
     const char *path = ts_path("replace.bp");
     write_counter_steps(path, GPUBP_MODE_WRITE, 0, 4);
     long big = ts_file_size(ts_join(path, "data.0"));
-    gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "other", GPUBP_TYPE_INT16, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_begin_step(w));
     int16_t x = -3;
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
+    au_write_one(path, GPUBP_MODE_WRITE, "other", GPUBP_TYPE_INT16, 0, NULL, &x);
     AU_CHECK(path);
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 128);
     assert_true(ts_file_size(ts_join(path, "data.0")) < big);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t ns = 0, nv = 0;
-    TS_OK(gpubp_steps(r, &ns));
-    assert_int_equal(ns, 1);
+    au_steps(r, 1);
+    size_t nv = 0;
     const char *const *names;
     TS_OK(gpubp_available_variables(r, &nv, &names));
     assert_int_equal(nv, 1);
     assert_string_equal(names[0], "other");
     gpubp_variable *gone = NULL;
     TS_ERR(gpubp_inquire_variable(&gone, r, "counter"), GPUBP_ERR_NOT_FOUND);
-    v = au_inq(r, "other");
+    gpubp_variable *v = au_inq(r, "other");
     int16_t got = 0;
     TS_OK(gpubp_get(r, v, &got, GPUBP_SYNC));
     assert_int_equal(got, -3);
@@ -684,9 +622,8 @@ static void test_changing_shape(void **state)
     (void)state;
     const char *path = ts_path("changing.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
     size_t shape[2] = {2, 1}, start[2] = {0, 0};
-    TS_OK(gpubp_define_variable(&v, w, "grow", GPUBP_TYPE_DOUBLE, 2, shape, start, shape));
+    gpubp_variable *v = ts_define(w, "grow", GPUBP_TYPE_DOUBLE, 2, shape, NULL);
     for (size_t s = 0; s < 3; s++) {
         TS_OK(gpubp_begin_step(w));
         size_t sh[2] = {2, s + 1};

@@ -7,11 +7,10 @@
 static void write_sparse(const char *path)
 {
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *a, *e, *l;
-    size_t shape[1] = {3}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&a, w, "always", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_define_variable(&e, w, "even", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
-    TS_OK(gpubp_define_variable(&l, w, "late", GPUBP_TYPE_INT16, 1, shape, st, shape));
+    size_t shape[1] = {3};
+    gpubp_variable *a = ts_define(w, "always", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    gpubp_variable *e = ts_define(w, "even", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    gpubp_variable *l = ts_define(w, "late", GPUBP_TYPE_INT16, 1, shape, NULL);
     for (int32_t s = 0; s < 4; s++) {
         TS_OK(gpubp_begin_step(w));
         int32_t x = s, y = 100 + s;
@@ -104,16 +103,11 @@ static void test_random_access_sparse(void **state)
     const char *path = ts_path("ra.bp");
     write_sparse(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t ns = 0;
-    TS_OK(gpubp_steps(r, &ns));
-    assert_int_equal(ns, 4);
+    au_steps(r, 4);
     gpubp_variable *e = au_inq(r, "even"), *l = au_inq(r, "late"), *a = au_inq(r, "always");
-    TS_OK(gpubp_variable_steps(e, &ns));
-    assert_int_equal(ns, 2);
-    TS_OK(gpubp_variable_steps(l, &ns));
-    assert_int_equal(ns, 2);
-    TS_OK(gpubp_variable_steps(a, &ns));
-    assert_int_equal(ns, 4);
+    au_var_steps(e, 2);
+    au_var_steps(l, 2);
+    au_var_steps(a, 4);
     int32_t x = 0;
     TS_OK(gpubp_set_step_selection(e, 1, 1)); /* the second step in which "even" appears: step 2 */
     TS_OK(gpubp_get(r, e, &x, GPUBP_SYNC));
@@ -149,10 +143,9 @@ static void test_deferred_puts_perform(void **state)
     (void)state;
     const char *path = ts_path("defput.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v, *n;
-    size_t shape[1] = {8}, st[1] = {0}, ct[1] = {4};
-    TS_OK(gpubp_define_variable(&v, w, "d", GPUBP_TYPE_DOUBLE, 1, shape, st, ct));
-    TS_OK(gpubp_define_variable(&n, w, "n", GPUBP_TYPE_INT64, 0, NULL, NULL, NULL));
+    size_t shape[1] = {8}, ct[1] = {4};
+    gpubp_variable *v = ts_define(w, "d", GPUBP_TYPE_DOUBLE, 1, shape, ct);
+    gpubp_variable *n = ts_define(w, "n", GPUBP_TYPE_INT64, 0, NULL, NULL);
     for (int s = 0; s < 2; s++) {
         double b0[4], b1[4];
         int64_t x = 77 + s;
@@ -199,14 +192,11 @@ static void test_deferred_puts_end_step(void **state)
     (void)state;
     const char *path = ts_path("defput2.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    size_t shape[2] = {3, 3}, st[2] = {0, 0};
-    TS_OK(gpubp_define_variable(&v, w, "m", GPUBP_TYPE_UINT64, 2, shape, st, shape));
+    size_t shape[2] = {3, 3};
+    gpubp_variable *v = ts_define(w, "m", GPUBP_TYPE_UINT64, 2, shape, NULL);
     uint64_t buf[9];
     for (int i = 0; i < 9; i++) buf[i] = UINT64_MAX - (uint64_t)i;
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, buf, GPUBP_DEFERRED));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, buf, GPUBP_DEFERRED);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
@@ -270,15 +260,14 @@ static void test_write_mode_inquiry(void **state)
     (void)state;
     const char *path = ts_path("winq.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v, *v2;
-    size_t shape[3] = {2, 3, 4}, st[3] = {0, 0, 0};
-    TS_OK(gpubp_define_variable(&v, w, "grid/field", GPUBP_TYPE_FLOAT, 3, shape, st, shape));
+    size_t shape[3] = {2, 3, 4};
+    gpubp_variable *v = ts_define(w, "grid/field", GPUBP_TYPE_FLOAT, 3, shape, NULL), *v2;
     TS_OK(gpubp_inquire_variable(&v2, w, "grid/field"));
     assert_ptr_equal(v, v2);
     const char *nm = NULL;
     TS_OK(gpubp_variable_name(v, &nm));
     assert_string_equal(nm, "grid/field");
-    size_t nd = 0, dims[3] = {0, 0, 0}, ns = 99;
+    size_t nd = 0, dims[3] = {0, 0, 0};
     TS_OK(gpubp_variable_ndims(v, &nd));
     assert_int_equal(nd, 3);
     TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, dims));
@@ -288,20 +277,13 @@ static void test_write_mode_inquiry(void **state)
     gpubp_memory_space sp = GPUBP_MEM_GPU;
     TS_OK(gpubp_variable_memory_space(v, &sp));
     assert_int_equal(sp, GPUBP_MEM_DETECT);
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 0);
+    au_var_steps(v, 0);
     float buf[24] = {0};
-    for (int s = 0; s < 2; s++) {
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, buf, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-    }
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 2);
+    for (int s = 0; s < 2; s++) ts_put_step(w, v, buf, GPUBP_SYNC);
+    au_var_steps(v, 2);
     TS_OK(gpubp_variable_memory_space(v, &sp));
     assert_int_equal(sp, GPUBP_MEM_HOST); /* resolved by the first (host) pointer */
-    TS_OK(gpubp_steps(w, &ns));
-    assert_int_equal(ns, 2);
+    au_steps(w, 2);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
 }
@@ -312,26 +294,17 @@ static void test_empty_step(void **state)
     (void)state;
     const char *path = ts_path("emptystep.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_INT8, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT8, 0, NULL, NULL);
     int8_t x = -5;
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, &x, GPUBP_SYNC);
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, &x, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
+    ts_put_step(w, v, &x, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
     AU_CHECK(path);
     gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
-    size_t ns = 0;
-    TS_OK(gpubp_steps(r, &ns));
-    assert_int_equal(ns, 3);
-    v = au_inq(r, "x");
-    TS_OK(gpubp_variable_steps(v, &ns));
-    assert_int_equal(ns, 2);
+    au_steps(r, 3);
+    au_var_steps(au_inq(r, "x"), 2);
     TS_OK(gpubp_close(r));
 }
 
@@ -341,8 +314,7 @@ static void test_close_ends_open_step(void **state)
     (void)state;
     const char *path = ts_path("closestep.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_UINT16, 0, NULL, NULL, NULL));
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_UINT16, 0, NULL, NULL);
     uint16_t x = 4242;
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, &x, GPUBP_DEFERRED));

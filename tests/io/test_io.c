@@ -14,14 +14,6 @@
 
 #include "test_support.h"
 
-static gpubp_file *open_ok(const char *path, gpubp_mode mode, const char *params)
-{
-    gpubp_file *f = NULL;
-    TS_OK(gpubp_open(&f, path, mode, params));
-    assert_non_null(f);
-    return f;
-}
-
 static int idx_byte(const char *ds, long off) { return ts_file_byte(ts_join(ds, "md.idx"), off); }
 
 /* the value written at step s */
@@ -33,13 +25,13 @@ typedef struct wr {
     gpubp_variable *x, *n;
 } wr;
 
-static wr writer_open(const char *path, gpubp_mode mode)
+static wr writer_open(const char *path, gpubp_mode mode, const char *params)
 {
     wr w;
-    w.f = open_ok(path, mode, NULL);
-    size_t shape[1] = {4}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&w.x, w.f, "x", GPUBP_TYPE_DOUBLE, 1, shape, st, shape));
-    TS_OK(gpubp_define_variable(&w.n, w.f, "n", GPUBP_TYPE_UINT32, 0, NULL, NULL, NULL));
+    w.f = ts_open(path, mode, params);
+    size_t shape[1] = {4};
+    w.x = ts_define(w.f, "x", GPUBP_TYPE_DOUBLE, 1, shape, NULL);
+    w.n = ts_define(w.f, "n", GPUBP_TYPE_UINT32, 0, NULL, NULL);
     return w;
 }
 
@@ -57,7 +49,7 @@ static void writer_step(wr *w, size_t s)
 /* random access: exactly nsteps steps with the values of writer_step */
 static void check_steps(const char *path, size_t nsteps)
 {
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
     size_t ns = 99;
     TS_OK(gpubp_steps(r, &ns));
     assert_int_equal(ns, nsteps);
@@ -79,6 +71,68 @@ static void check_steps(const char *path, size_t nsteps)
     TS_OK(gpubp_close(r));
 }
 
+/* asserts that bp4check.py accepts path and that it reads back as nsteps steps of writer_step */
+static void check_dataset(const char *path, size_t nsteps)
+{
+    assert_int_equal(ts_bp4check(path), 0);
+    check_steps(path, nsteps);
+}
+
+/* Closes w, then check_dataset(path, nsteps). */
+static void close_and_check(wr *w, const char *path, size_t nsteps)
+{
+    TS_OK(gpubp_close(w->f));
+    check_dataset(path, nsteps);
+}
+
+/* Forks a writer of x and n (as writer_step) that commits steps 0 .. kill_at - 1, then puts step
+ * kill_at, flushes it (perform_puts) and SIGKILLs itself before end_step; returns its wait status
+ * after asserting that it died of a signal. */
+static int killed_writer(const char *path, size_t kill_at)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        gpubp_file *f = NULL;
+        if (gpubp_open(&f, path, GPUBP_MODE_WRITE, NULL) != GPUBP_OK) _exit(3);
+        gpubp_variable *x, *n;
+        size_t shape[1] = {4}, st[1] = {0};
+        gpubp_define_variable(&x, f, "x", GPUBP_TYPE_DOUBLE, 1, shape, st, shape);
+        gpubp_define_variable(&n, f, "n", GPUBP_TYPE_UINT32, 0, NULL, NULL, NULL);
+        for (size_t s = 0; s <= kill_at; s++) {
+            double d[4];
+            for (size_t i = 0; i < 4; i++) d[i] = sval(s, i);
+            uint32_t k = (uint32_t)s;
+            if (gpubp_begin_step(f) != GPUBP_OK) _exit(4);
+            gpubp_put(f, x, d, GPUBP_SYNC);
+            gpubp_put(f, n, &k, GPUBP_SYNC);
+            if (s == kill_at) {
+                gpubp_perform_puts(f); /* data may be out; the step is not committed */
+                kill(getpid(), SIGKILL);
+            }
+            if (gpubp_end_step(f) != GPUBP_OK) _exit(5);
+        }
+        _exit(6);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    return status;
+}
+
+/* Opens path in READ mode, ends `n` steps and asserts that the next begin_step returns `next`. */
+static void read_steps_then(const char *path, int n, int next)
+{
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, NULL);
+    for (int s = 0; s < n; s++) {
+        TS_OK(gpubp_begin_step(r));
+        TS_OK(gpubp_end_step(r));
+    }
+    assert_int_equal(gpubp_begin_step(r), next);
+    TS_OK(gpubp_close(r));
+}
+
 static void test_absent_md_idx_means_no_steps(void **state)
 {
     (void)state;
@@ -88,7 +142,7 @@ static void test_absent_md_idx_means_no_steps(void **state)
     assert_int_equal(ts_write_file(ts_join(path, "data.0"), "", 0), 0);
     assert_int_equal(ts_write_file(ts_join(path, "md.0"), "", 0), 0);
     check_steps(path, 0);
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
     size_t n = 9;
     const char *const *names;
     TS_OK(gpubp_available_variables(r, &n, &names));
@@ -96,7 +150,7 @@ static void test_absent_md_idx_means_no_steps(void **state)
     gpubp_variable *v;
     TS_ERR(gpubp_inquire_variable(&v, r, "x"), GPUBP_ERR_NOT_FOUND);
     TS_OK(gpubp_close(r));
-    r = open_ok(path, GPUBP_MODE_READ, NULL);
+    r = ts_open(path, GPUBP_MODE_READ, NULL);
     int rc = gpubp_begin_step(r);
     assert_true(rc == GPUBP_END_OF_STREAM || rc == GPUBP_NOT_READY);
     TS_OK(gpubp_close(r));
@@ -111,16 +165,14 @@ static void test_empty_md_idx_means_no_steps(void **state)
     assert_int_equal(ts_write_file(ts_join(path, "md.0"), "", 0), 0);
     assert_int_equal(ts_write_file(ts_join(path, "data.0"), "", 0), 0);
     check_steps(path, 0);
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, NULL);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, NULL);
     int rc = gpubp_begin_step(r);
     assert_true(rc == GPUBP_END_OF_STREAM || rc == GPUBP_NOT_READY);
     TS_OK(gpubp_close(r));
     /* and it can be appended to */
-    wr w = writer_open(path, GPUBP_MODE_APPEND);
+    wr w = writer_open(path, GPUBP_MODE_APPEND, NULL);
     writer_step(&w, 0);
-    TS_OK(gpubp_close(w.f));
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 1);
+    close_and_check(&w, path, 1);
 }
 
 /* md.idx: nothing before the first step; header (active 1) + record with it; 0 after close. */
@@ -128,7 +180,7 @@ static void test_active_flag(void **state)
 {
     (void)state;
     const char *path = ts_path("active.bp");
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     assert_true(ts_file_size(ts_join(path, "md.idx")) <= 0); /* absent or empty */
     writer_step(&w, 0);
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 128);
@@ -147,26 +199,24 @@ static void test_active_flag(void **state)
     assert_int_equal(idx_byte(path, 38), 0);
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 192);
     assert_false(ts_exists(ts_join(path, "mmd.0")));
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 2);
+    check_dataset(path, 2);
 }
 
 static void test_append_sets_flag_again(void **state)
 {
     (void)state;
     const char *path = ts_path("append_flag.bp");
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     writer_step(&w, 0);
     TS_OK(gpubp_close(w.f));
     assert_int_equal(idx_byte(path, 38), 0);
-    w = writer_open(path, GPUBP_MODE_APPEND);
+    w = writer_open(path, GPUBP_MODE_APPEND, NULL);
     writer_step(&w, 1);
     assert_int_equal(idx_byte(path, 38), 1);
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 192);
     TS_OK(gpubp_close(w.f));
     assert_int_equal(idx_byte(path, 38), 0);
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 2);
+    check_dataset(path, 2);
 }
 
 /* A READ-mode reader follows a live writer: NOT_READY while it is active and has no new step,
@@ -175,9 +225,9 @@ static void test_reader_follows_writer(void **state)
 {
     (void)state;
     const char *path = ts_path("follow.bp");
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     writer_step(&w, 0);
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, NULL);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, NULL);
     TS_OK(gpubp_begin_step(r));
     gpubp_variable *n;
     uint32_t k = 99;
@@ -205,9 +255,9 @@ static void test_read_timeout(void **state)
 {
     (void)state;
     const char *path = ts_path("timeout.bp");
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     writer_step(&w, 0);
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, "timeout=0.3");
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, "timeout=0.3");
     TS_OK(gpubp_begin_step(r));
     TS_OK(gpubp_end_step(r));
     struct timespec t0, t1;
@@ -228,48 +278,15 @@ static void test_killed_writer_then_append(void **state)
 {
     (void)state;
     const char *path = ts_path("killed.bp");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        gpubp_file *f = NULL;
-        if (gpubp_open(&f, path, GPUBP_MODE_WRITE, NULL) != GPUBP_OK) _exit(3);
-        gpubp_variable *x, *n;
-        size_t shape[1] = {4}, st[1] = {0};
-        gpubp_define_variable(&x, f, "x", GPUBP_TYPE_DOUBLE, 1, shape, st, shape);
-        gpubp_define_variable(&n, f, "n", GPUBP_TYPE_UINT32, 0, NULL, NULL, NULL);
-        for (size_t s = 0; s < 3; s++) {
-            double d[4];
-            for (size_t i = 0; i < 4; i++) d[i] = sval(s, i);
-            uint32_t k = (uint32_t)s;
-            if (gpubp_begin_step(f) != GPUBP_OK) _exit(4);
-            gpubp_put(f, x, d, GPUBP_SYNC);
-            gpubp_put(f, n, &k, GPUBP_SYNC);
-            if (s == 2) {
-                gpubp_perform_puts(f); /* data may be out; the step is not committed */
-                kill(getpid(), SIGKILL);
-            }
-            if (gpubp_end_step(f) != GPUBP_OK) _exit(5);
-        }
-        _exit(6);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
+    int status = killed_writer(path, 2);
     assert_int_equal(WTERMSIG(status), SIGKILL);
 
     assert_int_equal(idx_byte(path, 38), 1); /* nobody cleared it */
     check_steps(path, 2);
     /* READ mode: 2 steps, then NOT_READY (the flag says a writer is active) */
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, NULL);
-    for (int s = 0; s < 2; s++) {
-        TS_OK(gpubp_begin_step(r));
-        TS_OK(gpubp_end_step(r));
-    }
-    assert_int_equal(gpubp_begin_step(r), GPUBP_NOT_READY);
-    TS_OK(gpubp_close(r));
+    read_steps_then(path, 2, GPUBP_NOT_READY);
 
-    wr w = writer_open(path, GPUBP_MODE_APPEND);
+    wr w = writer_open(path, GPUBP_MODE_APPEND, NULL);
     size_t cur = 99;
     TS_OK(gpubp_current_step(w.f, &cur));
     assert_int_equal(cur, 2);
@@ -278,15 +295,8 @@ static void test_killed_writer_then_append(void **state)
     TS_OK(gpubp_close(w.f));
     assert_int_equal(idx_byte(path, 38), 0);
     assert_int_equal(ts_file_size(ts_join(path, "md.idx")), 64 + 4 * 64);
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 4);
-    r = open_ok(path, GPUBP_MODE_READ, NULL);
-    for (int s = 0; s < 4; s++) {
-        TS_OK(gpubp_begin_step(r));
-        TS_OK(gpubp_end_step(r));
-    }
-    assert_int_equal(gpubp_begin_step(r), GPUBP_END_OF_STREAM);
-    TS_OK(gpubp_close(r));
+    check_dataset(path, 4);
+    read_steps_then(path, 4, GPUBP_END_OF_STREAM);
 }
 
 /* A writer killed before its first step completes leaves "no steps yet"; APPEND starts it. */
@@ -294,31 +304,11 @@ static void test_killed_before_first_step(void **state)
 {
     (void)state;
     const char *path = ts_path("killed0.bp");
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        gpubp_file *f = NULL;
-        if (gpubp_open(&f, path, GPUBP_MODE_WRITE, NULL) != GPUBP_OK) _exit(3);
-        gpubp_variable *x;
-        size_t shape[1] = {4}, st[1] = {0};
-        gpubp_define_variable(&x, f, "x", GPUBP_TYPE_DOUBLE, 1, shape, st, shape);
-        double d[4] = {1, 2, 3, 4};
-        gpubp_begin_step(f);
-        gpubp_put(f, x, d, GPUBP_SYNC);
-        gpubp_perform_puts(f);
-        kill(getpid(), SIGKILL);
-        _exit(6);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFSIGNALED(status));
+    killed_writer(path, 0);
     check_steps(path, 0);
-    wr w = writer_open(path, GPUBP_MODE_APPEND);
+    wr w = writer_open(path, GPUBP_MODE_APPEND, NULL);
     writer_step(&w, 0);
-    TS_OK(gpubp_close(w.f));
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 1);
+    close_and_check(&w, path, 1);
 }
 
 /* An md.idx with a trailing partial record: whole records only. */
@@ -326,7 +316,7 @@ static void test_partial_index_record(void **state)
 {
     (void)state;
     const char *path = ts_path("partial.bp");
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     for (size_t s = 0; s < 3; s++) writer_step(&w, s);
     TS_OK(gpubp_close(w.f));
     size_t len = 0;
@@ -363,12 +353,11 @@ static void test_write_replaces_bp5(void **state)
     const char *path = ts_path("was_bp5.bp");
     assert_int_equal(ts_copy_dataset(bp5, path), 0);
     assert_true(ts_exists(ts_join(path, "mmd.0")));
-    wr w = writer_open(path, GPUBP_MODE_WRITE);
+    wr w = writer_open(path, GPUBP_MODE_WRITE, NULL);
     writer_step(&w, 0);
     TS_OK(gpubp_close(w.f));
     assert_false(ts_exists(ts_join(path, "mmd.0")));
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 1);
+    check_dataset(path, 1);
 }
 
 /* fsync=1 writes the same file. */
@@ -376,17 +365,10 @@ static void test_fsync_param(void **state)
 {
     (void)state;
     const char *path = ts_path("fsync.bp");
-    gpubp_file *f = open_ok(path, GPUBP_MODE_WRITE, "fsync=1");
-    gpubp_variable *x, *n;
-    size_t shape[1] = {4}, st[1] = {0};
-    TS_OK(gpubp_define_variable(&x, f, "x", GPUBP_TYPE_DOUBLE, 1, shape, st, shape));
-    TS_OK(gpubp_define_variable(&n, f, "n", GPUBP_TYPE_UINT32, 0, NULL, NULL, NULL));
-    wr w = {f, x, n};
+    wr w = writer_open(path, GPUBP_MODE_WRITE, "fsync=1");
     writer_step(&w, 0);
     writer_step(&w, 1);
-    TS_OK(gpubp_close(f));
-    assert_int_equal(ts_bp4check(path), 0);
-    check_steps(path, 2);
+    close_and_check(&w, path, 2);
 }
 
 /* Two files written from two threads' worth of handles in one process do not interfere:
@@ -395,17 +377,15 @@ static void test_two_writers_interleaved(void **state)
 {
     (void)state;
     const char *a = ts_path("two_a.bp"), *b = ts_path("two_b.bp");
-    wr wa = writer_open(a, GPUBP_MODE_WRITE), wb = writer_open(b, GPUBP_MODE_WRITE);
+    wr wa = writer_open(a, GPUBP_MODE_WRITE, NULL), wb = writer_open(b, GPUBP_MODE_WRITE, NULL);
     for (size_t s = 0; s < 3; s++) {
         writer_step(&wa, s);
         writer_step(&wb, s);
     }
     TS_OK(gpubp_close(wb.f));
     TS_OK(gpubp_close(wa.f));
-    assert_int_equal(ts_bp4check(a), 0);
-    assert_int_equal(ts_bp4check(b), 0);
-    check_steps(a, 3);
-    check_steps(b, 3);
+    check_dataset(a, 3);
+    check_dataset(b, 3);
 }
 
 /* A writer closed without any step: ADIOS2 2.12 then writes one empty step (md.idx of 128
@@ -415,14 +395,13 @@ static void test_close_without_steps(void **state)
 {
     (void)state;
     const char *path = ts_path("no_steps.bp");
-    gpubp_file *w = open_ok(path, GPUBP_MODE_WRITE, NULL);
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "v", GPUBP_TYPE_INT32, 0, NULL, NULL, NULL));
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, NULL);
+    ts_define(w, "v", GPUBP_TYPE_INT32, 0, NULL, NULL);
     TS_OK(gpubp_close(w));
     assert_true(ts_file_size(ts_join(path, "md.idx")) >= 64);
     assert_int_equal(idx_byte(path, 38), 0);
     assert_int_equal(ts_bp4check(path), 0);
-    gpubp_file *r = open_ok(path, GPUBP_MODE_READ, NULL);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, NULL);
     int rc;
     int n = 0;
     while ((rc = gpubp_begin_step(r)) == GPUBP_OK && n < 10) {

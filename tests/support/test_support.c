@@ -153,3 +153,33 @@ void ts_remove_tree(const char *path)
 {
     rm_rf(path);
 }
+
+gpubp_file *ts_open(const char *path, gpubp_mode mode, const char *params)
+{
+    gpubp_file *f = NULL;
+    TS_OK(gpubp_open(&f, path, mode, params));
+    assert_non_null(f);
+    return f;
+}
+
+gpubp_variable *ts_define(gpubp_file *f, const char *name, gpubp_type type, size_t ndims,
+                          const size_t *shape, const size_t *count)
+{
+    static const size_t origin[32];
+    assert_true(ndims <= 32);
+    gpubp_variable *v = NULL;
+    if (ndims == 0)
+        TS_OK(gpubp_define_variable(&v, f, name, type, 0, NULL, NULL, NULL));
+    else
+        TS_OK(gpubp_define_variable(&v, f, name, type, ndims, shape, shape ? origin : NULL,
+                                    count ? count : shape));
+    assert_non_null(v);
+    return v;
+}
+
+void ts_put_step(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch launch)
+{
+    TS_OK(gpubp_begin_step(f));
+    TS_OK(gpubp_put(f, v, data, launch));
+    TS_OK(gpubp_end_step(f));
+}

@@ -65,4 +65,15 @@ void ts_remove_tree(const char *path);
         assert_true(gpubp_last_error()[0] != '\0');                                  \
     } while (0)
 
+/* ---- write fixtures shared by the api, io and reliability suites -------------------------- */
+
+/* gpubp_open asserting success and a handle; params may be NULL. */
+gpubp_file *ts_open(const char *path, gpubp_mode mode, const char *params);
+/* Defines `name` in f: a single value when ndims is 0, a local array of `count` when shape is NULL,
+ * else a global array of `shape` selected from the origin over `count` (NULL: the whole shape). */
+gpubp_variable *ts_define(gpubp_file *f, const char *name, gpubp_type type, size_t ndims,
+                          const size_t *shape, const size_t *count);
+/* One step of f in which v is put once from data: begin_step, put, end_step. */
+void ts_put_step(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch launch);
+
 #endif
