@@ -61,17 +61,28 @@ static void big_round_trip(const char *name, const char *wparams, const char *rp
     free(buf);
 }
 
-static void test_blocks_larger_than_chunks(void **state)
+/* The cases that are big_round_trip alone: the cmocka name, the dataset, the parameters. */
+typedef struct big_case {
+    const char *test, *name, *wparams, *rparams;
+} big_case;
+
+static const big_case big_cases[] = {
+    {"test_blocks_larger_than_chunks", "chunks.bp", "chunk_mib=1,pool_slots=2",
+     "chunk_mib=1,pool_slots=2"},
+    {"test_io_threads", "threads.bp", "io_threads=4,chunk_mib=1", "io_threads=3"},
+    {"test_direct_io", "direct.bp", "direct_io=1", "direct_io=1"},
+    {"test_fsync_and_defaults", "fsync_big.bp", "fsync=1", NULL},
+};
+
+/* runs big_round_trip on the big_case given as the cmocka state */
+static void test_big_case(void **state)
 {
-    (void)state;
-    big_round_trip("chunks.bp", "chunk_mib=1,pool_slots=2", "chunk_mib=1,pool_slots=2");
+    const big_case *c = *state;
+    big_round_trip(c->name, c->wparams, c->rparams);
 }
 
-static void test_io_threads(void **state)
-{
-    (void)state;
-    big_round_trip("threads.bp", "io_threads=4,chunk_mib=1", "io_threads=3");
-}
+/* a cmocka case for big_cases[i], under its own name */
+#define BIG_CASE(i) {big_cases[i].test, test_big_case, NULL, NULL, (void *)&big_cases[i]}
 
 static void test_subfiles(void **state)
 {
@@ -96,18 +107,6 @@ static void test_mpi_keys(void **state)
     assert_int_equal(gpubp_open(&f, ts_path("bad_agg.bp"), GPUBP_MODE_WRITE, "aggregators=0"),
                      GPUBP_ERR_PARAM);
     assert_non_null(strstr(gpubp_last_error(), "aggregators"));
-}
-
-static void test_direct_io(void **state)
-{
-    (void)state;
-    big_round_trip("direct.bp", "direct_io=1", "direct_io=1");
-}
-
-static void test_fsync_and_defaults(void **state)
-{
-    (void)state;
-    big_round_trip("fsync_big.bp", "fsync=1", NULL);
 }
 
 /* 300 variables with names up to 1000 characters, in one step. */
@@ -288,11 +287,11 @@ static void test_append_keeps_attributes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_blocks_larger_than_chunks),
-        cmocka_unit_test(test_io_threads),
+        BIG_CASE(0),
+        BIG_CASE(1),
         cmocka_unit_test(test_subfiles),
-        cmocka_unit_test(test_direct_io),
-        cmocka_unit_test(test_fsync_and_defaults),
+        BIG_CASE(2),
+        BIG_CASE(3),
         cmocka_unit_test(test_many_variables_long_names),
         cmocka_unit_test(test_many_steps),
         cmocka_unit_test(test_empty_block),

@@ -26,9 +26,11 @@ static void check_var_kind(gpubp_variable *v, gpubp_type type, gpubp_shape_kind 
     assert_int_equal(nd, ndims);
 }
 
-/* Every numeric type as a 1-D global array and a global single value, 2 steps. */
-static void write_types(const char *path)
+/* Every numeric type as a 1-D global array and a global single value, 2 steps; then
+ * opened in `mode` after bp4check.py accepted it. */
+static gpubp_file *open_types(const char *name, gpubp_mode mode)
 {
+    const char *path = ts_path(name);
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
     gpubp_variable *arr[AU_NTYPES], *val[AU_NTYPES];
     size_t shape[1] = {NARR};
@@ -48,15 +50,25 @@ static void write_types(const char *path)
         TS_OK(gpubp_end_step(w));
     }
     TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+    return au_open(path, mode);
+}
+
+/* asserts the min and max (`size` bytes each) of block 0 of step s of v; its start and count go
+ * to st and ct (NULL: not asked for) */
+static void check_block_minmax(gpubp_variable *v, size_t s, size_t *st, size_t *ct, const void *wmn,
+                               const void *wmx, size_t size)
+{
+    unsigned char mn[16], mx[16];
+    TS_OK(gpubp_variable_block_info(v, s, 0, st, ct, mn, mx));
+    assert_memory_equal(mn, wmn, size);
+    assert_memory_equal(mx, wmx, size);
 }
 
 static void test_types_arrays(void **state)
 {
     (void)state;
-    const char *path = ts_path("types_arr.bp");
-    write_types(path);
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = open_types("types_arr.bp", GPUBP_MODE_READ_RANDOM_ACCESS);
     au_steps(r, NSTEPS_T);
     for (size_t k = 0; k < AU_NTYPES; k++) {
         gpubp_variable *v = au_inq(r, types_name("arr", k));
@@ -75,14 +87,12 @@ static void test_types_arrays(void **state)
             assert_memory_equal(got, want, NARR * au_types[k].size);
             assert_int_equal(got[NARR * au_types[k].size], 0xA5); /* nothing past the box */
             /* per-block min/max as the writer computed them */
-            unsigned char mn[16], mx[16], wmn[16], wmx[16];
+            unsigned char wmn[16], wmx[16];
             au_minmax(au_types[k].type, au_types[k].size, want, NARR, wmn, wmx);
             size_t bst[1] = {99}, bct[1] = {0};
-            TS_OK(gpubp_variable_block_info(v, (size_t)s, 0, bst, bct, mn, mx));
+            check_block_minmax(v, (size_t)s, bst, bct, wmn, wmx, au_types[k].size);
             assert_int_equal(bst[0], 0);
             assert_int_equal(bct[0], NARR);
-            assert_memory_equal(mn, wmn, au_types[k].size);
-            assert_memory_equal(mx, wmx, au_types[k].size);
         }
     }
     TS_OK(gpubp_close(r));
@@ -91,23 +101,18 @@ static void test_types_arrays(void **state)
 static void test_types_single_values(void **state)
 {
     (void)state;
-    const char *path = ts_path("types_val.bp");
-    write_types(path);
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = open_types("types_val.bp", GPUBP_MODE_READ_RANDOM_ACCESS);
     for (size_t k = 0; k < AU_NTYPES; k++) {
         gpubp_variable *v = au_inq(r, types_name("val", k));
         check_var_kind(v, au_types[k].type, GPUBP_SHAPE_GLOBAL_VALUE, 0);
         for (int s = 0; s < NSTEPS_T; s++) {
-            unsigned char all[NARR * 16], got[16], mn[16], mx[16];
+            unsigned char all[NARR * 16], got[16];
             au_fill(au_types[k].type, all, NARR, s);
             const unsigned char *want = all + (3 + (size_t)s) * au_types[k].size;
             au_get_step(r, v, (size_t)s, got, au_types[k].size);
             assert_memory_equal(got, want, au_types[k].size);
             /* for single values min = max = the value */
-            TS_OK(gpubp_variable_block_info(v, (size_t)s, 0, NULL, NULL, mn, mx));
-            assert_memory_equal(mn, want, au_types[k].size);
-            assert_memory_equal(mx, want, au_types[k].size);
+            check_block_minmax(v, (size_t)s, NULL, NULL, want, want, au_types[k].size);
         }
     }
     TS_OK(gpubp_close(r));
@@ -117,9 +122,7 @@ static void test_types_single_values(void **state)
 static void test_types_read_mode(void **state)
 {
     (void)state;
-    const char *path = ts_path("types_rd.bp");
-    write_types(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ);
+    gpubp_file *r = open_types("types_rd.bp", GPUBP_MODE_READ);
     int s = 0;
     int rc;
     while ((rc = gpubp_begin_step(r)) == GPUBP_OK) {
