@@ -24,7 +24,10 @@
  *     CUDA context creation and pool allocation), and
  *     "baseline: dev_loop_write_GBps=..." (the hand-written device-to-file loop: the same T
  *     threads copying 16 MiB chunks of the device array into two pinned buffers each, on two
- *     streams, and pwrite-ing one while the other fills).
+ *     streams, and pwrite-ing one while the other fills), and
+ *     "ratios: write/raw=... write/loop=... read/raw=..." (the medians of the ratios of each
+ *     repetition, whose library run follows its own baselines: steadier than ratios of medians
+ *     where the machine's speed drifts between repetitions).
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
 #include "bench_compress.h"
 #include "bench_meta.h"
@@ -485,6 +488,7 @@ int main(int argc, char **argv)
      * a baseline taken after context creation and pool allocation, as the issue defines it */
     double secs, wr[MAX_REPEAT], rd[MAX_REPEAT], sub[MAX_REPEAT];
     double dw[MAX_REPEAT], dr[MAX_REPEAT], rw[MAX_REPEAT], rr[MAX_REPEAT];
+    double qwr[MAX_REPEAT], qwl[MAX_REPEAT], qrr[MAX_REPEAT]; /* per-repetition ratios */
     long rss0 = 0, hwm = 0;
     int pool_slots = param_int(o.params, "pool_slots", 4);
     int chunk_mib = param_int(o.params, "chunk_mib", 16);
@@ -512,6 +516,11 @@ int main(int argc, char **argv)
         wr[k] = total / secs / 1e9;
         if (do_read(&r, 0, &secs)) return 1;
         rd[k] = total / secs / 1e9;
+        if (o.baseline && o.gpu) {
+            qwr[k] = wr[k] / rw[k];
+            qwl[k] = dw[k] > 0 ? wr[k] / dw[k] : 0;
+            qrr[k] = rd[k] / rr[k];
+        }
         if (o.baseline) {
             if (do_read(&r, 1, &secs)) return 1;
             sub[k] = total / 2 / secs / 1e9;
@@ -532,6 +541,9 @@ int main(int argc, char **argv)
             printf("baseline: dev_loop_write_GBps=%.2f (the same threads copying 16 MiB chunks "
                    "from the device into two pinned buffers each, on two streams, and writing "
                    "them)\n", median(dw, o.repeat));
+            printf("ratios: write/raw=%.2f write/loop=%.2f read/raw=%.2f (medians of the "
+                   "per-repetition ratios)\n", median(qwr, o.repeat), median(qwl, o.repeat),
+                   median(qrr, o.repeat));
         } else {
             printf("baseline: dd_write_GBps=%.2f raw_read_GBps=%.2f\n", median(dw, o.repeat),
                    median(dr, o.repeat));

@@ -73,7 +73,7 @@ if [ "$MODE" = sweep ]; then
         awk '/gpubp-mem:/ { n++; if (n % 3 != 1) next } { print }'
     done
   } > "$OUT/sweep.log" 2>&1
-  grep -E "===|GBps|gpubp-mem" "$OUT/sweep.log"
+  grep -E "===|GBps|ratios|gpubp-mem" "$OUT/sweep.log"
   exit 0
 fi
 
@@ -155,5 +155,5 @@ D=/tmp/gpubp-bench
 
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
 tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
-grep -E "===|GBps" "$OUT/bench.log"
+grep -E "===|GBps|ratios" "$OUT/bench.log"
 grep -E "===|MBps|^\|" "$OUT/compress.log"
