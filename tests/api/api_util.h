@@ -151,6 +151,17 @@ static inline gpubp_variable *au_inq(gpubp_file *f, const char *name)
     return v;
 }
 
+/* asserts that bp4check.py accepts the dataset */
+#define AU_CHECK(path) assert_int_equal(ts_bp4check(path), 0)
+
+/* Closes the writer w of path, asserts that bp4check.py accepts the dataset, opens it in `mode`. */
+static inline gpubp_file *au_reopen(gpubp_file *w, const char *path, gpubp_mode mode)
+{
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+    return au_open(path, mode);
+}
+
 /* asserts that f holds `want` steps (gpubp_steps) */
 static inline void au_steps(gpubp_file *f, size_t want)
 {
@@ -185,8 +196,5 @@ static inline void au_write_one(const char *path, gpubp_mode mode, const char *n
     ts_put_step(w, ts_define(w, name, type, ndims, shape, NULL), data, GPUBP_SYNC);
     TS_OK(gpubp_close(w));
 }
-
-/* asserts that bp4check.py accepts the dataset */
-#define AU_CHECK(path) assert_int_equal(ts_bp4check(path), 0)
 
 #endif

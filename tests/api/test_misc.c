@@ -22,9 +22,7 @@ static void test_memory_selection_local_deferred(void **state)
         TS_OK(gpubp_put(w, v, bufs[b], GPUBP_DEFERRED));
     }
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "l");
     for (int b = 0; b < 2; b++) {
         TS_OK(gpubp_set_block_selection(v, (size_t)b));
@@ -62,9 +60,7 @@ static void test_block_selection_read_mode(void **state)
         }
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ);
     for (uint64_t s = 0; s < 3; s++) {
         TS_OK(gpubp_begin_step(r));
         v = au_inq(r, "l");
@@ -100,9 +96,7 @@ static void test_defined_never_put(void **state)
     gpubp_variable *u = ts_define(w, "unused", GPUBP_TYPE_DOUBLE, 1, sh, NULL);
     int32_t x = 1;
     ts_put_step(w, v, &x, GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     size_t n = 0;
     const char *const *names;
     TS_OK(gpubp_available_variables(r, &n, &names));
@@ -125,9 +119,7 @@ static void test_same_box_twice(void **state)
     TS_OK(gpubp_put(w, v, a, GPUBP_SYNC));
     TS_OK(gpubp_put(w, v, b, GPUBP_SYNC));
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "a");
     size_t nb = 0;
     TS_OK(gpubp_variable_blocks(v, 0, &nb));
@@ -161,9 +153,7 @@ static void test_value_put_twice(void **state)
     TS_OK(gpubp_put(w, v, &a, GPUBP_SYNC));
     TS_OK(gpubp_put(w, v, &b, GPUBP_SYNC));
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "n");
     float got = 0;
     TS_OK(gpubp_get(r, v, &got, GPUBP_SYNC));
@@ -184,9 +174,7 @@ static void test_attribute_between_steps(void **state)
     uint16_t later[3] = {1, 2, 65535};
     TS_OK(gpubp_define_attribute(w, "later", GPUBP_TYPE_UINT16, later, 3));
     ts_put_step(w, v, &x, GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     gpubp_type t;
     size_t n;
     int arr;
@@ -227,9 +215,7 @@ static void test_get_without_step_selection(void **state)
         TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "g");
     size_t dims[1] = {0}, bytes = 0;
     TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, dims));

@@ -154,10 +154,7 @@ static void test_string_values(void **state)
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
     gpubp_variable *v = ts_define(w, "note", GPUBP_TYPE_STRING, 0, NULL, NULL);
     for (size_t s = 0; s < NNOTES; s++) ts_put_step(w, v, notes[s], GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "note");
     gpubp_type t;
     TS_OK(gpubp_variable_type(v, &t));
@@ -207,10 +204,7 @@ static void test_attributes_numeric(void **state)
     /* attributes go out with a step */
     int32_t x = 5;
     ts_put_step(w, ts_define(w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL), &x, GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     size_t na = 0;
     const char *const *names = NULL;
     TS_OK(gpubp_available_attributes(r, &na, &names));
@@ -261,10 +255,7 @@ static void test_attributes_string(void **state)
     TS_OK(gpubp_define_variable_attribute(w, "temperature", "range", GPUBP_TYPE_FLOAT, range, 2));
     float t[4] = {1, 2, 3, 4};
     ts_put_step(w, v, t, GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     size_t na = 0;
     const char *const *names = NULL;
     TS_OK(gpubp_available_attributes(r, &na, &names));
@@ -320,9 +311,7 @@ static void test_attribute_modified(void **state)
         if (s != 1) TS_OK(gpubp_define_attribute(w, "counter", GPUBP_TYPE_INT32, &a, 1));
         ts_put_step(w, v, &s, GPUBP_SYNC);
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     int32_t got = 0;
     TS_OK(gpubp_attribute_data(r, "counter", &got));
     assert_int_equal(got, 102);
@@ -356,10 +345,7 @@ static void test_global_array_blocks_steps(void **state)
         TS_OK(gpubp_steps(w, &committed));
         assert_int_equal(committed, (size_t)s + 1);
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "g");
     for (int s = 0; s < 3; s++) {
         size_t nb = 0;
@@ -413,10 +399,7 @@ static void test_local_arrays(void **state)
         }
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "particles");
     v2 = au_inq(r, "pos");
     gpubp_shape_kind kind;
@@ -471,9 +454,7 @@ static void test_global_value_steps(void **state)
         int32_t x = s * 10 - 17;
         ts_put_step(w, v, &x, GPUBP_SYNC);
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "n");
     TS_OK(gpubp_set_step_selection(v, 1, 3));
     size_t bytes = 0;
@@ -637,9 +618,7 @@ static void test_changing_shape(void **state)
         TS_OK(gpubp_put(w, v, buf, GPUBP_SYNC));
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "grow");
     size_t dims[2] = {0, 0};
     /* no step selection: the last step's shape */

@@ -209,10 +209,7 @@ static void test_block_selection_local_subbox(void **state)
         TS_OK(gpubp_put(w, v, buf, GPUBP_SYNC));
     }
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "loc");
     size_t nb = 0;
     TS_OK(gpubp_variable_blocks(v, 0, &nb));
@@ -286,9 +283,7 @@ static void test_step_selection_local(void **state)
         }
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "l");
     TS_OK(gpubp_set_step_selection(v, 1, 2));
     TS_OK(gpubp_set_block_selection(v, 1));
@@ -322,9 +317,7 @@ static void test_memory_selection_put(void **state)
         TS_OK(gpubp_put(w, v, buf, GPUBP_SYNC));
     }
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "f");
     float got[24];
     TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));

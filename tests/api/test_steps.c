@@ -165,9 +165,7 @@ static void test_deferred_puts_perform(void **state)
         x = -1;
         TS_OK(gpubp_end_step(w));
     }
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "d");
     n = au_inq(r, "n");
     double got[16];
@@ -197,9 +195,7 @@ static void test_deferred_puts_end_step(void **state)
     uint64_t buf[9];
     for (int i = 0; i < 9; i++) buf[i] = UINT64_MAX - (uint64_t)i;
     ts_put_step(w, v, buf, GPUBP_DEFERRED);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "m");
     uint64_t got[9];
     TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
@@ -300,9 +296,7 @@ static void test_empty_step(void **state)
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_end_step(w));
     ts_put_step(w, v, &x, GPUBP_SYNC);
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     au_steps(r, 3);
     au_var_steps(au_inq(r, "x"), 2);
     TS_OK(gpubp_close(r));
@@ -318,9 +312,7 @@ static void test_close_ends_open_step(void **state)
     uint16_t x = 4242;
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, &x, GPUBP_DEFERRED));
-    TS_OK(gpubp_close(w));
-    AU_CHECK(path);
-    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_file *r = au_reopen(w, path, GPUBP_MODE_READ_RANDOM_ACCESS);
     v = au_inq(r, "x");
     uint16_t got = 0;
     TS_OK(gpubp_get(r, v, &got, GPUBP_SYNC));
