@@ -57,8 +57,9 @@ build() {
 }
 
 if [ "$MODE" = sweep ]; then
-  # SWEEP: entries separated by ';', each "MIB STEPS PARAMS" (512 MiB x 4 steps, 16 blocks, 5
-  # repetitions with the baselines); GPUBP_MEM_STATS=1 prints where each file's time went
+  # SWEEP: entries separated by ';', each "MIB STEPS PARAMS [VAR=VALUE...]" (512 MiB x 4 steps,
+  # 16 blocks, 5 repetitions with the baselines; the variables set for that entry alone);
+  # GPUBP_MEM_STATS=1 prints where each file's time went
   SWEEP=${SWEEP:-"512 4 subfiles=16,io_threads=16,pool_slots=32;512 4 subfiles=16,io_threads=16,pool_slots=64,chunk_mib=8"}
   build gpubp-bench
   BENCH=$B/bench/gpubp-bench
@@ -66,9 +67,9 @@ if [ "$MODE" = sweep ]; then
   IFS=';' read -ra entries <<< "$SWEEP"
   {
     for e in "${entries[@]}"; do
-      read -r mib steps cfg <<< "$e"
-      stamp "sweep: gpu $mib MiB x $steps steps, 16 blocks, params '$cfg'"
-      GPUBP_MEM_STATS=1 timeout 100 "$BENCH" --dir $D --mib-per-step "$mib" --steps "$steps" \
+      read -r mib steps cfg vars <<< "$e"
+      stamp "sweep: gpu $mib MiB x $steps steps, 16 blocks, params '$cfg' ${vars:-}"
+      env ${vars:-} GPUBP_MEM_STATS=1 timeout 100 "$BENCH" --dir $D --mib-per-step "$mib" --steps "$steps" \
         --blocks 16 --mem gpu --repeat 5 --baseline ${cfg:+--params "$cfg"} 2>&1 |
         awk '/gpubp-mem:/ { n++; if (n % 3 != 1) next } { print }'
     done
