@@ -25,6 +25,8 @@
  *     "baseline: dev_loop_write_GBps=..." (the hand-written device-to-file loop: the same T
  *     threads copying 16 MiB chunks of the device array into two pinned buffers each, on two
  *     streams, and pwrite-ing one while the other fills), and
+ *     "baseline: memcpy_GBps=..." (the same T threads memcpy-ing 16 MiB buffers: the host memory
+ *     bandwidth that pwrite into the page cache and the copy engine's writes share), and
  *     "ratios: write/raw=... write/loop=... read/raw=..." (the medians of the ratios of each
  *     repetition, whose library run follows its own baselines: steadier than ratios of medians
  *     where the machine's speed drifts between repetitions).
@@ -392,6 +394,52 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
     return (double)(total / (size_t)nfiles * (size_t)nfiles) / secs / 1e9;
 }
 
+/* The host's memory bandwidth as the same T threads see it: each copies its share of `total`
+ * bytes from a 16 MiB buffer into another (both touched before the clock starts). A pwrite into
+ * the page cache reads and writes each byte once, as memcpy does; the device-to-file path also
+ * has the copy engine write it into the pinned slot first. GB/s of bytes copied, -1 on failure. */
+typedef struct copy_thread {
+    uint8_t *src, *dst;
+    size_t n, chunk;
+} copy_thread;
+
+static void *copy_main(void *arg)
+{
+    copy_thread *c = arg;
+    for (size_t done = 0; done < c->n; done += c->chunk)
+        memcpy(c->dst, c->src, c->n - done < c->chunk ? c->n - done : c->chunk);
+    return NULL;
+}
+
+static double memcpy_GBps(int nthreads, size_t total)
+{
+    const size_t chunk = (size_t)16 << 20;
+    copy_thread c[256];
+    pthread_t tid[256];
+    if (nthreads > 256) nthreads = 256;
+    int ok = 1, started = 0;
+    for (int t = 0; t < nthreads; t++) {
+        c[t] = (copy_thread){malloc(chunk), malloc(chunk), total / (size_t)nthreads, chunk};
+        if (!c[t].src || !c[t].dst) ok = 0;
+        else {
+            memset(c[t].src, t + 1, chunk);
+            memset(c[t].dst, 0, chunk);
+        }
+    }
+    double t0 = bench_now();
+    for (int t = 0; ok && t < nthreads; t++) {
+        if (pthread_create(&tid[t], NULL, copy_main, &c[t])) ok = 0;
+        else started++;
+    }
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    double secs = bench_now() - t0;
+    for (int t = 0; t < nthreads; t++) {
+        free(c[t].src);
+        free(c[t].dst);
+    }
+    return ok ? (double)(total / (size_t)nthreads * (size_t)nthreads) / secs / 1e9 : -1;
+}
+
 static void raw_cleanup(const opts *o, int nfiles)
 {
     char p[4096];
@@ -487,7 +535,7 @@ int main(int argc, char **argv)
     /* a warm-up write creates the CUDA context's pool once, so that RSS growth is measured from
      * a baseline taken after context creation and pool allocation, as the issue defines it */
     double secs, wr[MAX_REPEAT], rd[MAX_REPEAT], sub[MAX_REPEAT];
-    double dw[MAX_REPEAT], dr[MAX_REPEAT], rw[MAX_REPEAT], rr[MAX_REPEAT];
+    double dw[MAX_REPEAT], dr[MAX_REPEAT], rw[MAX_REPEAT], rr[MAX_REPEAT], mc[MAX_REPEAT];
     double qwr[MAX_REPEAT], qwl[MAX_REPEAT], qrr[MAX_REPEAT]; /* per-repetition ratios */
     long rss0 = 0, hwm = 0;
     int pool_slots = param_int(o.params, "pool_slots", 4);
@@ -503,6 +551,7 @@ int main(int argc, char **argv)
             raw_cleanup(&o, files);
             dw[k] = raw_io(&o, threads, files, (size_t)total, 0, r.data, bytes);
             raw_cleanup(&o, files);
+            mc[k] = memcpy_GBps(threads, (size_t)total);
         } else if (o.baseline) {
             if (dd_baseline(&o, r.data, bytes, &dw[k], &dr[k])) return 1;
         }
@@ -541,6 +590,8 @@ int main(int argc, char **argv)
             printf("baseline: dev_loop_write_GBps=%.2f (the same threads copying 16 MiB chunks "
                    "from the device into two pinned buffers each, on two streams, and writing "
                    "them)\n", median(dw, o.repeat));
+            printf("baseline: memcpy_GBps=%.2f (the same threads copying 16 MiB buffers in host "
+                   "memory)\n", median(mc, o.repeat));
             printf("ratios: write/raw=%.2f write/loop=%.2f read/raw=%.2f (medians of the "
                    "per-repetition ratios)\n", median(qwr, o.repeat), median(qwl, o.repeat),
                    median(qrr, o.repeat));

@@ -156,5 +156,5 @@ D=/tmp/gpubp-bench
 
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
 tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
-grep -E "===|GBps|ratios" "$OUT/bench.log"
+grep -E "===|GBps|ratios" "$OUT/bench.log" | grep -v dev_loop
 grep -E "===|MBps|^\|" "$OUT/compress.log"
