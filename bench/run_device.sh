@@ -40,7 +40,7 @@ stamp() { echo "=== $(date -u +%FT%TZ) (+$(( $(date +%s) - t0 ))s) $*"; }
 
 {
   stamp environment
-  nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a
+  nvidia-smi; nvcc --version; cmake --version | head -1; gcc --version | head -1; uname -a; lscpu | head -24
   (command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer) 2>&1; nproc; free -g; df -h /tmp "$SRC"; cat "$CARRY/head.commit" 2>/dev/null
 } > "$OUT/env.log" 2>&1
 
