@@ -397,12 +397,16 @@ static void *writer_thread(void *p)
 static void streaming_reader(void **state)
 {
     (void)state;
-    stream_ctx s = {{ts_path("stream.bp"), NULL, 0, -1, -1, 4, 0, .o = {.bad = 0}}, 2};
+    /* copies: ts_path's buffers are reused after 16 calls, and the writer thread keeps the path */
+    char path[8300], idx[8400];
+    snprintf(path, sizeof path, "%s", ts_path("stream.bp"));
+    snprintf(idx, sizeof idx, "%s/md.idx", path);
+    stream_ctx s = {{path, NULL, 0, -1, -1, 4, 0, .o = {.bad = 0}}, 2};
     outcome_init(&s.w.o);
     /* the reader may start before the writer created anything: wait for md.idx */
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, writer_thread, &s), 0);
-    for (int i = 0; i < 2000 && !ts_exists(ts_path("stream.bp/md.idx")); i++) {
+    for (int i = 0; i < 2000 && !ts_exists(idx); i++) {
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }

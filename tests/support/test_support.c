@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,19 @@ const char *ts_tmpdir(void)
     return tmpdir;
 }
 
+/* The rotating buffers of ts_path and ts_join (16, shared; safe to take from several threads). */
+#define TS_SLOT_BYTES 8300
+static char *ts_slot(void)
+{
+    static char slots[16][TS_SLOT_BYTES];
+    static atomic_uint next;
+    return slots[atomic_fetch_add(&next, 1) % 16];
+}
+
 const char *ts_path(const char *name)
 {
-    static char slots[8][8300];
-    static int next;
-    char *s = slots[next++ % 8];
-    snprintf(s, sizeof slots[0], "%s/%s", ts_tmpdir(), name);
+    char *s = ts_slot();
+    snprintf(s, TS_SLOT_BYTES, "%s/%s", ts_tmpdir(), name);
     return s;
 }
 
@@ -136,10 +144,8 @@ int ts_file_byte(const char *path, long off)
 
 const char *ts_join(const char *dir, const char *name)
 {
-    static char slots[8][8300];
-    static int next;
-    char *s = slots[next++ % 8];
-    snprintf(s, 4096, "%s/%s", dir, name);
+    char *s = ts_slot();
+    snprintf(s, TS_SLOT_BYTES, "%s/%s", dir, name);
     return s;
 }
 

@@ -16,7 +16,9 @@
 const char *ts_shared_dir(void);
 /* A fresh empty scratch directory for this test process; created on first use. */
 const char *ts_tmpdir(void);
-/* ts_tmpdir() + "/" + name, in a static rotating buffer (8 slots). */
+/* ts_tmpdir() + "/" + name, in a static rotating buffer shared with ts_join (16 slots): the
+ * result is overwritten by the 16th call of either after it (from any thread), so a path kept
+ * longer, or handed to a thread, is copied first. */
 const char *ts_path(const char *name);
 /* Runs shared/tools/bp4check.py on a dataset; returns its exit status (0 = consistent). */
 int ts_bp4check(const char *dataset);
@@ -44,7 +46,7 @@ unsigned char *ts_read_file(const char *path, size_t *len);
 int ts_write_file(const char *path, const void *data, size_t n);
 /* Byte `off` of a file, or -1 if it cannot be read. */
 int ts_file_byte(const char *path, long off);
-/* path1/path2 joined in a static rotating buffer (8 slots). */
+/* dir/name joined in the rotating buffer of ts_path (16 slots, shared). */
 const char *ts_join(const char *dir, const char *name);
 /* 1 if path exists (any kind), else 0. */
 int ts_exists(const char *path);
