@@ -13,6 +13,8 @@
 # working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
 # MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
+# MODE=check: the tests, the example and the sanitizers as in full, then the four sync GPU rows
+# (defaults, 4, 8 and 16 subfiles, medians of 3): the check after a change to the GPU paths.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -120,33 +122,40 @@ mkdir -p /tmp/gpubp-san
 
 BENCH=$B/bench/gpubp-bench
 D=/tmp/gpubp-bench
+ROWS=("" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16"
+      "subfiles=16,io_threads=16,pool_slots=32")
+REPEAT=3
+if [ "$MODE" = full ]; then
+  ROWS+=("async_commit=1" "async_commit=1,subfiles=4,io_threads=4,pool_slots=8"
+         "async_commit=1,subfiles=8,io_threads=8,pool_slots=16"
+         "async_commit=1,subfiles=16,io_threads=16,pool_slots=32")
+  REPEAT=5
+fi
 {
-  for cfg in "" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16" \
-             "subfiles=16,io_threads=16,pool_slots=32" "async_commit=1" \
-             "async_commit=1,subfiles=4,io_threads=4,pool_slots=8" \
-             "async_commit=1,subfiles=8,io_threads=8,pool_slots=16" \
-             "async_commit=1,subfiles=16,io_threads=16,pool_slots=32"; do
+  for cfg in "${ROWS[@]}"; do
     stamp "gpu 512 MiB x 4 steps, 16 blocks, params '$cfg'"
-    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 5 \
-      --baseline ${cfg:+--params "$cfg"}
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu \
+      --repeat $REPEAT --baseline ${cfg:+--params "$cfg"}
   done
-  stamp "gpu cold reads (fadvise DONTNEED), subfiles=8"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
-    --baseline --cold --params "subfiles=8,io_threads=8,pool_slots=16"
-  stamp "gpu O_DIRECT writes, subfiles=8"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
-    --baseline --params "subfiles=8,io_threads=8,pool_slots=16,direct_io=1"
-  stamp "gpu RSS: 8 GiB of device steps (1 GiB x 8), defaults"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
-  stamp "host (issue 2 setting): 256 MiB x 8 steps, 4 blocks"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 --baseline
-  stamp "host, subfiles=4"
-  timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 \
-    --baseline --params "subfiles=4"
+  if [ "$MODE" = full ]; then
+    stamp "gpu cold reads (fadvise DONTNEED), subfiles=8"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
+      --baseline --cold --params "subfiles=8,io_threads=8,pool_slots=16"
+    stamp "gpu O_DIRECT writes, subfiles=8"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
+      --baseline --params "subfiles=8,io_threads=8,pool_slots=16,direct_io=1"
+    stamp "gpu RSS: 8 GiB of device steps (1 GiB x 8), defaults"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
+    stamp "host (issue 2 setting): 256 MiB x 8 steps, 4 blocks"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 --baseline
+    stamp "host, subfiles=4"
+    timeout 150 "$BENCH" --dir $D --mib-per-step 256 --steps 8 --blocks 4 --mem host --repeat 3 \
+      --baseline --params "subfiles=4"
+  fi
   stamp done
 } > "$OUT/bench.log" 2>&1
 
-{
+[ "$MODE" = full ] && {
   stamp "codec on 1-16 cores: gpubp_zbench 64 3 1 1,2,4,8,16"
   timeout 150 "$B/tests/compress/gpubp_zbench" 64 3 1 1,2,4,8,16
   stamp "compression from device memory (staged) vs copy-then-compress, 64 MiB x 1 step"
@@ -157,4 +166,4 @@ D=/tmp/gpubp-bench
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
 tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
 grep -E "===|GBps|ratios" "$OUT/bench.log" | grep -v dev_loop
-grep -E "===|MBps|^\|" "$OUT/compress.log"
+[ "$MODE" = full ] && grep -E "===|MBps|^\|" "$OUT/compress.log"

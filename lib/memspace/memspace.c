@@ -60,6 +60,8 @@ typedef struct slot {
     void **pev;    /* npev events: a device write copied into the slot piece by piece */
     int busy;      /* handed to an I/O thread */
     int ev_pending; /* host-to-device copies out of it may still run: wait ev before reuse */
+    int read_np;    /* the last read copied out of it in read_np pieces, each with pev[i] (and
+                     * ev after the last); 0: in one go (ev only) */
 } slot;
 
 typedef enum job_kind { JOB_DEV_WRITE, JOB_DEV_READ, JOB_HOST_WRITE, JOB_HOST_READ, JOB_COMMIT } job_kind;
@@ -536,6 +538,98 @@ static int one_piece_fn(void *vc, const gbp_piece *p)
     return 0;
 }
 
+/* A failure kept across a clean-up call that may fail too (and overwrite this thread's error
+ * record): err_restore returns the first failure with its message, else the clean-up's status. */
+typedef struct saved_err {
+    int rc, native;
+    char msg[512];
+} saved_err;
+
+static void err_save(saved_err *e, int rc)
+{
+    e->rc = rc;
+    e->native = rc < 0 ? gbp_error_native() : 0;
+    snprintf(e->msg, sizeof e->msg, "%s", rc < 0 ? gbp_error_message() : "");
+}
+
+static int err_restore(const saved_err *e, int rc2)
+{
+    return e->rc < 0 ? gbp_error(e->rc, e->native, "%s", e->msg) : rc2;
+}
+
+/* A device read: the chunk's file span pread into the slot (or produced by j->fill) and copied
+ * to the device. The slot may still feed the host-to-device copies of the read before it
+ * (j->wait_ev): they are waited for before their bytes are overwritten, piece by piece when
+ * both reads go in pieces, so that a reused slot does not wait for the last copy of the read
+ * before. A contiguous run on both sides goes in pieces, each copied as soon as it is in the
+ * slot, so that the copies of a step's last chunks do not queue behind its last reads. The
+ * slot's event is recorded after the copies queued, also on a failure: it always covers every
+ * copy out of the slot. */
+static int read_dev_job(gbp_mem *m, job *j)
+{
+    slot *s = &m->slots[j->slot];
+    size_t shift = m->params.direct_io && !j->fill ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
+    int prev_np = j->wait_ev ? s->read_np : 0;
+    s->read_np = 0;
+    if (io_fail_now())
+        return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
+                         "(injected)", (unsigned long long)j->off, strerror(EIO));
+    one_piece op = {0, {0}};
+    int pieces = !j->fill && !m->params.direct_io && j->len > m->piece && m->npev > 1 &&
+                 gbp_box_walk3d(&j->fa, &j->da, j->elsize, one_piece_fn, &op) == GPUBP_OK &&
+                 op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len;
+    gbp_error_clear();
+    int rc = GPUBP_OK, queued = 0;
+    if (pieces) {
+        if (j->wait_ev && prev_np == 0) rc = m->ops->event_wait(m->dctx, s->ev);
+        int i = 0;
+        for (size_t o = 0; rc == GPUBP_OK && o < j->len; o += m->piece, i++) {
+            size_t n = j->len - o < m->piece ? j->len - o : m->piece;
+            /* after pev[prev_np - 1], every older copy out of the slot has completed */
+            if (i < prev_np) rc = m->ops->event_wait(m->dctx, s->pev[i]);
+            if (rc == GPUBP_OK) rc = gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file");
+            gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0, 0,
+                            GBP_COPY_H2D};
+            if (rc == GPUBP_OK) {
+                queued = 1;
+                rc = m->ops->copy_async(m->dctx, &k);
+            }
+            if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, s->pev[i]);
+            if (rc == GPUBP_OK) s->read_np = i + 1;
+        }
+    } else {
+        int done = 0;
+        if (j->wait_ev) rc = m->ops->event_wait(m->dctx, s->ev);
+        if (rc == GPUBP_OK && j->fill) {
+            rc = j->fill(j->fill_ctx, s->buf, j->span_off, j->len);
+            done = 1;
+        } else if (rc == GPUBP_OK && m->params.direct_io) {
+            pthread_mutex_lock(&m->lock);
+            int dfd = direct_fd_locked(m, j->fd, 1);
+            pthread_mutex_unlock(&m->lock);
+            if (dfd >= 0) {
+                uint64_t a = j->off - shift;
+                size_t n = (shift + j->len + GBP_DIRECT_ALIGN - 1) & ~(GBP_DIRECT_ALIGN - 1);
+                size_t got = 0;
+                int r = gbp_pread_some(dfd, s->buf, n, a, &got, "data file (O_DIRECT)");
+                if (r == GPUBP_OK && got >= shift + j->len) done = 1;
+                gbp_error_clear(); /* on any trouble, read it again through the page cache */
+            }
+        }
+        if (rc == GPUBP_OK && !done)
+            rc = gbp_pread_all(j->fd, s->buf + shift, j->len, j->off, "data file");
+        h2d_ctx c = {m, s->buf + shift, j->span_off, j->dst};
+        if (rc == GPUBP_OK) {
+            queued = 1;
+            rc = gbp_box_walk3d(&j->fa, &j->da, j->elsize, h2d_piece, &c);
+        }
+    }
+    if (!queued) return rc;
+    saved_err e;
+    err_save(&e, rc);
+    return err_restore(&e, m->ops->event_record(m->dctx, s->ev));
+}
+
 static int run_job(gbp_mem *m, job *j)
 {
     if (j->kind == JOB_HOST_WRITE || j->kind == JOB_HOST_READ) {
@@ -547,52 +641,8 @@ static int run_job(gbp_mem *m, job *j)
         if (j->kind == JOB_HOST_WRITE) return gbp_pwrite_all(j->fd, j->src, j->len, j->off, "data file");
         return gbp_pread_all(j->fd, j->dst, j->len, j->off, "data file");
     }
-    slot *s = &m->slots[j->slot];
-    size_t shift = m->params.direct_io && !j->fill ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
     if (job_failed(m, j)) return GPUBP_OK;
-    /* the slot may still feed the host-to-device copy of an earlier read */
-    if (j->wait_ev) GBP_FORWARD_IF_ERROR(m->ops->event_wait(m->dctx, s->ev));
-    if (io_fail_now())
-        return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
-                         "(injected)", (unsigned long long)j->off, strerror(EIO));
-    if (!j->fill && !m->params.direct_io && j->len > m->piece) {
-        /* one contiguous run on both sides: read it in pieces, each copied to the device as soon
-         * as it is in the slot, so that the copies of a step's last chunks do not queue up
-         * behind the last reads */
-        one_piece op = {0, {0}};
-        GBP_FORWARD_IF_ERROR(gbp_box_walk3d(&j->fa, &j->da, j->elsize, one_piece_fn, &op));
-        if (op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len) {
-            for (size_t o = 0; o < j->len; o += m->piece) {
-                size_t n = j->len - o < m->piece ? j->len - o : m->piece;
-                GBP_FORWARD_IF_ERROR(gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file"));
-                gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0,
-                                0, GBP_COPY_H2D};
-                GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
-            }
-            return m->ops->event_record(m->dctx, s->ev);
-        }
-    }
-    int done = 0;
-    if (j->fill) {
-        GBP_FORWARD_IF_ERROR(j->fill(j->fill_ctx, s->buf, j->span_off, j->len));
-        done = 1;
-    } else if (m->params.direct_io) {
-        pthread_mutex_lock(&m->lock);
-        int dfd = direct_fd_locked(m, j->fd, 1);
-        pthread_mutex_unlock(&m->lock);
-        if (dfd >= 0) {
-            uint64_t a = j->off - shift;
-            size_t n = (shift + j->len + GBP_DIRECT_ALIGN - 1) & ~(GBP_DIRECT_ALIGN - 1);
-            size_t got = 0;
-            int rc = gbp_pread_some(dfd, s->buf, n, a, &got, "data file (O_DIRECT)");
-            if (rc == GPUBP_OK && got >= shift + j->len) done = 1;
-            gbp_error_clear(); /* on any trouble, read it again through the page cache */
-        }
-    }
-    if (!done) GBP_FORWARD_IF_ERROR(gbp_pread_all(j->fd, s->buf + shift, j->len, j->off, "data file"));
-    h2d_ctx c = {m, s->buf + shift, j->span_off, j->dst};
-    GBP_FORWARD_IF_ERROR(gbp_box_walk3d(&j->fa, &j->da, j->elsize, h2d_piece, &c));
-    return m->ops->event_record(m->dctx, s->ev);
+    return read_dev_job(m, j);
 }
 
 typedef struct io_arg {
@@ -770,12 +820,9 @@ static int write_dev_job(gbp_mem *m, job *j, job *next, int *rc_next)
         if (rc != GPUBP_OK) break;
     }
     if (j->queued > waited) { /* the slot is freed after: no copy into it may still run */
-        if (rc == GPUBP_OK) return m->ops->event_wait(m->dctx, piece_ev(m, j, j->queued - 1));
-        int native = gbp_error_native();
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", gbp_error_message());
-        (void)m->ops->event_wait(m->dctx, piece_ev(m, j, j->queued - 1));
-        return gbp_error(rc, native, "%s", msg);
+        saved_err e;
+        err_save(&e, rc);
+        return err_restore(&e, m->ops->event_wait(m->dctx, piece_ev(m, j, j->queued - 1)));
     }
     return rc;
 }

@@ -445,6 +445,59 @@ static void transfers_in_pieces(void **state)
     gbp_sim_reset();
 }
 
+/* Reads that reuse a slot while the device copies out of it still run (two slots, a slow
+ * device), switching between chunks read in pieces, strided chunks read in one go, and pieces of
+ * fewer pieces than the read before: no byte of a slot is overwritten before its copy ran. */
+static void reads_reuse_slots_in_pieces(void **state)
+{
+    (void)state;
+    gbp_sim_set_delay_us(150);
+    gbp_params p = piece_params(2, 16384, 2, 4096);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    const size_t rows = 64, cols = 1024, n = rows * cols; /* float, 256 KiB in the file */
+    float *file = malloc(n * sizeof *file);
+    assert_non_null(file);
+    for (size_t i = 0; i < n; i++) file[i] = (float)i * 0.25f + 1.0f;
+    int fd = open_tmp("reuse.dat");
+    assert_int_equal(gbp_pwrite_all(fd, file, n * sizeof *file, 0, "t"), GPUBP_OK);
+    /* A: everything, contiguous (16 chunks of 4 pieces); B: columns 100..899 of rows 3..60
+     * (strided, in one go); C: rows 10..21 whole (3 chunks, the last of 2 pieces) */
+    size_t dims[2] = {rows, cols}, z[2] = {0, 0}, all[2] = {rows, cols};
+    size_t bs[2] = {3, 100}, bc[2] = {58, 800}, cs[2] = {10, 0}, cc[2] = {12, cols};
+    gbp_box fa, fb, fc, da, db, dc;
+    make_box(&fa, 2, dims, z, all);
+    make_box(&fb, 2, dims, bs, bc);
+    make_box(&fc, 2, dims, cs, cc);
+    make_box(&da, 2, all, z, all);
+    make_box(&db, 2, bc, z, bc);
+    make_box(&dc, 2, cc, z, cc);
+    float *a = gbp_sim_alloc(n * sizeof *a), *b = gbp_sim_alloc(58 * 800 * sizeof *b),
+          *c = gbp_sim_alloc(12 * cols * sizeof *c);
+    assert_true(a && b && c);
+    for (int round = 0; round < 3; round++) {
+        memset(a, 0, n * sizeof *a);
+        memset(b, 0, 58 * 800 * sizeof *b);
+        memset(c, 0, 12 * cols * sizeof *c);
+        TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, sizeof(float), &fa, a, &da));
+        TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, sizeof(float), &fb, b, &db));
+        TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, sizeof(float), &fc, c, &dc));
+        TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, sizeof(float), &fa, a, &da));
+        TS_OK(gbp_mem_sync(m));
+        assert_memory_equal(a, file, n * sizeof *a);
+        for (size_t r = 0; r < 58; r++)
+            assert_memory_equal(b + r * 800, file + (3 + r) * cols + 100, 800 * sizeof *b);
+        assert_memory_equal(c, file + 10 * cols, 12 * cols * sizeof *c);
+    }
+    gbp_mem_close(m);
+    close(fd);
+    free(file);
+    gbp_sim_free(a);
+    gbp_sim_free(b);
+    gbp_sim_free(c);
+    gbp_sim_reset();
+}
+
 /* After a failed write in pieces, each piece-sized region of the file holds the source's bytes
  * or the marker it was filled with: a piece whose copy failed is never written. */
 static void check_pieces_or_marker(int fd, const uint8_t *src, size_t n, size_t piece)
@@ -926,6 +979,7 @@ int main(void)
         cmocka_unit_test(read_with_delays),
         cmocka_unit_test(transfers_in_pieces),
         cmocka_unit_test(failure_in_pieces),
+        cmocka_unit_test(reads_reuse_slots_in_pieces),
         cmocka_unit_test(failure_mid_copy),
         cmocka_unit_test(failure_mid_write_and_read),
         cmocka_unit_test(failure_pinned_alloc),
