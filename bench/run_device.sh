@@ -166,4 +166,4 @@ fi
 echo "all done in $(( $(date +%s) - t0 )) s; logs in $OUT"
 tail -3 "$OUT/ctest.log"; grep -E "^exit|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
 grep -E "===|GBps|ratios" "$OUT/bench.log" | grep -v dev_loop
-[ "$MODE" = full ] && grep -E "===|MBps|^\|" "$OUT/compress.log"
+if [ "$MODE" = full ]; then grep -E "===|MBps|^\|" "$OUT/compress.log"; fi
