@@ -520,6 +520,7 @@ const gbp_devops cu_ops = {
     cu_event_create, cu_event_destroy, cu_event_record, cu_event_wait,
     cu_sync,
     cu_set_user_stream, cu_fence, cu_signal,
+    NULL, // check_idle: the simulated device's alone
 };
 
 } // namespace

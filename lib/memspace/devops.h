@@ -83,6 +83,12 @@ typedef struct gbp_devops {
     int (*set_user_stream)(void *ctx, void *stream);
     int (*fence_user_stream)(void *ctx);  /* lib stream waits for the user stream, now */
     int (*signal_user_stream)(void *ctx); /* user stream waits for the lib stream, now */
+    /* The simulated device's hazard check (NULL elsewhere): GPUBP_ERR_INTERNAL, with a message,
+     * when a copy queued and not yet complete writes into host bytes [p, p + n) or, with
+     * `reads` set, reads them. The pipeline calls it where it relies on no copy touching a
+     * slot: before it reads a file span into a slot, and when a device write gives its slot
+     * back. */
+    int (*check_idle)(void *ctx, const void *p, size_t n, int reads);
 } gbp_devops;
 
 /* The CUDA backend (cuda/), or NULL in a build without CUDA (cuda_stub.c). */

@@ -91,6 +91,9 @@ typedef struct job {
     int np, queued;
     int staged;    /* writes: counted out of m->unstaged (the data has left the caller's buffer) */
     int wait_ev;   /* device reads: the slot taken may still feed a host-to-device copy */
+    int slot_pending; /* the slot had host-to-device copies out of it that may still run (its
+                       * ev_pending, cleared when it was taken): a write that queues nothing into
+                       * it gives that back */
     int epoch;     /* m->epoch when queued: the commit that must follow it */
     gbp_commit_fn commit; /* JOB_COMMIT: run once every job of its epoch is done */
     void *commit_ctx;
@@ -557,6 +560,23 @@ static int err_restore(const saved_err *e, int rc2)
     return e->rc < 0 ? gbp_error(e->rc, e->native, "%s", e->msg) : rc2;
 }
 
+/* Failure rc came after copies into or out of a slot were queued that no recorded event covers
+ * (a copy queued, then its event refused; a strided copy queued in part): waits for the whole
+ * stream, so that the slot can be freed, and returns rc with its message. */
+static int drain_after(gbp_mem *m, int rc)
+{
+    saved_err e;
+    err_save(&e, rc);
+    (void)m->ops->sync(m->dctx);
+    return err_restore(&e, rc);
+}
+
+/* The simulated device's hazard check (devops.h check_idle), nothing elsewhere. */
+static int slot_idle(gbp_mem *m, const void *p, size_t n, int reads)
+{
+    return m->ops->check_idle ? m->ops->check_idle(m->dctx, p, n, reads) : GPUBP_OK;
+}
+
 /* A device read: the chunk's file span pread into the slot (or produced by j->fill) and copied
  * to the device. The slot may still feed the host-to-device copies of the read before it
  * (j->wait_ev): they are waited for before their bytes are overwritten, piece by piece when
@@ -587,6 +607,7 @@ static int read_dev_job(gbp_mem *m, job *j)
             size_t n = j->len - o < m->piece ? j->len - o : m->piece;
             /* after pev[prev_np - 1], every older copy out of the slot has completed */
             if (i < prev_np) rc = m->ops->event_wait(m->dctx, s->pev[i]);
+            if (rc == GPUBP_OK) rc = slot_idle(m, s->buf + o, n, 1);
             if (rc == GPUBP_OK) rc = gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file");
             gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0, 0,
                             GBP_COPY_H2D};
@@ -595,11 +616,13 @@ static int read_dev_job(gbp_mem *m, job *j)
                 rc = m->ops->copy_async(m->dctx, &k);
             }
             if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, s->pev[i]);
-            if (rc == GPUBP_OK) s->read_np = i + 1;
+            /* a copy without its piece's event: the next read waits for ev (recorded below) */
+            s->read_np = rc == GPUBP_OK ? i + 1 : 0;
         }
     } else {
         int done = 0;
         if (j->wait_ev) rc = m->ops->event_wait(m->dctx, s->ev);
+        if (rc == GPUBP_OK) rc = slot_idle(m, s->buf, m->slot_alloc, 1);
         if (rc == GPUBP_OK && j->fill) {
             rc = j->fill(j->fill_ctx, s->buf, j->span_off, j->len);
             done = 1;
@@ -627,7 +650,12 @@ static int read_dev_job(gbp_mem *m, job *j)
     if (!queued) return rc;
     saved_err e;
     err_save(&e, rc);
-    return err_restore(&e, m->ops->event_record(m->dctx, s->ev));
+    int rc2 = m->ops->event_record(m->dctx, s->ev);
+    if (rc2 != GPUBP_OK) { /* nothing covers the copies: none may be left running */
+        s->read_np = 0;
+        rc2 = drain_after(m, rc2);
+    }
+    return err_restore(&e, rc2);
 }
 
 static int run_job(gbp_mem *m, job *j)
@@ -716,6 +744,7 @@ static job take_job_locked(gbp_mem *m, int k)
         int pending = 0;
         j.slot = grab_slot_locked(m, &pending);
         j.wait_ev = j.kind == JOB_DEV_READ && pending;
+        j.slot_pending = pending;
     }
     return j;
 }
@@ -749,16 +778,17 @@ static void *piece_ev(const gbp_mem *m, const job *j, int i)
     return j->np == 1 ? s->ev : s->pev[i];
 }
 
-/* Queues the copy of piece i of device write j into its slot, and the piece's event. */
+/* Queues the copy of piece i of device write j into its slot, and the piece's event. A copy
+ * queued counts in j->queued even when its event is refused (then the stream is drained). */
 static int queue_piece(gbp_mem *m, job *j, int i)
 {
     size_t o = (size_t)i * m->piece;
     size_t n = j->len - o < m->piece ? j->len - o : m->piece;
     gbp_copy3d k = {j->csrc + o, m->slots[j->slot].buf + o, n, 1, 1, 0, 0, 0, 0, GBP_COPY_D2H};
     GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
-    GBP_FORWARD_IF_ERROR(m->ops->event_record(m->dctx, m->slots[j->slot].pev[i]));
     j->queued = i + 1;
-    return GPUBP_OK;
+    int rc = m->ops->event_record(m->dctx, m->slots[j->slot].pev[i]);
+    return rc == GPUBP_OK ? rc : drain_after(m, rc);
 }
 
 /* A device write taken by an I/O thread: the copy of its first piece (or of the whole chunk)
@@ -767,6 +797,7 @@ static int fill_job(gbp_mem *m, job *j)
 {
     if (j->kind != JOB_DEV_WRITE || j->filled) return GPUBP_OK;
     j->filled = 1;
+    if (job_failed(m, j)) return GPUBP_OK; /* its step failed: nothing to copy (queued 0) */
     int rc;
     if (j->np > 1) {
         rc = queue_piece(m, j, 0);
@@ -774,6 +805,7 @@ static int fill_job(gbp_mem *m, job *j)
         size_t shift = m->params.direct_io ? (size_t)(j->off % GBP_DIRECT_ALIGN) : 0;
         rc = fill_slot(m, j->slot, shift, j->base, j->elsize, &j->ch);
         if (rc == GPUBP_OK) j->queued = 1;
+        else rc = drain_after(m, rc); /* a strided chunk may be queued in part */
     }
     staged_if_queued(m, j);
     return rc;
@@ -788,22 +820,23 @@ static int write_dev_job(gbp_mem *m, job *j, job *next, int *rc_next)
 {
     slot *s = &m->slots[j->slot];
     int rc = GPUBP_OK, waited = 0;
+    if (j->queued == 0) return GPUBP_OK; /* its copy could not be queued: failed (kept) */
     for (int i = 0; i < j->np; i++) {
         rc = m->ops->event_wait(m->dctx, piece_ev(m, j, i));
         waited = i + 1;
         if (rc != GPUBP_OK) break;
+        if (job_failed(m, j)) break; /* a failure of its step: copy and write nothing more */
+        if (i == 0 && io_fail_now()) {
+            rc = gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
+                           "(injected)", (unsigned long long)j->off, strerror(EIO));
+            break;
+        }
         if (i + 1 < j->np) {
             rc = queue_piece(m, j, i + 1);
             if (rc != GPUBP_OK) break;
             staged_if_queued(m, j);
         } else if (next) {
             *rc_next = fill_job(m, next);
-        }
-        if (i == 0 && job_failed(m, j)) break; /* an earlier failure: write nothing more */
-        if (i == 0 && io_fail_now()) {
-            rc = gbp_error(GPUBP_ERR_IO, EIO, "write to data file at offset %llu failed: %s "
-                           "(injected)", (unsigned long long)j->off, strerror(EIO));
-            break;
         }
         size_t o = (size_t)i * m->piece;
         if (j->np > 1) {
@@ -901,6 +934,11 @@ static void *io_main(void *arg)
             rc = j.kind == JOB_DEV_WRITE ? write_dev_job(m, &j, have_next ? &next : NULL, &rc2)
                                          : run_job(m, &j);
         double dt = m->stats ? mono_s() - t0 : 0;
+        if (j.kind == JOB_DEV_WRITE && m->ops->check_idle) { /* no copy into the slot left */
+            saved_err e;
+            err_save(&e, rc);
+            rc = err_restore(&e, slot_idle(m, m->slots[j.slot].buf, m->slot_alloc, 0));
+        }
 
         pthread_mutex_lock(&m->lock);
         m->t_io += dt;
@@ -912,7 +950,8 @@ static void *io_main(void *arg)
         if (!have_next) m->wfd[me] = -1;
         if (!host) {
             m->slots[j.slot].busy = 0;
-            if (j.is_read) m->slots[j.slot].ev_pending = 1;
+            /* a write that queued nothing leaves the copies out of the slot as it found them */
+            if (j.is_read || (j.queued == 0 && j.slot_pending)) m->slots[j.slot].ev_pending = 1;
         }
         m->inflight--;
         pthread_cond_broadcast(&m->cv);

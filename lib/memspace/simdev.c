@@ -16,18 +16,25 @@
 #include "devops.h"
 
 #define SIM_ERR_COPY 700 /* native code of an injected failure (cudaErrorIllegalAddress's value) */
+#define SIM_ERR_QUEUE 1  /* native code of an injected refusal (cudaErrorInvalidValue's value) */
 
 /* ---- hooks and counters ------------------------------------------------------------------- */
 static atomic_uint sim_delay_us;
 static atomic_long sim_fail_copy = -1;
 static atomic_long sim_fail_pinned = -1;
-static atomic_long st_copies, st_reductions, st_fences, st_signals, st_pinned_live;
+static atomic_long sim_fail_queue = -1;
+static atomic_long sim_fail_record = -1;
+static atomic_int sim_hold;
+static atomic_long st_copies, st_reductions, st_fences, st_signals, st_pinned_live, st_hazards;
 static atomic_ullong st_bytes;
 static atomic_size_t st_pinned_bytes;
 
 void gbp_sim_set_delay_us(unsigned us) { atomic_store(&sim_delay_us, us); }
 void gbp_sim_fail_copy_after(long n) { atomic_store(&sim_fail_copy, n); }
 void gbp_sim_fail_pinned_alloc_after(long n) { atomic_store(&sim_fail_pinned, n); }
+void gbp_sim_fail_queue_after(long n) { atomic_store(&sim_fail_queue, n); }
+void gbp_sim_fail_record_after(long n) { atomic_store(&sim_fail_record, n); }
+void gbp_sim_hold(int on) { atomic_store(&sim_hold, on != 0); }
 
 static int countdown_hits(atomic_long *c)
 {
@@ -47,6 +54,7 @@ void gbp_sim_get_stats(gbp_sim_stats *s)
     s->signals = atomic_load(&st_signals);
     s->pinned_live = atomic_load(&st_pinned_live);
     s->pinned_bytes = atomic_load(&st_pinned_bytes);
+    s->hazards = atomic_load(&st_hazards);
 }
 
 void gbp_sim_reset(void)
@@ -54,10 +62,14 @@ void gbp_sim_reset(void)
     atomic_store(&sim_delay_us, 0);
     atomic_store(&sim_fail_copy, -1);
     atomic_store(&sim_fail_pinned, -1);
+    atomic_store(&sim_fail_queue, -1);
+    atomic_store(&sim_fail_record, -1);
+    atomic_store(&sim_hold, 0);
     atomic_store(&st_copies, 0);
     atomic_store(&st_reductions, 0);
     atomic_store(&st_bytes, 0);
     atomic_store(&st_fences, 0);
+    atomic_store(&st_hazards, 0);
     atomic_store(&st_signals, 0);
 }
 
@@ -138,6 +150,7 @@ typedef struct sim_ctx {
     pthread_cond_t cv;
     pthread_t worker;
     sim_op *head, *tail;
+    sim_op *running;       /* taken by the worker, not complete yet */
     uint64_t queued, done; /* sequence numbers */
     int stop;
     int err;             /* first failure not yet reported by sync */
@@ -196,11 +209,25 @@ static void *worker_main(void *arg)
     sim_ctx *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        while (!s->head && !s->stop) pthread_cond_wait(&s->cv, &s->lock);
+        while (!s->stop && (!s->head || atomic_load(&sim_hold))) {
+            if (!atomic_load(&sim_hold)) {
+                pthread_cond_wait(&s->cv, &s->lock);
+                continue;
+            }
+            struct timespec t; /* held (gbp_sim_hold): look again in a millisecond */
+            clock_gettime(CLOCK_REALTIME, &t);
+            t.tv_nsec += 1000000L;
+            if (t.tv_nsec >= 1000000000L) {
+                t.tv_sec++;
+                t.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&s->cv, &s->lock, &t);
+        }
         if (!s->head) break; /* stop, and the queue is drained */
         sim_op *op = s->head;
         s->head = op->next;
         if (!s->head) s->tail = NULL;
+        s->running = op;
         int failed_before = s->err != 0;
         pthread_mutex_unlock(&s->lock);
 
@@ -220,9 +247,9 @@ static void *worker_main(void *arg)
             }
             }
         }
-        gbp_free(op);
-
         pthread_mutex_lock(&s->lock);
+        s->running = NULL;
+        gbp_free(op);
         s->done++;
         if (failed && !s->err) {
             s->err = GPUBP_ERR_DEVICE;
@@ -334,6 +361,9 @@ static void sim_dev_free(void *ctx, void *p) { (void)ctx; gbp_sim_free(p); }
 
 static int sim_copy_async(void *ctx, const gbp_copy3d *c)
 {
+    if (countdown_hits(&sim_fail_queue))
+        return gbp_error(GPUBP_ERR_DEVICE, SIM_ERR_QUEUE,
+                         "simulated device: copy refused (injected failure)");
     sim_op *op = new_op(OP_COPY);
     if (!op) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (simulated copy)");
     op->c = *c;
@@ -385,6 +415,9 @@ static void sim_event_destroy(void *ctx, void *ev) { (void)ctx; gbp_free(ev); }
 
 static int sim_event_record(void *ctx, void *ev)
 {
+    if (countdown_hits(&sim_fail_record))
+        return gbp_error(GPUBP_ERR_DEVICE, SIM_ERR_QUEUE,
+                         "simulated device: event record refused (injected failure)");
     sim_ctx *s = ctx;
     sim_event *e = ev;
     pthread_mutex_lock(&s->lock);
@@ -427,6 +460,39 @@ static int sim_sync(void *ctx)
     return wait_seq(s, t, 1);
 }
 
+/* Whether the bytes a 3-D copy side touches (from p, rows `width` bytes) meet [lo, hi). */
+static int side_meets(const void *p, const gbp_copy3d *c, size_t pitch, size_t slice,
+                      uintptr_t lo, uintptr_t hi)
+{
+    if (c->width == 0 || c->height == 0 || c->depth == 0) return 0;
+    uintptr_t a = (uintptr_t)p;
+    uintptr_t e = a + (c->depth - 1) * (c->depth > 1 ? slice : 0) +
+                  (c->height - 1) * (c->height > 1 ? pitch : 0) + c->width;
+    return a < hi && lo < e;
+}
+
+static int op_meets(const sim_op *op, uintptr_t lo, uintptr_t hi, int reads)
+{
+    if (op->kind != OP_COPY) return 0;
+    const gbp_copy3d *c = &op->c;
+    return side_meets(c->dst, c, c->dpitch, c->dslice, lo, hi) ||
+           (reads && side_meets(c->src, c, c->spitch, c->sslice, lo, hi));
+}
+
+static int sim_check_idle(void *ctx, const void *p, size_t n, int reads)
+{
+    sim_ctx *s = ctx;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    pthread_mutex_lock(&s->lock);
+    int hit = s->running && op_meets(s->running, lo, hi, reads);
+    for (const sim_op *op = s->head; op && !hit; op = op->next) hit = op_meets(op, lo, hi, reads);
+    pthread_mutex_unlock(&s->lock);
+    if (!hit) return GPUBP_OK;
+    atomic_fetch_add(&st_hazards, 1);
+    return gbp_error(GPUBP_ERR_INTERNAL, 0, "simulated device: %zu bytes at %p are reused while "
+                     "a copy %s them is still queued", n, p, reads ? "into or out of" : "into");
+}
+
 static int sim_set_user_stream(void *ctx, void *stream)
 {
     sim_ctx *s = ctx;
@@ -457,6 +523,7 @@ static const gbp_devops sim_ops = {
     sim_event_create, sim_event_destroy, sim_event_record, sim_event_wait,
     sim_sync,
     sim_set_user_stream, sim_fence, sim_signal,
+    sim_check_idle,
 };
 
 const gbp_devops *gbp_sim_ops(void) { return &sim_ops; }

@@ -24,11 +24,21 @@ void gbp_sim_set_delay_us(unsigned us);
 /* The n-th copy from now (0 = the next one) fails after copying half its rows: its stream reports
  * GPUBP_ERR_DEVICE. n < 0 disables. */
 void gbp_sim_fail_copy_after(long n);
+/* The n-th call from now to queue a copy fails at once (GPUBP_ERR_DEVICE, native code 1, like
+ * cudaMemcpyAsync refusing an argument), queuing nothing; the stream is not affected. n < 0
+ * disables. */
+void gbp_sim_fail_queue_after(long n);
+/* The n-th event record from now fails at once (GPUBP_ERR_DEVICE, native code 1); the work
+ * queued before it still runs. n < 0 disables. */
+void gbp_sim_fail_record_after(long n);
 /* The n-th pinned allocation from now fails (GPUBP_ERR_NOMEM). n < 0 disables. */
 void gbp_sim_fail_pinned_alloc_after(long n);
 /* The n-th pwrite or pread of a staging slot from now fails with EIO (GPUBP_ERR_IO), whatever
  * the device backend. n < 0 disables. */
 void gbp_sim_fail_io_after(long n);
+/* While on, the streams run nothing: what is queued waits (a test looks at work in flight).
+ * Closing a context runs its queue regardless. */
+void gbp_sim_hold(int on);
 /* Counters since the last reset: copies run, reductions run, bytes copied, user-stream fences. */
 typedef struct gbp_sim_stats {
     long copies;
@@ -38,6 +48,7 @@ typedef struct gbp_sim_stats {
     long signals;
     long pinned_live;     /* pinned allocations not yet freed */
     size_t pinned_bytes;  /* their bytes */
+    long hazards;         /* slot bytes reused while a copy still touched them (check_idle) */
 } gbp_sim_stats;
 void gbp_sim_get_stats(gbp_sim_stats *s);
 /* Clears the hooks and the counters (not the live allocations). */

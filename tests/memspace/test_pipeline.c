@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "box.h"
+#include "devops.h"
 #include "fileio.h"
 #include "memspace.h"
 #include "simdev.h"
@@ -411,6 +412,16 @@ static void recovers(gbp_mem *m, int fd, const uint8_t *dev, size_t n)
     free(got);
 }
 
+/* Slot bytes the pipeline reused while a device copy still touched them, since the last reset
+ * (the simulated device's check_idle, called at every pread into a slot and at every release of
+ * a device write's slot). */
+static long hazards(void)
+{
+    gbp_sim_stats st;
+    gbp_sim_get_stats(&st);
+    return st.hazards;
+}
+
 /* ---- chunks copied in pieces ------------------------------------------------------------------ */
 static gbp_params piece_params(int slots, size_t chunk, int threads, size_t piece)
 {
@@ -442,6 +453,7 @@ static void transfers_in_pieces(void **state)
     read_case(piece_params(3, 10000, 2, 3000), 1, r1, z1, r1, r1, z1, 4, 0);
     size_t b2[] = {64, 128}, f2[] = {0, 32}, q2[] = {64, 64}, o2[] = {0, 0};
     read_case(piece_params(4, 8192, 2, 1024), 2, b2, f2, q2, q2, o2, 8, 4096);
+    assert_int_equal(hazards(), 0);
     gbp_sim_reset();
 }
 
@@ -490,6 +502,7 @@ static void reads_reuse_slots_in_pieces(void **state)
         assert_memory_equal(c, file + 10 * cols, 12 * cols * sizeof *c);
     }
     gbp_mem_close(m);
+    assert_int_equal(hazards(), 0);
     close(fd);
     free(file);
     gbp_sim_free(a);
@@ -555,6 +568,123 @@ static void failure_in_pieces(void **state)
     close(fd);
     free(marker);
     gbp_sim_free(dev);
+}
+
+/* The hazard check the tests count on: a copy queued and not complete is seen on the bytes it
+ * writes, with `reads` on those it reads too, strided copies by their rows' extent, and nothing
+ * once the stream ran. */
+static void hazard_check(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    const gbp_devops *ops = gbp_sim_ops();
+    void *ctx;
+    TS_OK(ops->open(&ctx));
+    uint8_t *dev = gbp_sim_alloc(8192), *host = malloc(8192);
+    assert_true(dev && host);
+    memset(dev, 1, 8192);
+    gbp_sim_hold(1);
+    gbp_copy3d d2h = {dev, host + 1024, 2048, 1, 1, 0, 0, 0, 0, GBP_COPY_D2H};
+    TS_OK(ops->copy_async(ctx, &d2h));
+    assert_int_equal(ops->check_idle(ctx, host + 3000, 100, 0), GPUBP_ERR_INTERNAL);
+    assert_non_null(strstr(gbp_error_message(), "still queued"));
+    assert_int_equal(ops->check_idle(ctx, host + 3072, 100, 1), GPUBP_OK);
+    assert_int_equal(ops->check_idle(ctx, host, 1024, 1), GPUBP_OK);
+    assert_int_equal(ops->check_idle(ctx, dev + 10, 10, 0), GPUBP_OK);
+    assert_int_equal(ops->check_idle(ctx, dev + 10, 10, 1), GPUBP_ERR_INTERNAL);
+    /* 4 rows of 16 bytes, 64 apart: [4096, 4096 + 3 * 64 + 16) of host */
+    gbp_copy3d h2d = {host + 4096, dev + 4096, 16, 4, 1, 64, 0, 64, 0, GBP_COPY_H2D};
+    TS_OK(ops->copy_async(ctx, &h2d));
+    assert_int_equal(ops->check_idle(ctx, host + 4096 + 200, 8, 0), GPUBP_OK);
+    assert_int_equal(ops->check_idle(ctx, host + 4096 + 200, 8, 1), GPUBP_ERR_INTERNAL);
+    assert_int_equal(ops->check_idle(ctx, host + 4096 + 208, 8, 1), GPUBP_OK);
+    gbp_sim_hold(0);
+    TS_OK(ops->sync(ctx));
+    assert_int_equal(ops->check_idle(ctx, host, 8192, 1), GPUBP_OK);
+    assert_int_equal(hazards(), 3);
+    assert_memory_equal(host + 1024, dev, 2048);
+    ops->close(ctx);
+    gbp_sim_free(dev);
+    free(host);
+    gbp_sim_reset();
+}
+
+/* One transfer through m while the n-th copy (what 0) or event record (what 1) from now is
+ * refused at once: the transfer fails with the device's refusal, and no slot byte is reused while
+ * a copy still touches it (the copies queued before the refusal, which no event may cover, are
+ * waited for). */
+static void refused_once(int what, long nth)
+{
+    gbp_sim_reset();
+    gbp_sim_set_delay_us(nth % 3 ? 40 : 0);
+    if (what == 0) gbp_sim_fail_queue_after(nth);
+    else gbp_sim_fail_record_after(nth);
+}
+
+static void refused_check(gbp_mem *m)
+{
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_DEVICE);
+    assert_non_null(strstr(gbp_error_message(), "refused (injected"));
+    assert_int_equal(gbp_error_native(), 1);
+    assert_int_equal(hazards(), 0);
+}
+
+static void refused_copies_and_events(void **state)
+{
+    (void)state;
+    const size_t n = 128 * 1024, piece = 4096, rows = 256, cols = 512;
+    gbp_params p = piece_params(3, 16384, 2, piece);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    uint8_t *dev = gbp_sim_alloc(n), *back = gbp_sim_alloc(n), *marker = malloc(n);
+    assert_true(dev && back && marker);
+    fill_pattern(dev, n, 77);
+    memset(marker, 0xEE, n);
+    int fd = open_tmp("refused.dat");
+    gbp_box whole, fb, db;
+    gbp_box_dense(&whole, 1, &n);
+    size_t dims[2] = {rows, cols}, st[2] = {5, 64}, cnt[2] = {200, 384}, z[2] = {0, 0};
+    make_box(&fb, 2, dims, st, cnt);
+    make_box(&db, 2, cnt, z, cnt);
+    for (int what = 0; what < 2; what++) {
+        for (long k = 0; k < 30; k += 3) {
+            /* a write in pieces (32 copies, 32 events) */
+            assert_int_equal(gbp_pwrite_all(fd, marker, n, 0, "t"), GPUBP_OK);
+            refused_once(what, k);
+            (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &whole, NULL, NULL);
+            refused_check(m);
+            check_pieces_or_marker(fd, dev, n, piece);
+            /* a strided write (a chunk of 42 rows in one 2-D copy and one event) */
+            refused_once(what, k / 6);
+            (void)gbp_mem_write(m, GPUBP_MEM_GPU, fd, 0, dev, GPUBP_TYPE_UINT8, &fb, NULL, NULL);
+            refused_check(m);
+            /* reads: whole, in pieces, and the sub-box in 2-D copies; then read again, after a
+             * read that reused the slots */
+            refused_once(what, k);
+            (void)gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &whole, back, &whole);
+            refused_check(m);
+            refused_once(what, k / 6);
+            (void)gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &fb, back, &db);
+            refused_check(m);
+        }
+    }
+    /* the context recovers: a whole write, then the file read back whole and as the sub-box */
+    recovers(m, fd, dev, n);
+    memset(back, 0, n);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &whole, back, &whole));
+    TS_OK(gbp_mem_sync(m));
+    assert_memory_equal(back, dev, n);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &fb, back, &db));
+    TS_OK(gbp_mem_sync(m));
+    for (size_t r = 0; r < cnt[0]; r++)
+        assert_memory_equal(back + r * cnt[1], dev + (st[0] + r) * cols + st[1], cnt[1]);
+    assert_int_equal(hazards(), 0);
+    gbp_mem_close(m);
+    close(fd);
+    free(marker);
+    gbp_sim_free(dev);
+    gbp_sim_free(back);
+    gbp_sim_reset();
 }
 
 /* ---- failures ---------------------------------------------------------------------------------- */
@@ -980,6 +1110,8 @@ int main(void)
         cmocka_unit_test(transfers_in_pieces),
         cmocka_unit_test(failure_in_pieces),
         cmocka_unit_test(reads_reuse_slots_in_pieces),
+        cmocka_unit_test(hazard_check),
+        cmocka_unit_test(refused_copies_and_events),
         cmocka_unit_test(failure_mid_copy),
         cmocka_unit_test(failure_mid_write_and_read),
         cmocka_unit_test(failure_pinned_alloc),
