@@ -450,6 +450,18 @@ static void raw_cleanup(const opts *o, int nfiles)
 }
 
 /* the value of key in a params string, or dflt */
+/* How many data.K files the dataset at path holds (K = 0, 1, ... without a gap). */
+static int data_files(const char *path)
+{
+    int n = 0;
+    char p[4200];
+    struct stat st;
+    for (;; n++) {
+        snprintf(p, sizeof p, "%s/data.%d", path, n);
+        if (stat(p, &st) != 0) return n;
+    }
+}
+
 static int param_int(const char *params, const char *key, int dflt)
 {
     if (!params) return dflt;
@@ -541,7 +553,11 @@ int main(int argc, char **argv)
     int pool_slots = param_int(o.params, "pool_slots", 4);
     int chunk_mib = param_int(o.params, "chunk_mib", 16);
     int threads = param_int(o.params, "io_threads", pool_slots);
-    int files = param_int(o.params, "subfiles", 1);
+    /* the data files the library writes: subfiles=auto (the default) spreads blocks of 4 MiB or
+     * more over as many files as I/O threads; checked against the dataset after the first run */
+    int files = param_int(o.params, "subfiles", 0);
+    if (files <= 0)
+        files = bytes / o.blocks < ((size_t)4 << 20) ? 1 : threads < (int)o.blocks ? threads : (int)o.blocks;
     /* each repetition measures the raw limits first, then the library, on the same bytes; a run
      * starts from no dataset, as the raw write starts from no file */
     for (int k = 0; k < o.repeat; k++) {
@@ -562,6 +578,9 @@ int main(int argc, char **argv)
         }
         if (do_write(&r, &secs)) return 1;
         if (k == 0) hwm = status_kb("VmHWM");
+        if (k == 0 && data_files(r.path) != files)
+            fprintf(stderr, "gpubp-bench: the library wrote %d data files, the raw baselines use "
+                            "%d\n", data_files(r.path), files);
         wr[k] = total / secs / 1e9;
         if (do_read(&r, 0, &secs)) return 1;
         rd[k] = total / secs / 1e9;

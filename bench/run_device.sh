@@ -14,7 +14,7 @@
 # Logs (at most 8 files) go to $OUT.
 # MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
 # MODE=check: the tests, the example and the sanitizers as in full, then the four sync GPU rows
-# (defaults, 4, 8 and 16 subfiles, medians of 3): the check after a change to the GPU paths.
+# (defaults — subfiles=auto —, one file, 4, 8 and 16 subfiles, medians of 3): the check after a change to the GPU paths.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -122,7 +122,7 @@ mkdir -p /tmp/gpubp-san
 
 BENCH=$B/bench/gpubp-bench
 D=/tmp/gpubp-bench
-ROWS=("" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16"
+ROWS=("" "subfiles=1" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16"
       "subfiles=16,io_threads=16,pool_slots=32")
 REPEAT=3
 if [ "$MODE" = full ]; then

@@ -4,8 +4,10 @@
 
 #include "blosczlib.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +17,43 @@ const char *gbp_sub_name(const gpubp_file *f, int k, char *buf, size_t n)
     return buf;
 }
 #define sub_name gbp_sub_name
+
+/* Opens subfile k (creating it; emptied when trunc), its size giving where the next PG goes. */
+static int open_subfile(gpubp_file *f, int k, int trunc)
+{
+    char p[4200];
+    sub_name(f, k, p, sizeof p);
+    GBP_FORWARD_IF_ERROR(gbp_open_file(&f->data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
+    uint64_t size;
+    GBP_FORWARD_IF_ERROR(gbp_file_size(f->data_fd[k], &size, p));
+    f->data_has_header[k] = size >= BP4_HEADER_SIZE;
+    f->data_size[k] = size >= BP4_HEADER_SIZE ? size : BP4_HEADER_SIZE;
+    return GPUBP_OK;
+}
+
+/* subfiles=auto, a new dataset: data.1… are created when a block first goes there, so that a
+ * dataset of small blocks is data.0 alone, as ADIOS2 writes it; those of an earlier dataset of
+ * the same name are removed (they would be read as this one's). Appending: those that exist are
+ * opened now (their sizes are where the next PGs go); the others are created when first used. */
+static int open_subfile_auto(gpubp_file *f, int k, int trunc)
+{
+    char p[4200];
+    sub_name(f, k, p, sizeof p);
+    f->data_size[k] = BP4_HEADER_SIZE;
+    if (trunc) {
+        if (unlink(p) < 0 && errno != ENOENT)
+            return gbp_error(GPUBP_ERR_IO, errno, "cannot remove %s: %s", p, strerror(errno));
+        return GPUBP_OK;
+    }
+    if (access(p, F_OK) < 0) return GPUBP_OK;
+    return open_subfile(f, k, 0);
+}
+
+/* Subfile k opened (created) for a block, when subfiles=auto left it closed. */
+static int use_subfile(gpubp_file *f, int k)
+{
+    return f->data_fd[k] >= 0 ? GPUBP_OK : open_subfile(f, k, 1);
+}
 
 /* Allocates the per-subfile state and, when `open` is set, opens (creating) this writer's
  * subfiles; their current sizes give where the next PG goes. */
@@ -32,15 +71,9 @@ int gbp_open_subfiles(gpubp_file *f, int trunc, int open)
     if (!f->data_fd || !f->data_size || !f->pg_start || !f->cursor || !f->pg_nvars ||
         !f->data_has_header)
         return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
-    for (int k = 0; open && k < n; k++) {
-        char p[4200];
-        sub_name(f, k, p, sizeof p);
-        GBP_FORWARD_IF_ERROR(gbp_open_file(&f->data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
-        uint64_t size;
-        GBP_FORWARD_IF_ERROR(gbp_file_size(f->data_fd[k], &size, p));
-        f->data_has_header[k] = size >= BP4_HEADER_SIZE;
-        f->data_size[k] = size >= BP4_HEADER_SIZE ? size : BP4_HEADER_SIZE;
-    }
+    for (int k = 0; open && k < n; k++)
+        GBP_FORWARD_IF_ERROR(k > 0 && f->sub_auto ? open_subfile_auto(f, k, trunc)
+                                                  : open_subfile(f, k, trunc));
     return GPUBP_OK;
 }
 
@@ -120,9 +153,17 @@ int gbp_writer_open_metadata(gpubp_file *f, int *have)
     return rc;
 }
 
+/* subfiles=auto: as many subfiles as I/O threads (io_threads, else pool_slots), at most this */
+#define GBP_AUTO_SUBFILES_MAX 64
+
 int gbp_writer_open(gpubp_file *f)
 {
-    f->nsub = f->params.subfiles > 0 ? f->params.subfiles : 1;
+    const gbp_params *p = &f->params;
+    /* parallel writers: one subfile per group unless asked (the groups spread the ranks) */
+    int nauto = p->io_threads > 0 ? p->io_threads : p->pool_slots > 0 ? p->pool_slots : 4;
+    if (nauto > GBP_AUTO_SUBFILES_MAX) nauto = GBP_AUTO_SUBFILES_MAX;
+    f->sub_auto = p->subfiles <= 0 && !f->comm && nauto > 1;
+    f->nsub = p->subfiles > 0 ? p->subfiles : f->sub_auto ? nauto : 1;
     if (f->comm) return gbp_pwriter_open(f); /* parallel writers commit in end_step */
     f->async = f->params.async_commit;
     int have;
@@ -259,9 +300,13 @@ size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
 {
     gpubp_variable *v = wb->var;
     wb->meta.dims = wb->dimstore;
-    int k = 0;
+    /* the subfile with the least data in this step; subfiles=auto: data.0 and those holding
+     * data in this step only, unless the block is large enough to go to a file of its own */
+    int k = 0, wide = !f->sub_auto || wb->payload_len >= GBP_STRIPE_MIN;
     for (int j = 1; j < f->nsub; j++)
-        if (f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k]) k = j;
+        if ((wide || f->pg_nvars[j] > 0) &&
+            f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k])
+            k = j;
     size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
     wb->subfile = (uint32_t)k;
     wb->meta.file_index = (uint32_t)(f->sub_base + k);
@@ -307,6 +352,7 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
     gpubp_variable *v = wb->var;
     size_t hs = gbp_assign_block(f, wb);
     int k = (int)wb->subfile;
+    GBP_FORWARD_IF_ERROR(use_subfile(f, k));
     char p[4200];
     sub_name(f, k, p, sizeof p);
     if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE) {

@@ -10,6 +10,10 @@
 #include "remote.h"
 #include "gpubp/comm.h"
 
+/* subfiles=auto: a block of this many payload bytes or more may open a subfile of its own; smaller
+ * blocks stay in data.0 and the subfiles already holding data in the step */
+#define GBP_STRIPE_MIN ((uint64_t)4 << 20)
+
 #define GBP_IO_NAME "gpubp"
 
 /* Dims and selections of a variable as the user gave them (in the memory space's layout). */
@@ -108,6 +112,8 @@ struct gpubp_file {
 
     /* ---- writer ---- */
     int nsub;                /* data subfiles (stripes) of this writer */
+    int sub_auto;            /* subfiles=auto: data.1… are taken for blocks of GBP_STRIPE_MIN
+                              * bytes or more only, and created when first used */
     int sub_base;            /* global number of its first subfile: group_id * nsub */
     int *data_fd;
     uint64_t *data_size;     /* next free offset per subfile (64 before the first PG) */

@@ -111,7 +111,7 @@ typedef struct gbp_params {
     size_t chunk_bytes;     /* chunk_mib (16) in bytes */
     size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
-    int subfiles;           /* 0 = library default */
+    int subfiles;           /* 0 = auto (library default: src/api_write.c gbp_writer_open) */
     int direct_io;
     int fsync;
     int async_commit;       /* serial writers: end_step returns once the data left the buffers */

@@ -57,7 +57,13 @@ static int set_param(gbp_params *p, const char *k, const char *v)
         return 0;
     }
     if (!strcmp(k, "io_threads")) return parse_int(k, v, 1, 256, &p->io_threads);
-    if (!strcmp(k, "subfiles")) return parse_int(k, v, 1, 4096, &p->subfiles);
+    if (!strcmp(k, "subfiles")) {
+        if (!strcmp(v, "auto")) {
+            p->subfiles = 0;
+            return 0;
+        }
+        return parse_int(k, v, 1, 4096, &p->subfiles);
+    }
     if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
     if (!strcmp(k, "fsync")) return parse_bool(k, v, &p->fsync);
     if (!strcmp(k, "async_commit")) return parse_bool(k, v, &p->async_commit);

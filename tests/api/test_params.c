@@ -94,6 +94,135 @@ static void test_subfiles(void **state)
     assert_false(ts_exists(ts_join(path, "data.3")));
 }
 
+/* One step (the writer's first): nbig blocks of 4 MiB of doubles (a 1-D array) and three small blocks of
+ * another variable, the small ones put between the big ones; value(step, i) everywhere. */
+static double auto_val(size_t s, size_t i) { return (double)i + (double)s * 0.25; }
+
+static void auto_step(gpubp_file *w, size_t step, size_t nbig)
+{
+    const size_t B = (size_t)1 << 19; /* doubles per big block: 4 MiB */
+    size_t shape = nbig * B, sshape = 3 * 100;
+    gpubp_variable *v = nbig ? ts_define(w, "big", GPUBP_TYPE_DOUBLE, 1, &shape, &B) : NULL;
+    gpubp_variable *sv = ts_define(w, "small", GPUBP_TYPE_DOUBLE, 1, &sshape, NULL);
+    double *buf = malloc((nbig * B + sshape) * sizeof *buf);
+    assert_non_null(buf);
+    for (size_t i = 0; i < nbig * B; i++) buf[i] = auto_val(step, i);
+    for (size_t i = 0; i < sshape; i++) buf[nbig * B + i] = auto_val(step, i);
+    TS_OK(gpubp_begin_step(w));
+    for (size_t b = 0; b < nbig || b < 3; b++) {
+        if (b < nbig) {
+            size_t st = b * B;
+            TS_OK(gpubp_set_selection(v, 1, &st, &B));
+            TS_OK(gpubp_put(w, v, buf + st, GPUBP_DEFERRED));
+        }
+        if (b < 3) {
+            size_t st = b * 100, ct = 100;
+            TS_OK(gpubp_set_selection(sv, 1, &st, &ct));
+            TS_OK(gpubp_put(w, sv, buf + nbig * B + st, GPUBP_DEFERRED));
+        }
+    }
+    TS_OK(gpubp_end_step(w));
+    free(buf);
+}
+
+/* Reads the variable's step vs (written in step s) of `name`, n values, and checks them. */
+static void auto_check(gpubp_file *r, size_t vs, size_t s, const char *name, size_t n)
+{
+    gpubp_variable *v = au_inq(r, name);
+    double *buf = malloc(n * sizeof *buf);
+    assert_non_null(buf);
+    size_t z = 0;
+    TS_OK(gpubp_set_step_selection(v, vs, 1));
+    TS_OK(gpubp_set_selection(v, 1, &z, &n));
+    TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != auto_val(s, i)) {
+            print_error("%s step %zu element %zu: %g != %g\n", name, s, i, buf[i], auto_val(s, i));
+            fail();
+        }
+    free(buf);
+}
+
+/* Which of data.0 … data.5 exist under path, as a bit mask. */
+static unsigned data_files(const char *path)
+{
+    unsigned m = 0;
+    char name[16];
+    for (int k = 0; k < 6; k++) {
+        snprintf(name, sizeof name, "data.%d", k);
+        if (ts_exists(ts_join(path, name))) m |= 1u << k;
+    }
+    return m;
+}
+
+/* subfiles=auto, the default: small blocks keep data.0 alone (as ADIOS2 writes it; data.K of an
+ * earlier dataset of the name is removed), blocks of 4 MiB or more spread over as many subfiles as
+ * I/O threads (created when first used), appends continue them; explicit values as asked. */
+static void test_subfiles_auto(void **state)
+{
+    (void)state;
+    const size_t B = (size_t)1 << 19;
+    char path[4096]; /* ts_path's buffer is reused by later calls */
+    snprintf(path, sizeof path, "%s", ts_path("auto.bp"));
+    /* a dataset of small blocks, over an earlier one that had 3 subfiles */
+    big_round_trip("auto.bp", "subfiles=3,io_threads=3", NULL);
+    big_round_trip("auto.bp", NULL, NULL);
+    assert_int_equal(data_files(path), 0x1);
+    /* 4 big blocks, 3 small ones: 4 subfiles (io_threads defaults to pool_slots, 4), each big
+     * block in a file of its own; steps appended with small blocks only, then big ones again */
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, "subfiles=auto");
+    auto_step(w, 0, 4);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(data_files(path), 0xF);
+    for (int k = 0; k < 4; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "data.%d", k);
+        assert_true(ts_file_size(ts_join(path, name)) >= (long)(B * sizeof(double)));
+        assert_true(ts_file_size(ts_join(path, name)) < (long)(2 * B * sizeof(double)));
+    }
+    long before = ts_file_size(ts_join(path, "data.3"));
+    w = ts_open(path, GPUBP_MODE_APPEND, NULL);
+    auto_step(w, 1, 0);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_file_size(ts_join(path, "data.3")), before); /* small: data.0 */
+    w = ts_open(path, GPUBP_MODE_APPEND, NULL);
+    auto_step(w, 2, 4);
+    TS_OK(gpubp_close(w));
+    assert_true(ts_file_size(ts_join(path, "data.3")) > before);
+    AU_CHECK(path);
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+    auto_check(r, 0, 0, "big", 4 * B);
+    auto_check(r, 1, 2, "big", 4 * B); /* not in step 1 */
+    for (size_t s = 0; s < 3; s++) auto_check(r, s, s, "small", 300);
+    TS_OK(gpubp_close(r));
+    /* a dataset of small blocks appended with big ones: data.1… created then */
+    w = ts_open(path, GPUBP_MODE_WRITE, NULL);
+    auto_step(w, 0, 0);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(data_files(path), 0x1);
+    w = ts_open(path, GPUBP_MODE_APPEND, "io_threads=2");
+    auto_step(w, 1, 3);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(data_files(path), 0x3); /* as many as I/O threads */
+    AU_CHECK(path);
+    r = ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+    auto_check(r, 0, 1, "big", 3 * B);
+    auto_check(r, 0, 0, "small", 300);
+    auto_check(r, 1, 1, "small", 300);
+    TS_OK(gpubp_close(r));
+    /* subfiles=1: one file whatever the blocks; bad values name the key */
+    w = ts_open(path, GPUBP_MODE_WRITE, "subfiles=1");
+    auto_step(w, 0, 4);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(data_files(path), 0x1);
+    gpubp_file *f = NULL;
+    assert_int_equal(gpubp_open(&f, ts_path("bad_sub.bp"), GPUBP_MODE_WRITE, "subfiles=0"),
+                     GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "subfiles"));
+    assert_int_equal(gpubp_open(&f, ts_path("bad_sub.bp"), GPUBP_MODE_WRITE, "subfiles=autox"),
+                     GPUBP_ERR_PARAM);
+}
+
 /* The MPI keys are accepted by a serial open (where they change nothing); bad values name the key. */
 static void test_mpi_keys(void **state)
 {
@@ -286,6 +415,7 @@ int main(void)
         BIG_CASE(0),
         BIG_CASE(1),
         cmocka_unit_test(test_subfiles),
+        cmocka_unit_test(test_subfiles_auto),
         BIG_CASE(2),
         BIG_CASE(3),
         cmocka_unit_test(test_many_variables_long_names),
