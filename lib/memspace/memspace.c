@@ -732,6 +732,18 @@ static int pick_job_locked(gbp_mem *m, int me, int fd)
     return -1;
 }
 
+/* Position of the first queued device write of file fd, when it is copied in pieces, or -1: a
+ * thread with one slot may hand that slot on to it (its first piece lands in the slot's first
+ * piece, written long before the thread's current chunk ends). Caller holds m->lock. */
+static int pick_sharing_locked(gbp_mem *m, int fd)
+{
+    for (int k = 0; k < m->q_len; k++) {
+        const job *j = &m->queue[(m->q_head + k) % m->qcap];
+        if (j->kind == JOB_DEV_WRITE && j->fd == fd && j->slot < 0) return j->np > 1 ? k : -1;
+    }
+    return -1;
+}
+
 /* Takes the job at position k out of the queue, keeping the order of the others. */
 static job take_job_locked(gbp_mem *m, int k)
 {
@@ -839,8 +851,10 @@ static int write_dev_job(gbp_mem *m, job *j, job *next, int *rc_next)
             *rc_next = fill_job(m, next);
         }
         size_t o = (size_t)i * m->piece;
+        size_t n = j->np == 1 ? m->slot_alloc : j->len - o < m->piece ? j->len - o : m->piece;
+        rc = slot_idle(m, s->buf + (j->np == 1 ? 0 : o), n, 0); /* no copy lands in what is written */
+        if (rc != GPUBP_OK) break;
         if (j->np > 1) {
-            size_t n = j->len - o < m->piece ? j->len - o : m->piece;
             rc = gbp_pwrite_all(j->fd, s->buf + o, n, j->off + o, "data file");
         } else if (m->params.direct_io) {
             pthread_mutex_lock(&m->lock);
@@ -915,6 +929,18 @@ static void *io_main(void *arg)
                 have_next = 1;
             }
         }
+        /* one slot per thread (the default pool of 4 slots with 4 subfiles): a chunk copied in
+         * pieces hands its slot on to the file's next chunk in pieces, whose first piece is
+         * copied into the slot's first piece while this chunk's last piece is written */
+        if (!have_next && j.kind == JOB_DEV_WRITE && j.np > 1) {
+            int k2 = pick_sharing_locked(m, j.fd);
+            if (k2 >= 0) {
+                m->queue[(m->q_head + k2) % m->qcap].slot = j.slot; /* no slot taken */
+                next = take_job_locked(m, k2);
+                have_next = 1;
+            }
+        }
+        int pass_slot = have_next && next.slot == j.slot; /* the slot stays taken, by next */
         if (is_write(&j)) m->wfd[me] = j.fd;
         pthread_cond_broadcast(&m->cv); /* room in the queue */
         pthread_mutex_unlock(&m->lock);
@@ -934,7 +960,7 @@ static void *io_main(void *arg)
             rc = j.kind == JOB_DEV_WRITE ? write_dev_job(m, &j, have_next ? &next : NULL, &rc2)
                                          : run_job(m, &j);
         double dt = m->stats ? mono_s() - t0 : 0;
-        if (j.kind == JOB_DEV_WRITE && m->ops->check_idle) { /* no copy into the slot left */
+        if (j.kind == JOB_DEV_WRITE && m->ops->check_idle && !pass_slot) { /* no copy left */
             saved_err e;
             err_save(&e, rc);
             rc = err_restore(&e, slot_idle(m, m->slots[j.slot].buf, m->slot_alloc, 0));
@@ -948,7 +974,7 @@ static void *io_main(void *arg)
         staged_locked(m, &j);
         m->open_jobs[j.epoch & 1]--;
         if (!have_next) m->wfd[me] = -1;
-        if (!host) {
+        if (!host && !pass_slot) {
             m->slots[j.slot].busy = 0;
             /* a write that queued nothing leaves the copies out of the slot as it found them */
             if (j.is_read || (j.queued == 0 && j.slot_pending)) m->slots[j.slot].ev_pending = 1;

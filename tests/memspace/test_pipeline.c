@@ -457,6 +457,64 @@ static void transfers_in_pieces(void **state)
     gbp_sim_reset();
 }
 
+/* One slot per I/O thread and one file per thread (the default pool with subfiles=auto): a
+ * chunk copied in pieces hands its slot on to its file's next chunk, whose first piece is copied
+ * into the slot while the chunk's last piece is written. Several files, chunks of 2 to 4 pieces
+ * with partial last pieces, a strided block in between (copied in one go: not shared), a slow
+ * device: every file byte for byte, and no slot byte reused while a copy still touched it. */
+static void writes_share_slots(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    gbp_sim_set_delay_us(60);
+    /* n: 12 chunks of 4 pieces, so that the strided box's first chunk, a whole slot, follows
+     * the last of them (and overlaps its last piece were it handed the slot) */
+    const size_t n = 12 * 16384, piece = 4096;
+    gbp_params p = piece_params(3, 16384, 3, piece);
+    gbp_mem *m;
+    assert_int_equal(gbp_mem_open(&m, &p), GPUBP_OK);
+    uint8_t *dev[3];
+    int fd[3];
+    gbp_box whole;
+    gbp_box_dense(&whole, 1, &n);
+    size_t dims[2] = {400, 500}, st[2] = {10, 7}, ct[2] = {300, 480};
+    gbp_box strided;
+    make_box(&strided, 2, dims, st, ct);
+    for (int round = 0; round < 2; round++) {
+        for (int f = 0; f < 3; f++) {
+            dev[f] = gbp_sim_alloc(n);
+            assert_non_null(dev[f]);
+            fill_pattern(dev[f], n, 40u + (unsigned)f + 3u * (unsigned)round);
+            char name[32];
+            snprintf(name, sizeof name, "share%d.dat", f);
+            fd[f] = open_tmp(name);
+        }
+        for (int f = 0; f < 3; f++) {
+            TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd[f], 0, dev[f], GPUBP_TYPE_UINT8, &whole, NULL,
+                                NULL));
+            /* after it, in the same file: a strided box, then the whole buffer again */
+            TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd[f], n, dev[f], GPUBP_TYPE_UINT8, &strided,
+                                NULL, NULL));
+            TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd[f], n + 300 * 480, dev[f], GPUBP_TYPE_UINT8,
+                                &whole, NULL, NULL));
+        }
+        TS_OK(gbp_mem_sync(m));
+        for (int f = 0; f < 3; f++) {
+            uint8_t *got = read_back(fd[f], 0, 2 * n + 300 * 480);
+            assert_memory_equal(got, dev[f], n);
+            for (size_t r = 0; r < 300; r++)
+                assert_memory_equal(got + n + r * 480, dev[f] + (10 + r) * 500 + 7, 480);
+            assert_memory_equal(got + n + 300 * 480, dev[f], n);
+            free(got);
+            close(fd[f]);
+            gbp_sim_free(dev[f]);
+        }
+    }
+    assert_int_equal(hazards(), 0);
+    gbp_mem_close(m);
+    gbp_sim_reset();
+}
+
 /* Reads that reuse a slot while the device copies out of it still run (two slots, a slow
  * device), switching between chunks read in pieces, strided chunks read in one go, and pieces of
  * fewer pieces than the read before: no byte of a slot is overwritten before its copy ran. */
@@ -1110,6 +1168,7 @@ int main(void)
         cmocka_unit_test(transfers_in_pieces),
         cmocka_unit_test(failure_in_pieces),
         cmocka_unit_test(reads_reuse_slots_in_pieces),
+        cmocka_unit_test(writes_share_slots),
         cmocka_unit_test(hazard_check),
         cmocka_unit_test(refused_copies_and_events),
         cmocka_unit_test(failure_mid_copy),
