@@ -449,7 +449,6 @@ static void raw_cleanup(const opts *o, int nfiles)
     }
 }
 
-/* the value of key in a params string, or dflt */
 /* How many data.K files the dataset at path holds (K = 0, 1, ... without a gap). */
 static int data_files(const char *path)
 {
@@ -462,6 +461,7 @@ static int data_files(const char *path)
     }
 }
 
+/* the value of key in a params string, or dflt */
 static int param_int(const char *params, const char *key, int dflt)
 {
     if (!params) return dflt;
@@ -578,9 +578,10 @@ int main(int argc, char **argv)
         }
         if (do_write(&r, &secs)) return 1;
         if (k == 0) hwm = status_kb("VmHWM");
-        if (k == 0 && data_files(r.path) != files)
+        int wrote = k == 0 ? data_files(r.path) : files;
+        if (wrote != files)
             fprintf(stderr, "gpubp-bench: the library wrote %d data files, the raw baselines use "
-                            "%d\n", data_files(r.path), files);
+                            "%d\n", wrote, files);
         wr[k] = total / secs / 1e9;
         if (do_read(&r, 0, &secs)) return 1;
         rd[k] = total / secs / 1e9;

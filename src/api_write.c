@@ -160,7 +160,7 @@ int gbp_writer_open(gpubp_file *f)
 {
     const gbp_params *p = &f->params;
     /* parallel writers: one subfile per group unless asked (the groups spread the ranks) */
-    int nauto = p->io_threads > 0 ? p->io_threads : p->pool_slots > 0 ? p->pool_slots : 4;
+    int nauto = gbp_params_io_threads(p);
     if (nauto > GBP_AUTO_SUBFILES_MAX) nauto = GBP_AUTO_SUBFILES_MAX;
     f->sub_auto = p->subfiles <= 0 && !f->comm && nauto > 1;
     f->nsub = p->subfiles > 0 ? p->subfiles : f->sub_auto ? nauto : 1;

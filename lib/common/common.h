@@ -132,5 +132,7 @@ typedef struct gbp_params {
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1
 
 int gbp_params_parse(gbp_params *p, const char *s);
+/* The I/O threads of the staging pipeline: io_threads, else pool_slots (4). */
+int gbp_params_io_threads(const gbp_params *p);
 
 #endif /* GBP_COMMON_H */

@@ -120,6 +120,12 @@ static void trim(char **s, char **e)
     while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t')) (*e)--;
 }
 
+int gbp_params_io_threads(const gbp_params *p)
+{
+    if (p->io_threads > 0) return p->io_threads;
+    return p->pool_slots > 0 ? p->pool_slots : 4;
+}
+
 int gbp_params_parse(gbp_params *p, const char *s)
 {
     memset(p, 0, sizeof *p);

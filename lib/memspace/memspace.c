@@ -986,18 +986,12 @@ static void *io_main(void *arg)
     return NULL;
 }
 
-static int default_io_threads(const gbp_params *p)
-{
-    if (p->io_threads > 0) return p->io_threads;
-    return p->pool_slots > 0 ? p->pool_slots : 4;
-}
-
 /* The I/O threads and their queue, once per file at the first transfer that uses them. */
 static int threads_open(gbp_mem *m)
 {
     if (m->threads_started) return GPUBP_OK;
     int slots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
-    m->nthreads = default_io_threads(&m->params);
+    m->nthreads = gbp_params_io_threads(&m->params);
     m->qcap = slots + GBP_HOST_JOBS;
     if (!m->queue) m->queue = gbp_calloc((size_t)m->qcap, sizeof *m->queue);
     if (!m->threads) m->threads = gbp_calloc((size_t)m->nthreads, sizeof *m->threads);
