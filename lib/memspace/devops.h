@@ -86,8 +86,8 @@ typedef struct gbp_devops {
     /* The simulated device's hazard check (NULL elsewhere): GPUBP_ERR_INTERNAL, with a message,
      * when a copy queued and not yet complete writes into host bytes [p, p + n) or, with
      * `reads` set, reads them. The pipeline calls it where it relies on no copy touching a
-     * slot: before it reads a file span into a slot, and when a device write gives its slot
-     * back. */
+     * slot: before it reads a file span into a slot, before it writes a slot's bytes to a
+     * file, and when a device write gives its slot back. */
     int (*check_idle)(void *ctx, const void *p, size_t n, int reads);
 } gbp_devops;
 
