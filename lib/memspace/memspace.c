@@ -710,14 +710,12 @@ static int free_slots_locked(const gbp_mem *m)
 /* Position in the queue of the first job this thread may take, or -1. A write to a file that
  * another thread is writing waits: the kernel serialises writes to one file anyway, and taking
  * another file's job keeps several files (subfiles) busy at once. A device write also needs a
- * free slot (device reads too). A commit waits until every job of its epoch is done. Only
- * fd >= 0: the first job of that file (the thread's next chunk of its file).
+ * free slot (device reads too). A commit waits until every job of its epoch is done.
  * Caller holds m->lock. */
-static int pick_job_locked(gbp_mem *m, int me, int fd)
+static int pick_job_locked(gbp_mem *m, int me)
 {
     for (int k = 0; k < m->q_len; k++) {
         const job *j = &m->queue[(m->q_head + k) % m->qcap];
-        if (fd >= 0 && (j->kind != JOB_DEV_WRITE || j->fd != fd)) continue;
         if (j->kind == JOB_COMMIT) {
             if (m->open_jobs[j->epoch & 1] == 0) return k; /* every job of its epoch is done */
             continue;
@@ -726,20 +724,23 @@ static int pick_job_locked(gbp_mem *m, int me, int fd)
         for (int t = 0; is_write(j) && t < m->nthreads && !busy; t++)
             busy = t != me && m->wfd[t] == j->fd;
         if (busy) continue;
-        if (is_dev(j) && j->slot < 0 && free_slots_locked(m) == 0) continue;
+        if (is_dev(j) && free_slots_locked(m) == 0) continue;
         return k;
     }
     return -1;
 }
 
-/* Position of the first queued device write of file fd, when it is copied in pieces, or -1: a
- * thread with one slot may hand that slot on to it (its first piece lands in the slot's first
- * piece, written long before the thread's current chunk ends). Caller holds m->lock. */
-static int pick_sharing_locked(gbp_mem *m, int fd)
+/* Position of a thread's next chunk of file fd, the first queued device write of fd, when it can
+ * start now, or -1. With a slot of its own (share 0) it needs a free slot. Sharing (share 1), it
+ * takes the current chunk's slot, which only a chunk copied in pieces can: its first piece lands
+ * in the slot's first piece, written long before the current chunk ends. Caller holds m->lock. */
+static int pick_next_locked(gbp_mem *m, int fd, int share)
 {
     for (int k = 0; k < m->q_len; k++) {
         const job *j = &m->queue[(m->q_head + k) % m->qcap];
-        if (j->kind == JOB_DEV_WRITE && j->fd == fd && j->slot < 0) return j->np > 1 ? k : -1;
+        if (j->kind != JOB_DEV_WRITE || j->fd != fd) continue;
+        if (share) return j->np > 1 ? k : -1;
+        return free_slots_locked(m) > 0 ? k : -1;
     }
     return -1;
 }
@@ -908,7 +909,7 @@ static void *io_main(void *arg)
             have_next = 0;
         } else {
             int k;
-            while ((k = pick_job_locked(m, me, -1)) < 0 && !(m->stop && !m->q_len))
+            while ((k = pick_job_locked(m, me)) < 0 && !(m->stop && !m->q_len))
                 pthread_cond_wait(&m->cv, &m->lock);
             if (k < 0) break; /* stopping, and the queue is empty */
             j = take_job_locked(m, k);
@@ -921,21 +922,17 @@ static void *io_main(void *arg)
             }
         }
         /* device writes: the copy of this thread's next chunk of the same file runs while this
-         * one is written (two slots per thread at most) */
-        if (j.kind == JOB_DEV_WRITE && (free_slots_locked(m) >= 2 || m->nslots >= 2 * m->nthreads)) {
-            int k2 = pick_job_locked(m, me, j.fd);
-            if (k2 >= 0) {
-                next = take_job_locked(m, k2);
-                have_next = 1;
-            }
-        }
-        /* one slot per thread (the default pool of 4 slots with 4 subfiles): a chunk copied in
-         * pieces hands its slot on to the file's next chunk in pieces, whose first piece is
-         * copied into the slot's first piece while this chunk's last piece is written */
-        if (!have_next && j.kind == JOB_DEV_WRITE && j.np > 1) {
-            int k2 = pick_sharing_locked(m, j.fd);
-            if (k2 >= 0) {
+         * one is written (two slots per thread at most). With one slot per thread (the default
+         * pool of 4 slots with 4 subfiles) a chunk copied in pieces hands its slot on to the
+         * file's next chunk in pieces, whose first piece is copied into the slot's first piece
+         * while this chunk's last piece is written. */
+        if (j.kind == JOB_DEV_WRITE) {
+            int k2 = -1;
+            if (free_slots_locked(m) >= 2 || m->nslots >= 2 * m->nthreads)
+                k2 = pick_next_locked(m, j.fd, 0);
+            if (k2 < 0 && j.np > 1 && (k2 = pick_next_locked(m, j.fd, 1)) >= 0)
                 m->queue[(m->q_head + k2) % m->qcap].slot = j.slot; /* no slot taken */
+            if (k2 >= 0) {
                 next = take_job_locked(m, k2);
                 have_next = 1;
             }
@@ -974,6 +971,7 @@ static void *io_main(void *arg)
         staged_locked(m, &j);
         m->open_jobs[j.epoch & 1]--;
         if (!have_next) m->wfd[me] = -1;
+        if (pass_slot && j.queued == 0 && j.slot_pending) next.slot_pending = 1; /* goes on */
         if (!host && !pass_slot) {
             m->slots[j.slot].busy = 0;
             /* a write that queued nothing leaves the copies out of the slot as it found them */
