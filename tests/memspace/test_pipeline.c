@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "box.h"
@@ -863,6 +864,65 @@ static void commits_after_writes(void **state)
     gbp_sim_free(dev);
 }
 
+/* A write handed a slot that host-to-device copies out of it may still read, which then queues
+ * nothing (its step failed) and hands the slot on to its file's next chunk, which queues nothing
+ * either: the slot goes back still marked, so that the next read into it waits for those copies.
+ * One slot, one I/O thread, a slow device; queued in one go: a read of two chunks (the second
+ * waits for the first one's copies piece by piece, then its copy is refused: the step fails), a
+ * write of two chunks in pieces to another file (the first hands its slot on to the second),
+ * the step's commit, and a read of the next step into the slot. */
+static void handed_on_slot_keeps_pending_reads(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    const size_t chunk = 16384, piece = 4096, n = 2 * chunk;
+    gbp_params p = piece_params(1, chunk, 1, piece);
+    gbp_mem *m;
+    TS_OK(gbp_mem_open(&m, &p));
+    uint8_t *file = malloc(n);
+    assert_non_null(file);
+    fill_pattern(file, n, 77);
+    int rfd = open_tmp("handon-r.dat"), wfd = open_tmp("handon-w.dat");
+    assert_int_equal(gbp_pwrite_all(rfd, file, n, 0, "t"), GPUBP_OK);
+    uint8_t *a = gbp_sim_alloc(n), *w = gbp_sim_alloc(n), *c = gbp_sim_alloc(chunk);
+    assert_true(a && w && c);
+    fill_pattern(w, n, 78);
+    memset(c, 0, chunk);
+    gbp_box whole, first;
+    gbp_box_dense(&whole, 1, &n);
+    gbp_box_dense(&first, 1, &chunk);
+    gbp_sim_set_delay_us(20000); /* each copy lands 20 ms late */
+    gbp_sim_fail_queue_after(4); /* the first copy of the second chunk read: 4 pieces before it */
+    /* the stream held until everything is queued: the second chunk read waits for the first
+     * one's first piece, so no failure stops the queuing */
+    gbp_sim_hold(1);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, rfd, 0, 1, &whole, a, &whole));
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, wfd, 0, w, GPUBP_TYPE_UINT8, &whole, NULL, NULL));
+    commit_probe cp = {wfd, n, w, 0, 0};
+    TS_OK(gbp_mem_commit_async(m, probe_commit, &cp, NULL));
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, rfd, 0, 1, &first, c, &first));
+    gbp_sim_hold(0);
+    assert_int_equal(gbp_mem_commit_wait(m), GPUBP_ERR_DEVICE);
+    assert_non_null(strstr(gbp_error_message(), "refused (injected"));
+    assert_int_equal(cp.ran, 0);
+    assert_int_equal(gbp_mem_sync(m), GPUBP_ERR_DEVICE); /* reported once more */
+    TS_OK(gbp_mem_sync(m));
+    /* the next step's read waited for the copies out of the slot: its bytes, no hazard */
+    assert_int_equal(hazards(), 0);
+    assert_memory_equal(c, file, chunk);
+    struct stat st; /* the failed step's write wrote nothing */
+    assert_int_equal(fstat(wfd, &st), 0);
+    assert_int_equal(st.st_size, 0);
+    gbp_mem_close(m);
+    close(rfd);
+    close(wfd);
+    free(file);
+    gbp_sim_free(a);
+    gbp_sim_free(w);
+    gbp_sim_free(c);
+    gbp_sim_reset();
+}
+
 static void failure_mid_write_and_read(void **state)
 {
     (void)state;
@@ -1169,6 +1229,7 @@ int main(void)
         cmocka_unit_test(failure_in_pieces),
         cmocka_unit_test(reads_reuse_slots_in_pieces),
         cmocka_unit_test(writes_share_slots),
+        cmocka_unit_test(handed_on_slot_keeps_pending_reads),
         cmocka_unit_test(hazard_check),
         cmocka_unit_test(refused_copies_and_events),
         cmocka_unit_test(failure_mid_copy),
