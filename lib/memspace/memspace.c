@@ -971,11 +971,14 @@ static void *io_main(void *arg)
         staged_locked(m, &j);
         m->open_jobs[j.epoch & 1]--;
         if (!have_next) m->wfd[me] = -1;
-        if (pass_slot && j.queued == 0 && j.slot_pending) next.slot_pending = 1; /* goes on */
-        if (!host && !pass_slot) {
+        /* copies out of the slot may still run after a read, and after a write that queued
+         * nothing into it and found them there: the slot keeps that state, also when handed on */
+        int pending = j.is_read || (j.queued == 0 && j.slot_pending);
+        if (pass_slot) {
+            next.slot_pending = pending;
+        } else if (!host) {
             m->slots[j.slot].busy = 0;
-            /* a write that queued nothing leaves the copies out of the slot as it found them */
-            if (j.is_read || (j.queued == 0 && j.slot_pending)) m->slots[j.slot].ev_pending = 1;
+            if (pending) m->slots[j.slot].ev_pending = 1;
         }
         m->inflight--;
         pthread_cond_broadcast(&m->cv);
