@@ -145,7 +145,7 @@ static int open_file(gpubp_file **out, const char *path, gpubp_mode mode, const 
         rc = gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
                        "gpubp_open_comm: %s: remote datasets are opened serially", path);
     gpubp_file *f = rc == GPUBP_OK ? gbp_calloc(1, sizeof *f) : NULL;
-    if (rc == GPUBP_OK && !f) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK && !f) rc = gbp_nomem();
     if (rc != GPUBP_OK) {
         if (comm) {
             rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
@@ -160,7 +160,7 @@ static int open_file(gpubp_file **out, const char *path, gpubp_mode mode, const 
     size_t pl = strlen(path);
     while (pl > 1 && path[pl - 1] == '/') pl--;
     f->path = gbp_strndup(path, pl);
-    rc = f->path ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    rc = f->path ? GPUBP_OK : gbp_nomem();
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
     if (comm) rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
@@ -195,20 +195,18 @@ int gpubp_close(gpubp_file *f)
         return rc;
     }
     /* tearing down may run library code that resets the error record: keep this failure's */
-    char msg[1024];
-    int native = gbp_error_native();
-    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
     free_file(f);
-    return gbp_error(rc, native, "%s", msg);
+    return gbp_error_restore(&e, rc);
 }
 
 int gbp_error_with_path(int rc, const char *path)
 {
-    char msg[1024];
-    int native = gbp_error_native();
-    snprintf(msg, sizeof msg, "%s", gbp_error_message());
-    if (strstr(msg, path)) return gbp_error(rc, native, "%s", msg);
-    return gbp_error(rc, native, "%s: %s", path, msg);
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
+    if (strstr(e.msg, path)) return gbp_error_restore(&e, rc);
+    return gbp_error(rc, e.native, "%s: %s", path, e.msg);
 }
 
 int gpubp_begin_step(gpubp_file *f)
@@ -265,12 +263,12 @@ int gbp_file_add_var(gpubp_file *f, gpubp_variable *v)
 int gbp_file_new_var(gpubp_file *f, const char *name, int type, int kind, gpubp_variable **out)
 {
     gpubp_variable *v = gbp_calloc(1, sizeof *v);
-    if (!v) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(v);
     v->name = gbp_strdup(name);
     if (!v->name || gbp_file_add_var(f, v) != GPUBP_OK) {
         gbp_free(v->name);
         gbp_free(v);
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        return gbp_nomem();
     }
     v->file = f;
     v->type = type;

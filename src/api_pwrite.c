@@ -67,7 +67,7 @@ int gbp_pwriter_open(gpubp_file *f)
     rc = gbp_open_subfiles(f, !have, lead);
     size_t S = (size_t)f->nsub;
     uint64_t *sz = gbp_calloc(2 * S, sizeof *sz); /* before the agreement: the bcast needs it */
-    if (!sz && rc == GPUBP_OK) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (!sz && rc == GPUBP_OK) rc = gbp_nomem();
     rc = gbp_comm_agree_all(w, rc, "gpubp_open (subfiles)");
     if (rc != GPUBP_OK) {
         gbp_free(sz);
@@ -231,7 +231,7 @@ static int layout(gpubp_file *f, pstep *ps)
         gbp_advance_block(f, wb, gbp_assign_block(f, wb));
     }
     gbp_pg_tail(f, 0, &ps->tail0, ps->amd_off, ps->amd_pay);
-    if (!gbp_buf_ok(&ps->tail0)) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (!gbp_buf_ok(&ps->tail0)) return gbp_nomem();
     for (size_t j = 0; j < ps->S; j++)
         if (j == 0 || f->pg_nvars[j]) ps->size[j] = f->cursor[j] + (j ? 16 : ps->tail0.len);
     return GPUBP_OK;
@@ -307,7 +307,7 @@ static int write_pgs(gpubp_file *f, pstep *ps)
         size_t tl = j ? sizeof empty_tail : ps->tail0.len;
         gbp_buf_reset(&pg);
         gbp_pg_head(f, (int)j, &pg, tl);
-        if (!gbp_buf_ok(&pg)) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        if (!gbp_buf_ok(&pg)) rc = gbp_nomem();
         gbp_sub_name(f, (int)j, p, sizeof p);
         if (rc == GPUBP_OK)
             rc = gbp_pwrite_all(ps->fd[j], pg.data, pg.len, f->pg_start[j] - ps->delta[j], p);
@@ -410,16 +410,16 @@ static int step_block(gpubp_file *f, pstep *ps, gbp_buf *md)
         gbp_buf_set_u64(md, base + 8, (uint64_t)(md->len - base - 16));
     }
     gbp_var_attr_index(f, md, ps->amd_off, ps->amd_pay);
-    return gbp_buf_ok(md) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    return gbp_buf_ok(md) ? GPUBP_OK : gbp_nomem();
 }
 
 /* Rank 0's own failure while committing, named as such for every rank. */
 static int rank0_failed(gbp_comm *w, int rc, const char *what, const char *doing)
 {
-    char m[1024];
-    snprintf(m, sizeof m, "%s", gbp_error_message());
-    return gbp_error(rc, gbp_error_native(), "%s failed on 1 of %d ranks: rank 0 (%s): %s", what,
-                     w->size, doing, m);
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
+    return gbp_error(rc, e.native, "%s failed on 1 of %d ranks: rank 0 (%s): %s", what, w->size,
+                     doing, e.msg);
 }
 
 /* Rank 0: every rank's status, then (all OK) the merged metadata, committed. */
@@ -429,7 +429,7 @@ static int commit(gpubp_file *f, const uint8_t *all, const size_t *cnt, const ch
     GBP_FORWARD_IF_ERROR(gbp_comm_failures(w, all, cnt, what));
     const uint8_t **blk = gbp_malloc((size_t)w->size * sizeof *blk);
     size_t *len = gbp_malloc((size_t)w->size * sizeof *len);
-    int rc = blk && len ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = blk && len ? GPUBP_OK : gbp_nomem();
     size_t at = 0;
     for (int r = 0; rc == GPUBP_OK && r < w->size; r++) {
         uint32_t ml;

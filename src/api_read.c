@@ -33,7 +33,7 @@ static int open_md0(gpubp_file *f)
 {
     if (f->md0_fd >= 0) return GPUBP_OK;
     char *p = gbp_path_join(f->path, "md.0");
-    if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(p);
     int rc = gbp_open_file(&f->md0_fd, p, O_RDONLY, 0);
     if (rc == GPUBP_ERR_NOT_FOUND)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists steps but md.0 is missing", f->path);
@@ -71,7 +71,7 @@ static int load_metadata_comm(gpubp_file *f);
 static int load_metadata(gpubp_file *f)
 {
     char *idxp = gbp_path_join(f->path, "md.idx");
-    int rc = idxp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = idxp ? GPUBP_OK : gbp_nomem();
     uint8_t *idx = NULL;
     size_t ilen = 0;
     if (rc == GPUBP_OK && !f->remote) {
@@ -130,7 +130,7 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
     bp4_idx_record *recs = NULL;
     if (rc == GPUBP_OK && n > 0) {
         recs = gbp_malloc(n * sizeof *recs);
-        if (!recs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        if (!recs) rc = gbp_nomem();
     }
     for (size_t i = 0; rc == GPUBP_OK && i < n; i++) {
         rc = bp4_parse_idx_record(idx, ilen, i, msize, &recs[i], idxp);
@@ -211,7 +211,7 @@ static int load_metadata_comm(gpubp_file *f)
     if (c->rank != 0 && rc == GPUBP_OK) {
         char *idxp = gbp_path_join(f->path, "md.idx");
         rc = idxp ? adopt_index(f, idx, (size_t)hdr[0], hdr[1], idxp)
-                  : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                  : gbp_nomem();
         idx = NULL;
         gbp_free(idxp);
     }
@@ -349,7 +349,7 @@ static int check_dataset(gpubp_file *f)
         return gbp_error(GPUBP_ERR_NOT_BP4, ENOENT, "%s does not exist", f->path);
     char *mmd = gbp_path_join(f->path, "mmd.0"), *idx = gbp_path_join(f->path, "md.idx");
     char *md0 = gbp_path_join(f->path, "md.0"), *d0 = gbp_path_join(f->path, "data.0");
-    int rc = (mmd && idx && md0 && d0) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = (mmd && idx && md0 && d0) ? GPUBP_OK : gbp_nomem();
     if (rc == GPUBP_OK && gbp_path_exists(mmd))
         rc = gbp_error(GPUBP_ERR_BP5, 0,
                        "%s is an ADIOS2 BP5 dataset (it has mmd.0); libgpubp reads BP4 only",
@@ -389,13 +389,6 @@ static void invalidate_names(gpubp_file *f)
     f->anames = NULL;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int begin_step(gpubp_file *f);
 
 /* Parallel readers: every rank opens the step, or none does (a rank that opened it gives it
@@ -418,7 +411,7 @@ int gbp_reader_begin_step(gpubp_file *f)
 
 static int begin_step(gpubp_file *f)
 {
-    double t0 = now_s(), timeout = f->params.timeout;
+    double t0 = gbp_now_s(), timeout = f->params.timeout;
     for (;;) {
         if (f->next_step < f->nrecords) {
             GBP_FORWARD_IF_ERROR(parse_until(f, f->next_step + 1));
@@ -431,7 +424,7 @@ static int begin_step(gpubp_file *f)
         if (f->next_step < f->nrecords) continue;
         if (!f->writer_active) return GPUBP_END_OF_STREAM;
         /* parallel readers: rank 0's clock decides, for every rank */
-        int64_t expired = timeout >= 0 && now_s() - t0 >= timeout;
+        int64_t expired = timeout >= 0 && gbp_now_s() - t0 >= timeout;
         if (f->comm) GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &expired, sizeof expired, 0));
         if (expired) return GPUBP_NOT_READY;
         struct timespec nap = {0, 10 * 1000 * 1000};
@@ -834,7 +827,7 @@ static int data_fd(gpubp_file *f, uint32_t k, int *fd)
     if (k >= f->nrfd) {
         size_t n = (size_t)k + 1;
         int *a = gbp_realloc(f->rfd, n * sizeof *a);
-        if (!a) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        GBP_CHECK_ALLOC(a);
         for (size_t i = f->nrfd; i < n; i++) a[i] = -1;
         f->rfd = a;
         f->nrfd = n;
@@ -1173,7 +1166,7 @@ int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const
     gbp_free(f->names);
     size_t cap = (gbp_is_write_mode(f) ? f->nvars : f->ix.nvars) + 1;
     f->names = gbp_malloc(cap * sizeof *f->names);
-    if (!f->names) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(f->names);
     size_t k = 0;
     if (gbp_is_write_mode(f)) {
         for (size_t i = 0; i < f->nvars; i++) f->names[k++] = f->vars[i]->name;
@@ -1202,7 +1195,7 @@ int gpubp_available_attributes(const gpubp_file *fc, size_t *n, const char *cons
     gbp_free(f->anames);
     size_t cap = (gbp_is_write_mode(f) ? f->nattrs : f->ix.nattrs) + 1;
     f->anames = gbp_malloc(cap * sizeof *f->anames);
-    if (!f->anames) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(f->anames);
     size_t k = 0;
     if (gbp_is_write_mode(f)) {
         for (size_t i = 0; i < f->nattrs; i++) f->anames[k++] = f->attrs[i].name;

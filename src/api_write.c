@@ -70,7 +70,7 @@ int gbp_open_subfiles(gpubp_file *f, int trunc, int open)
     for (int k = 0; f->data_fd && k < n; k++) f->data_fd[k] = -1;
     if (!f->data_fd || !f->data_size || !f->pg_start || !f->cursor || !f->pg_nvars ||
         !f->data_has_header)
-        return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        return gbp_nomem();
     for (int k = 0; open && k < n; k++)
         GBP_FORWARD_IF_ERROR(k > 0 && f->sub_auto ? open_subfile_auto(f, k, trunc)
                                                   : open_subfile(f, k, trunc));
@@ -122,7 +122,7 @@ int gbp_writer_open_metadata(gpubp_file *f, int *have)
     GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));
     char *idxp = gbp_path_join(f->path, "md.idx"), *md0p = gbp_path_join(f->path, "md.0");
     char *mmdp = gbp_path_join(f->path, "mmd.0");
-    int rc = (idxp && md0p && mmdp) ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    int rc = (idxp && md0p && mmdp) ? GPUBP_OK : gbp_nomem();
     if (rc == GPUBP_OK && !is_dir) rc = gbp_mkdir(f->path);
     if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_WRITE) rc = gbp_clear_dataset(f->path);
     if (rc == GPUBP_OK && is_dir && f->mode == GPUBP_MODE_APPEND) {
@@ -330,7 +330,7 @@ int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, con
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         if (v->type == GPUBP_TYPE_STRING) {
             uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
-            if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            GBP_CHECK_ALLOC(tmp);
             uint16_t l = (uint16_t)wb->meta.str_len;
             memcpy(tmp, &l, 2);
             memcpy(tmp + 2, wb->meta.str, wb->meta.str_len);
@@ -382,7 +382,7 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
         bp4_put_vmd_header(&b, wb->var->member_id, wb->var->name, wb->var->type, &wb->meta,
                            wb->var->kind == GPUBP_SHAPE_LOCAL_ARRAY, wb->payload_len);
         if (!gbp_buf_ok(&b)) {
-            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            rc = gbp_nomem();
             break;
         }
         char p[4200];
@@ -527,7 +527,7 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
             GBP_RETURN_ERROR_IF(l > 65535, GPUBP_ERR_INVALID_ARG,
                                 "gpubp_put: string '%s' is longer than 65535 bytes", v->name);
             wb->meta.str = gbp_strdup(data);
-            if (!wb->meta.str) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            GBP_CHECK_ALLOC(wb->meta.str);
             wb->meta.str_len = (uint32_t)l;
             wb->payload_len = 2 + l;
         } else {
@@ -652,7 +652,7 @@ int gpubp_define_variable_attribute(gpubp_file *f, const char *var, const char *
     GBP_CHECK_ARG(name);
     size_t a = strlen(var), b = strlen(name);
     char *full = gbp_malloc(a + b + 2);
-    if (!full) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(full);
     memcpy(full, var, a);
     full[a] = '/';
     memcpy(full + a + 1, name, b + 1);
@@ -886,7 +886,7 @@ static void commit_job_free(void *vc)
 int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
 {
     commit_rec *c = commit_prepare(f, blk, len, NULL);
-    if (!c) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    GBP_CHECK_ALLOC(c);
     int rc = commit_write(c, f->path);
     if (rc == GPUBP_OK) f->md0_size = c->md_end;
     commit_free(c);
@@ -908,8 +908,8 @@ void gbp_writer_step_done(gpubp_file *f)
  * return this failure. Every transfer is drained first. */
 static int async_broken(gpubp_file *f, int prev)
 {
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    gbp_saved_error e;
+    gbp_error_save(&e, prev, sizeof e.msg);
     (void)gbp_mem_sync(f->mem);
     f->broken = 1;
     f->broken_rc = prev;
@@ -920,7 +920,7 @@ static int async_broken(gpubp_file *f, int prev)
         snprintf(kept, sizeof kept, "steps 0 to %u stay readable", f->async_pending_step - 1);
     snprintf(f->broken_msg, sizeof f->broken_msg,
              "%.400s: step %u was not committed (async_commit): %.400s; the writer stops, %.60s", f->path,
-             f->async_pending_step, msg, kept);
+             f->async_pending_step, e.msg, kept);
     return gbp_error(prev, 0, "%s", f->broken_msg);
 }
 
@@ -929,13 +929,12 @@ static int async_broken(gpubp_file *f, int prev)
  * takes precedence. */
 static int async_fail(gpubp_file *f, int rc)
 {
-    char msg[1024];
-    int native = gbp_error_native();
-    snprintf(msg, sizeof msg, "%s", gbp_error_message());
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
     (void)gbp_mem_sync(f->mem);
     int prev = gbp_mem_commit_wait(f->mem);
     if (prev != GPUBP_OK) return async_broken(f, prev);
-    return gbp_error(rc, native, "%s", msg);
+    return gbp_error_restore(&e, rc);
 }
 
 int gbp_writer_broken(gpubp_file *f)
@@ -973,7 +972,7 @@ int gbp_writer_end_step(gpubp_file *f)
     uint64_t *amd_off = gbp_calloc(f->nattrs + 1, sizeof *amd_off);
     uint64_t *amd_pay = gbp_calloc(f->nattrs + 1, sizeof *amd_pay);
     int *flush = gbp_calloc((size_t)f->nsub, sizeof *flush);
-    if (!amd_off || !amd_pay || !flush) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (!amd_off || !amd_pay || !flush) rc = gbp_nomem();
     /* 1. data: each subfile's PG head and tail (attributes go to data.0); md gets the PG index */
     uint64_t npg = 0;
     gbp_buf_u64(&md, 0);
@@ -990,7 +989,7 @@ int gbp_writer_end_step(gpubp_file *f)
         }
         gbp_pg_head(f, k, &pg, tail.len);
         if (!gbp_buf_ok(&pg) || !gbp_buf_ok(&tail)) {
-            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+            rc = gbp_nomem();
             break;
         }
         char p[4200];
@@ -1009,16 +1008,16 @@ int gbp_writer_end_step(gpubp_file *f)
     /* 2. md.0: variable and attribute index; 3. md.idx (with fsync=1 the subfiles are flushed
      * first) — now, or with async_commit=1 on an I/O thread once the step's data is written */
     if (rc == GPUBP_OK) gbp_var_attr_index(f, &md, amd_off, amd_pay);
-    if (rc == GPUBP_OK && !gbp_buf_ok(&md)) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+    if (rc == GPUBP_OK && !gbp_buf_ok(&md)) rc = gbp_nomem();
     commit_rec *c = NULL;
     if (rc == GPUBP_OK) {
         c = commit_prepare(f, md.data, md.len, flush);
-        if (!c) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        if (!c) rc = gbp_nomem();
     }
     uint64_t md_end = c ? c->md_end : 0;
     if (rc == GPUBP_OK && f->async) {
         commit_job *cj = gbp_malloc(sizeof *cj);
-        if (!cj) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        if (!cj) rc = gbp_nomem();
         int prev = gbp_mem_commit_wait(f->mem); /* one commit queued at a time */
         if (prev != GPUBP_OK) {
             gbp_free(cj);

@@ -33,7 +33,7 @@ static int make(gbp_comm **out, const gpubp_comm_ops *ops, void *ctx, int top)
     *out = NULL;
     gbp_comm *c = gbp_calloc(1, sizeof *c);
     if (!c) {
-        int rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+        int rc = gbp_nomem();
         if (top) return gbp_comm_open_failed(ops, ctx, rc, "gpubp_open");
         ops->free(ctx);
         return rc;
@@ -169,7 +169,7 @@ int gbp_comm_gatherv(gbp_comm *c, const void *p, size_t n, int root, uint8_t **a
         gbp_free(buf);
         gbp_free(cnt);
         return rc || rc2 ? comm_err("gather", rc ? rc : rc2)
-                         : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
+                         : gbp_nomem();
     }
     if (me) {
         *all = buf;

@@ -30,6 +30,24 @@ int gbp_error_native(void);
 #define GBP_CHECK_ARG(p) \
     GBP_RETURN_ERROR_IF((p) == NULL, GPUBP_ERR_INVALID_ARG, "%s: argument '%s' is NULL", __func__, #p)
 
+/* The out-of-memory failure: records "out of memory" and returns GPUBP_ERR_NOMEM.
+ * GBP_CHECK_ALLOC(p) returns it from the calling function when p is NULL. */
+int gbp_nomem(void);
+#define GBP_CHECK_ALLOC(p) \
+    do { if ((p) == NULL) return gbp_nomem(); } while (0)
+
+/* A failure kept across a clean-up call that may fail too (and overwrite this thread's error
+ * record). gbp_error_save keeps rc and, for a failure (rc < 0), this thread's native code and
+ * message, cut to `keep` bytes with its terminator (at most sizeof msg: pass sizeof e->msg to keep
+ * all of it). gbp_error_restore returns the kept failure with its message and native code, else
+ * (rc kept >= 0) rc2, the clean-up's status. */
+typedef struct gbp_saved_error {
+    int rc, native;
+    char msg[1024];
+} gbp_saved_error;
+void gbp_error_save(gbp_saved_error *e, int rc, size_t keep);
+int gbp_error_restore(const gbp_saved_error *e, int rc2);
+
 /* ---- allocation ---------------------------------------------------------------------------
  * The only calls to malloc/calloc/realloc/free in the library. gbp_alloc_fail_after(n) makes the
  * n-th following allocation fail (tests); n < 0 disables. gbp_alloc_fail_after_thread(n) does the
@@ -92,6 +110,10 @@ void gbp_buf_set_u16(gbp_buf *b, size_t at, uint16_t v);
 static inline uint16_t gbp_ld16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t gbp_ld32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 static inline uint64_t gbp_ld64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+/* ---- clock ---------------------------------------------------------------------------------
+ * Seconds on the monotonic clock (timeouts, retries, statistics). */
+double gbp_now_s(void);
 
 /* ---- types ---------------------------------------------------------------------------------- */
 size_t gbp_type_size(int type);          /* 0 for strings and unknown types */

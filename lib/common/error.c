@@ -25,3 +25,19 @@ void gbp_error_clear(void)
 
 const char *gbp_error_message(void) { return err_msg; }
 int gbp_error_native(void) { return err_native; }
+
+int gbp_nomem(void) { return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory"); }
+
+void gbp_error_save(gbp_saved_error *e, int rc, size_t keep)
+{
+    if (keep > sizeof e->msg) keep = sizeof e->msg;
+    e->rc = rc;
+    e->native = rc < 0 ? err_native : 0;
+    e->msg[0] = '\0';
+    if (rc < 0 && keep > 0) snprintf(e->msg, keep, "%s", err_msg);
+}
+
+int gbp_error_restore(const gbp_saved_error *e, int rc2)
+{
+    return e->rc < 0 ? gbp_error(e->rc, e->native, "%s", e->msg) : rc2;
+}
