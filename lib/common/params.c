@@ -37,7 +37,7 @@ static int parse_bool(const char *key, const char *v, int *out)
 
 static int set_param(gbp_params *p, const char *k, const char *v)
 {
-    int iv;
+    int iv = 0; /* parse_int sets it only on success */
     if (!strcmp(k, "gpu_layout")) {
         if (!strcmp(v, "column_major")) p->gpu_row_major = 0;
         else if (!strcmp(v, "row_major")) p->gpu_row_major = 1;
