@@ -16,9 +16,19 @@ import sys
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bindings", "python"))
+# GPUBP_TEST_INSTALLED=1 (.ci/run's wheel stage): the package under test is the one pip installed,
+# never the source tree's; otherwise the source tree's bindings/python comes first.
+INSTALLED = os.environ.get("GPUBP_TEST_INSTALLED") == "1"
+SOURCE_PACKAGE = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "bindings",
+                                              "python"))
+if not INSTALLED:
+    sys.path.insert(0, SOURCE_PACKAGE)
 
 import gpubp  # noqa: E402
+
+if INSTALLED and os.path.abspath(gpubp.__file__).startswith(SOURCE_PACKAGE + os.sep):
+    raise RuntimeError("GPUBP_TEST_INSTALLED=1 but gpubp was imported from the source tree (%s): "
+                       "unset PYTHONPATH" % gpubp.__file__)
 
 
 @pytest.fixture

@@ -36,8 +36,9 @@ def _gpu_ready(backend):
 
 def _run(script, cwd):
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python") + os.pathsep + \
-        env.get("PYTHONPATH", "")
+    if os.environ.get("GPUBP_TEST_INSTALLED") != "1":  # else: the installed package
+        env["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python") + os.pathsep + \
+            env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", script)],
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 

@@ -180,7 +180,8 @@ def test_gpu_without_cuda_is_not_supported(tmp_bp):
 def _python(code, **env):
     e = dict(os.environ)
     e.update(env)
-    e["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python")
+    if os.environ.get("GPUBP_TEST_INSTALLED") != "1":  # else: the installed package
+        e["PYTHONPATH"] = os.path.join(ROOT, "bindings", "python")
     return subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True)
 
 
@@ -216,6 +217,8 @@ def test_loader_finds_the_build_tree_without_environment(monkeypatch):
     """From a source checkout the package finds a build*/src/libgpubp.so by itself."""
     import glob
     from gpubp import _loader
+    if os.environ.get("GPUBP_TEST_INSTALLED") == "1":
+        pytest.skip("an installed package does not look into a checkout (test_installed.py)")
     built = glob.glob(os.path.join(ROOT, "build*", "src", "libgpubp.so"))
     if not built:
         pytest.skip("no build*/src/libgpubp.so in the checkout (built out of tree)")

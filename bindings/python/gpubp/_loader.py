@@ -1,10 +1,11 @@
 """Finding and loading the libgpubp shared library.
 
-The package has no compiled part: it loads libgpubp.so with ctypes. The first of these that
+The package loads libgpubp.so with ctypes; ``pip install ./bindings/python`` builds the library
+from source and puts it beside the Python files (``gpubp/libgpubp.so``). The first of these that
 exists wins:
 
 1. ``GPUBP_LIBRARY``: the path of the library file, or of a folder holding it;
-2. a copy beside the package (``gpubp/libgpubp.so``), for a bundled wheel;
+2. the copy beside the package (``gpubp/libgpubp.so``), which the wheel carries;
 3. the prefix the package was installed into (``pip install --prefix P`` next to
    ``cmake --install --prefix P``) and ``sys.prefix``: their ``lib``, ``lib64`` and multiarch
    ``lib`` folders;
