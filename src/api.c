@@ -165,7 +165,9 @@ static int open_file(gpubp_file **out, const char *path, gpubp_mode mode, const 
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
     if (comm) rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
     if (rc == GPUBP_OK) {
-        bp4_index_init(&f->ix, gbp_reader_md0, f);
+        f->md0_src.read = gbp_reader_md0;
+        f->md0_src.ctx = f;
+        bp4_index_init(&f->ix, &f->md0_src);
         rc = gbp_is_write_mode(f) ? gbp_writer_open(f) : gbp_reader_open(f);
     }
     if (rc != GPUBP_OK) {

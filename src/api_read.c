@@ -367,7 +367,7 @@ static int check_dataset(gpubp_file *f)
 
 void gbp_reader_free(gpubp_file *f)
 {
-    bp4_index_free(&f->ix);
+    gbp_index_free(&f->ix);
     gbp_free(f->idx);
     gbp_free(f->md0_all);
     gbp_free(f->md0);
@@ -461,9 +461,9 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
     GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ && !f->in_step, GPUBP_ERR_WRONG_MODE,
                         "gpubp_inquire_variable: no step is open on %s (call gpubp_begin_step)",
                         f->path);
-    bp4_var *rv = bp4_index_find(&f->ix, name);
+    gbp_var *rv = gbp_index_find(&f->ix, name);
     if (rv && rv->nsteps == 0) rv = NULL;
-    if (rv && f->mode == GPUBP_MODE_READ && !bp4_var_find_step(rv, f->cur_step)) rv = NULL;
+    if (rv && f->mode == GPUBP_MODE_READ && !gbp_var_find_step(rv, f->cur_step)) rv = NULL;
     if (!rv)
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "variable '%s' is not in %s%s", name, f->path,
                          f->mode == GPUBP_MODE_READ ? " at the current step" : "");
@@ -485,7 +485,7 @@ static int var_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, s
     const gpubp_file *f = v->file;
     if (f->mode == GPUBP_MODE_READ) {
         GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE, "'%s': no step is open", v->name);
-        const bp4_var_step *st = bp4_var_find_step(v->rv, f->cur_step);
+        const gbp_var_step *st = gbp_var_find_step(v->rv, f->cur_step);
         GBP_RETURN_ERROR_IF(!st, GPUBP_ERR_INVALID_STEP, "'%s' is not in the current step %zu",
                             v->name, f->cur_step);
         *first = (size_t)(st - v->rv->steps);
@@ -506,23 +506,23 @@ static int var_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, s
 }
 
 /* The blocks of the variable's step vs, parsed from md.0 on first use. */
-static int vblocks(const gpubp_variable *v, size_t vs, const bp4_block **out)
+static int vblocks(const gpubp_variable *v, size_t vs, const gbp_block **out)
 {
     gpubp_file *f = v->file; /* the index is a cache: loading is not a change of state */
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    return bp4_index_blocks(&f->ix, v->rv, vs, out, what);
+    return gbp_index_blocks(&f->ix, v->rv, vs, out, what);
 }
 
-static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const bp4_block **out)
+static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const gbp_block **out)
 {
-    const bp4_var_step *st = &v->rv->steps[vs];
+    const gbp_var_step *st = &v->rv->steps[vs];
     size_t b = s->has_block ? s->block_id : 0;
     if (b >= st->nblocks)
         return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
                          "'%s': block %zu does not exist (step has %u blocks)", v->name, b,
                          st->nblocks);
-    const bp4_block *blocks;
+    const gbp_block *blocks = NULL;
     GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
     *out = &blocks[b];
     return GPUBP_OK;
@@ -531,15 +531,15 @@ static int select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, co
 /* File-order shape of the variable at var-step vs. */
 static int file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size_t *dims)
 {
-    const bp4_var_step *st = &v->rv->steps[vs];
+    const gbp_var_step *st = &v->rv->steps[vs];
     size_t nd = v->sel.ndims;
     switch (v->kind) {
     case GPUBP_SHAPE_GLOBAL_VALUE: return GPUBP_OK;
     case GPUBP_SHAPE_LOCAL_VALUE: dims[0] = st->nblocks; return GPUBP_OK;
     case GPUBP_SHAPE_LOCAL_ARRAY: {
-        const bp4_block *b;
+        const gbp_block *b = NULL;
         GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
-        for (size_t i = 0; i < nd; i++) dims[i] = (size_t)BP4_COUNT(b)[i];
+        for (size_t i = 0; i < nd; i++) dims[i] = (size_t)GBP_COUNT(b)[i];
         return GPUBP_OK;
     }
     default: {
@@ -547,15 +547,15 @@ static int file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size
         if (!f->ix.summarized) {
             /* a few steps: from their blocks; a listing of many: the summary pass, once */
             if (v->rv->steps[vs].blocks || v->rv->loaded < 16) {
-                const bp4_block *blocks;
+                const gbp_block *blocks = NULL;
                 GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
-                const bp4_block *b = &blocks[st->nblocks - 1]; /* the last block's shape */
-                for (size_t i = 0; i < nd; i++) dims[i] = (size_t)BP4_SHAPE(b)[i];
+                const gbp_block *b = &blocks[st->nblocks - 1]; /* the last block's shape */
+                for (size_t i = 0; i < nd; i++) dims[i] = (size_t)GBP_SHAPE(b)[i];
                 return GPUBP_OK;
             }
             GBP_FORWARD_IF_ERROR(ensure_summary(f));
         }
-        const uint64_t *shape = bp4_var_shape(v->rv, vs); /* the step's last block's shape */
+        const uint64_t *shape = gbp_var_shape(v->rv, vs); /* the step's last block's shape */
         for (size_t i = 0; i < nd; i++) dims[i] = (size_t)shape[i];
         return GPUBP_OK;
     }
@@ -634,13 +634,13 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     GBP_CHECK_ARG(v);
     size_t vs;
     GBP_FORWARD_IF_ERROR(var_step_arg(v, step, &vs));
-    const bp4_var_step *st = &v->rv->steps[vs];
+    const gbp_var_step *st = &v->rv->steps[vs];
     GBP_RETURN_ERROR_IF(block >= st->nblocks, GPUBP_ERR_INVALID_SELECTION,
                         "'%s': block %zu does not exist (step has %u blocks)", v->name, block,
                         st->nblocks);
-    const bp4_block *blocks;
+    const gbp_block *blocks = NULL;
     GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
-    const bp4_block *b = &blocks[block];
+    const gbp_block *b = &blocks[block];
     size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
         if (start) start[0] = block;
@@ -648,8 +648,8 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     } else {
         for (size_t i = 0; i < nd && i < b->ndims; i++) {
             if (start)
-                start[i] = v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? 0 : (size_t)BP4_START(b)[i];
-            if (count) count[i] = (size_t)BP4_COUNT(b)[i];
+                start[i] = v->kind == GPUBP_SHAPE_LOCAL_ARRAY ? 0 : (size_t)GBP_START(b)[i];
+            if (count) count[i] = (size_t)GBP_COUNT(b)[i];
         }
         if (gbp_space_reverses(v->file, eff_space(v, GPUBP_MEM_DETECT))) {
             if (start) gbp_reverse(start, nd);
@@ -693,12 +693,12 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
     uint8_t mn[16], mx[16];
     int have = 0;
     for (size_t s = first; s < first + n; s++) {
-        const bp4_var_step *st = &v->rv->steps[s];
-        const bp4_block *blocks;
+        const gbp_var_step *st = &v->rv->steps[s];
+        const gbp_block *blocks = NULL;
         GBP_FORWARD_IF_ERROR(vblocks(v, s, &blocks));
         for (size_t b = 0; b < st->nblocks; b++) {
             if (v->sel.has_block && b != v->sel.block_id) continue;
-            const bp4_block *blk = &blocks[b];
+            const gbp_block *blk = &blocks[b];
             const uint8_t *bmn, *bmx;
             if (blk->has_value) bmn = bmx = blk->mm;
             else if (blk->has_minmax) { bmn = blk->mm; bmx = blk->mm + 16; }
@@ -732,11 +732,11 @@ static int get_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev
             gbp_reverse(count, nd);
         }
     } else if (s->has_block && v->kind == GPUBP_SHAPE_GLOBAL_ARRAY) {
-        const bp4_block *b;
+        const gbp_block *b = NULL;
         GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
         for (size_t i = 0; i < nd; i++) {
-            start[i] = (size_t)BP4_START(b)[i];
-            count[i] = (size_t)BP4_COUNT(b)[i];
+            start[i] = (size_t)GBP_START(b)[i];
+            count[i] = (size_t)GBP_COUNT(b)[i];
         }
     } else {
         for (size_t i = 0; i < nd; i++) {
@@ -763,11 +763,11 @@ static int step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, int 
     size_t nd = v->sel.ndims;
     if (v->type == GPUBP_TYPE_STRING) {
         /* strings: each selected value and its NUL, one after the other */
-        const bp4_block *blocks;
+        const gbp_block *blocks = NULL;
         GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
         size_t total = 0, lo = 0, hi = 1;
         if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
-            const bp4_block *b;
+            const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
             lo = (size_t)(b - blocks);
             hi = lo + 1;
@@ -888,7 +888,7 @@ static int span_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 /* A remote block: the span of the block that holds the box comes over the connection into host
  * memory (straight into a host destination when both boxes are contiguous), then it is copied
  * into the destination box. */
-static int read_remote(gpubp_file *f, gpubp_memory_space space, const bp4_block *b, size_t es,
+static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block *b, size_t es,
                        const gbp_box *fbox, uint8_t *dst, const gbp_box *dbox)
 {
     size_t first = gbp_box_offset(fbox), last = first, n = gbp_box_elements(fbox);
@@ -901,10 +901,10 @@ static int read_remote(gpubp_file *f, gpubp_memory_space space, const bp4_block 
     size_t span = (last - first + 1) * es;
     uint64_t off = b->payload_offset + (uint64_t)first * es;
     if (space == GPUBP_MEM_HOST && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox))
-        return data_pread(f, b->file_index, -1, dst + gbp_box_offset(dbox) * es, span, off);
+        return data_pread(f, b->subfile, -1, dst + gbp_box_offset(dbox) * es, span, off);
     uint8_t *tmp = gbp_malloc(span);
     if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", span);
-    int rc = data_pread(f, b->file_index, -1, tmp, span, off);
+    int rc = data_pread(f, b->subfile, -1, tmp, span, off);
     if (rc == GPUBP_OK) {
         span_ctx c = {f->mem, space, tmp, first * es, dst};
         rc = gbp_box_foreach_run(fbox, dbox, es, span_run, &c);
@@ -916,7 +916,7 @@ static int read_remote(gpubp_file *f, gpubp_memory_space space, const bp4_block 
 /* A compressed block: read the operator buffer, decompress the whole block on the host, then
  * copy the wanted box out (the box may be strided, the destination on the device). */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
-                           int fd, const bp4_block *b, const gbp_box *fbox, uint8_t *dst,
+                           int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox)
 {
     size_t es = gbp_type_size(v->type), n = 1;
@@ -932,11 +932,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "%s: '%s': operator says %llu uncompressed bytes, the block has %zu",
                          f->path, v->name, (unsigned long long)b->op->raw_size, raw);
     uint64_t fsize;
-    GBP_FORWARD_IF_ERROR(data_size(f, b->file_index, fd, &fsize));
+    GBP_FORWARD_IF_ERROR(data_size(f, b->subfile, fd, &fsize));
     if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "%s/data.%u: '%s': compressed block of %llu bytes at offset %llu runs past "
-                         "the end of the file (%llu bytes)", f->path, b->file_index, v->name,
+                         "the end of the file (%llu bytes)", f->path, b->subfile, v->name,
                          (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
                          (unsigned long long)fsize);
     /* device destinations: decoded span by span into the pinned pool (api_compress.c) */
@@ -944,7 +944,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     uint8_t *z = gbp_malloc((size_t)b->op->size), *r = dev ? NULL : gbp_malloc(raw);
     int rc = (z && (r || dev)) ? GPUBP_OK
                                : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK) rc = data_pread(f, b->file_index, fd, z, (size_t)b->op->size, b->payload_offset);
+    if (rc == GPUBP_OK) rc = data_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
     if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
@@ -957,14 +957,14 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
 
 /* Reads the part of one array block that intersects the box (start, count) into dst. */
 static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
-                           const bp4_block *b, const size_t *start, const size_t *count,
+                           const gbp_block *b, const size_t *start, const size_t *count,
                            const gbp_sel *s, int rev, uint8_t *dst, int local)
 {
     size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
     gbp_box fbox, dbox;
     fbox.ndims = dbox.ndims = nd;
     for (size_t i = 0; i < nd; i++) {
-        size_t bs = local ? 0 : (size_t)BP4_START(b)[i], bc = (size_t)BP4_COUNT(b)[i];
+        size_t bs = local ? 0 : (size_t)GBP_START(b)[i], bc = (size_t)GBP_COUNT(b)[i];
         size_t lo = start[i] > bs ? start[i] : bs;
         size_t hi1 = start[i] + count[i], hi2 = bs + bc;
         size_t hi = hi1 < hi2 ? hi1 : hi2;
@@ -990,7 +990,7 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         }
     }
     int fd = -1;
-    if (!f->remote) GBP_FORWARD_IF_ERROR(data_fd(f, b->file_index, &fd));
+    if (!f->remote) GBP_FORWARD_IF_ERROR(data_fd(f, b->subfile, &fd));
     if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);
     if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
     return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
@@ -1035,7 +1035,7 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
     uint8_t *out = data;
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
         for (size_t t = 0; t < n; t++) {
-            const bp4_block *b;
+            const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(select_block(v, s, first + t, &b)); /* block 0 unless selected */
             if (v->type == GPUBP_TYPE_STRING) {
                 memcpy(out, b->str, b->str_len);
@@ -1059,8 +1059,8 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
         GBP_FORWARD_IF_ERROR(step_bytes(v, s, vs, rev, &sbytes));
         uint8_t *dst = next;
         next += sbytes;
-        const bp4_var_step *st = &v->rv->steps[vs];
-        const bp4_block *blocks;
+        const gbp_var_step *st = &v->rv->steps[vs];
+        const gbp_block *blocks = NULL;
         GBP_FORWARD_IF_ERROR(vblocks(v, vs, &blocks));
         if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
             for (size_t b = start[0]; b < start[0] + count[0]; b++) {
@@ -1080,7 +1080,7 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
                                                      &one, dst, &d));
             }
         } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
-            const bp4_block *b;
+            const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
             GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
         } else {
@@ -1172,9 +1172,9 @@ int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const
         for (size_t i = 0; i < f->nvars; i++) f->names[k++] = f->vars[i]->name;
     } else {
         for (size_t i = 0; i < f->ix.nvars; i++) {
-            bp4_var *rv = f->ix.vars[i];
+            gbp_var *rv = f->ix.vars[i];
             if (rv->nsteps == 0) continue;
-            if (f->mode == GPUBP_MODE_READ && (!f->in_step || !bp4_var_find_step(rv, f->cur_step)))
+            if (f->mode == GPUBP_MODE_READ && (!f->in_step || !gbp_var_find_step(rv, f->cur_step)))
                 continue;
             f->names[k++] = rv->name;
         }
@@ -1209,11 +1209,11 @@ int gpubp_available_attributes(const gpubp_file *fc, size_t *n, const char *cons
     return GPUBP_OK;
 }
 
-static int find_attr(const gpubp_file *f, const char *name, const bp4_attr **a)
+static int find_attr(const gpubp_file *f, const char *name, const gbp_attr **a)
 {
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
                         "attribute queries need a file open for reading");
-    *a = bp4_index_find_attr(&f->ix, name);
+    *a = gbp_index_find_attr(&f->ix, name);
     GBP_RETURN_ERROR_IF(!*a, GPUBP_ERR_NOT_FOUND, "attribute '%s' is not in %s", name, f->path);
     return GPUBP_OK;
 }
@@ -1223,7 +1223,7 @@ int gpubp_inquire_attribute(const gpubp_file *f, const char *name, gpubp_type *t
 {
     GBP_CHECK_ARG(f);
     GBP_CHECK_ARG(name);
-    const bp4_attr *a;
+    const gbp_attr *a;
     GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
     if (type) *type = (gpubp_type)a->type;
     if (n) *n = a->n;
@@ -1236,7 +1236,7 @@ int gpubp_attribute_data(const gpubp_file *f, const char *name, void *data)
     GBP_CHECK_ARG(f);
     GBP_CHECK_ARG(name);
     GBP_CHECK_ARG(data);
-    const bp4_attr *a;
+    const gbp_attr *a;
     GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
     GBP_RETURN_ERROR_IF(a->type == GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
                         "attribute '%s' is a string: use gpubp_attribute_string", name);
@@ -1249,7 +1249,7 @@ int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i, cons
     GBP_CHECK_ARG(f);
     GBP_CHECK_ARG(name);
     GBP_CHECK_ARG(s);
-    const bp4_attr *a;
+    const gbp_attr *a;
     GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
     GBP_RETURN_ERROR_IF(a->type != GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
                         "attribute '%s' is not a string", name);

@@ -309,7 +309,7 @@ size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
             k = j;
     size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
     wb->subfile = (uint32_t)k;
-    wb->meta.file_index = (uint32_t)(f->sub_base + k);
+    wb->meta.subfile = (uint32_t)(f->sub_base + k);
     wb->meta.vmd_offset = f->cursor[k];
     wb->meta.payload_offset = f->cursor[k] + hs;
     return hs;
@@ -498,9 +498,9 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
                                  "gpubp_put: '%s': block start %zu + count %zu exceeds shape %zu "
                                  "in file dimension %zu", v->name, start[i], count[i], shape[i], i);
     for (size_t i = 0; i < nd; i++) {
-        BP4_COUNT(&wb->meta)[i] = count[i];
-        BP4_SHAPE(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? shape[i] : 0;
-        BP4_START(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? start[i] : 0;
+        GBP_COUNT(&wb->meta)[i] = count[i];
+        GBP_SHAPE(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? shape[i] : 0;
+        GBP_START(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? start[i] : 0;
     }
     /* the user's buffer box: the whole block, or the block inside a larger memory box */
     if (s->mem_ndims) {

@@ -38,10 +38,10 @@ typedef struct gbp_wblock {
     const void *data;        /* user pointer (deferred until performed) */
     gpubp_memory_space space;
     gbp_box box;             /* the user buffer box, file (row-major) order */
-    bp4_block meta;          /* dims -> dimstore */
+    gbp_block meta;          /* dims -> dimstore */
     uint64_t dimstore[3 * GBP_MAX_DIMS];
     uint64_t payload_len;
-    bp4_op opstore;          /* meta.op -> opstore for compressed blocks */
+    gbp_op opstore;          /* meta.op -> opstore for compressed blocks */
     uint8_t *zahead;         /* api_compress.c: its payload compressed ahead of its turn (owned,
                               * freed by gbp_discard_step) */
     size_t zahead_len;
@@ -82,7 +82,7 @@ struct gpubp_variable {
     size_t puts;             /* write: puts so far */
     size_t steps_written;    /* write: steps in which it has blocks */
     int in_step;             /* write: has blocks in the current step */
-    bp4_var *rv;             /* read */
+    gbp_var *rv;             /* read */
 };
 
 struct gpubp_file {
@@ -140,7 +140,8 @@ struct gpubp_file {
     size_t steps_begun;
 
     /* ---- reader ---- */
-    bp4_index ix;
+    gbp_index ix;
+    bp4_md0 md0_src;         /* the index's md.0 access: gbp_reader_md0 on this file */
     uint8_t *idx;            /* md.idx as read */
     size_t idx_len;
     uint8_t *md0;            /* a window of md.0 for the streaming pass */

@@ -89,21 +89,11 @@ int bp4_parse_idx_record(const uint8_t *p, size_t n, size_t i, uint64_t md0_size
     return GPUBP_OK;
 }
 
-void bp4_attr_free(bp4_attr *a)
-{
-    if (!a) return;
-    gbp_free(a->name);
-    gbp_free(a->data);
-    if (a->strings)
-        for (size_t i = 0; i < a->n; i++) gbp_free(a->strings[i]);
-    gbp_free(a->strings);
-    memset(a, 0, sizeof *a);
-}
 
 /* Parses one characteristic set at c->at into blk (dims into dimbuf, 3 * GBP_MAX_DIMS).
  * For attributes, attr receives the value. */
-static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *dimbuf,
-                         bp4_op *op, bp4_attr *attr)
+static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *dimbuf,
+                         gbp_op *op, gbp_attr *attr)
 {
     uint8_t cnt;
     uint32_t len;
@@ -115,7 +105,7 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
     blk->vmd_offset = blk->payload_offset = 0;
     blk->str = NULL;
     blk->op = NULL;
-    blk->file_index = blk->step = blk->str_len = 0;
+    blk->subfile = blk->step = blk->str_len = 0;
     blk->ndims = blk->has_minmax = blk->has_value = 0;
     blk->dims = dimbuf;
     int have_dims = 0;
@@ -125,7 +115,7 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
         TRY(rd8(c, &id, "characteristic id"));
         switch (id) {
         case BP4_CHR_TIME_INDEX: TRY(rd32(c, &blk->step, "time index")); break;
-        case BP4_CHR_FILE_INDEX: TRY(rd32(c, &blk->file_index, "file index")); break;
+        case BP4_CHR_FILE_INDEX: TRY(rd32(c, &blk->subfile, "file index")); break;
         case BP4_CHR_OFFSET: TRY(rd64(c, &blk->vmd_offset, "offset")); break;
         case BP4_CHR_PAYLOAD_OFFSET:
             TRY(rd64(c, &blk->payload_offset, "payload offset"));
@@ -235,7 +225,7 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
             TRY(rd8(c, &tl, "operator name length"));
             NEED(c, tl, "operator name");
             memset(op, 0, sizeof *op);
-            size_t cl = tl < BP4_MAX_OP_NAME ? tl : BP4_MAX_OP_NAME;
+            size_t cl = tl < GBP_MAX_OP_NAME ? tl : GBP_MAX_OP_NAME;
             memcpy(op->name, c->p + c->at, cl);
             c->at += tl;
             TRY(rd8(c, &pre, "operator type"));
@@ -266,10 +256,10 @@ static int parse_charset(cur *c, int type, size_t es, bp4_block *blk, uint64_t *
     return 0;
 }
 
-static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
+static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
 {
     uint64_t dimbuf[3 * GBP_MAX_DIMS];
-    bp4_op op;
+    gbp_op op;
     while (c->at < c->end) {
         size_t entry_at = c->at;
         uint32_t elen;
@@ -298,8 +288,8 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
             c->at = c->end; /* skipped silently, as ADIOS2 does */
         } else if (is_attr) {
             while (c->at < c->end) {
-                bp4_block blk;
-                bp4_attr a;
+                gbp_block blk;
+                gbp_attr a;
                 memset(&a, 0, sizeof a);
                 int rc = parse_charset(c, type, es, &blk, dimbuf, &op, &a);
                 if (rc == 0 && !a.data && !a.strings)
@@ -310,20 +300,20 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
                     if (!a.name) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory");
                 }
                 if (rc) {
-                    bp4_attr_free(&a);
+                    gbp_attr_free(&a);
                     return rc;
                 }
                 a.is_array = type == 12 || a.n > 1;
                 a.type = type == 12 ? GPUBP_TYPE_STRING : type;
                 a.step = blk.step;
                 rc = sink->attr(sink->ctx, &a);
-                bp4_attr_free(&a);
+                gbp_attr_free(&a);
                 if (rc) return rc;
             }
         } else {
             int how = sink->var_begin(sink->ctx, name, nl, type, nsets, c->base + entry_at, elen);
             if (how < 0) return how;
-            if (how == BP4_SINK_COUNT) {
+            if (how == GBP_SINK_COUNT) {
                 uint64_t nb = 0;
                 while (c->at < c->end) {
                     uint8_t cnt;
@@ -336,7 +326,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
                 TRY(sink->var_count(sink->ctx, nb));
             } else {
                 while (c->at < c->end) {
-                    bp4_block blk;
+                    gbp_block blk;
                     TRY(parse_charset(c, type, es, &blk, dimbuf, &op, NULL));
                     TRY(sink->var_block(sink->ctx, &blk));
                 }
@@ -347,7 +337,7 @@ static int parse_entries(cur *c, int is_attr, const bp4_step_sink *sink)
     return 0;
 }
 
-int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const bp4_step_sink *sink,
+int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const gbp_step_sink *sink,
                           const char *what)
 {
     cur c = {p, base, n, 0, n, what};
@@ -364,7 +354,7 @@ static int off_in(const cur *c, uint64_t off, size_t *at)
 }
 
 int bp4_parse_step(const uint8_t *p, uint64_t base, size_t n, const bp4_idx_record *r,
-                   int *column_major, const bp4_step_sink *sink, const char *what)
+                   int *column_major, const gbp_step_sink *sink, const char *what)
 {
     cur c = {p, base, n, 0, 0, what};
     size_t pg = 0, var = 0, attr = 0, end = 0;

@@ -41,7 +41,7 @@ static void put_minmax(gbp_buf *b, int type, const uint8_t *mm)
 }
 
 void bp4_put_vmd_header(gbp_buf *b, uint32_t member_id, const char *name, int type,
-                        const bp4_block *blk, int local, uint64_t payload_len)
+                        const gbp_block *blk, int local, uint64_t payload_len)
 {
     size_t nl = strlen(name), nd = blk->ndims;
     size_t hs = bp4_vmd_header_size(nl, type, nd, blk->has_minmax);
@@ -57,14 +57,14 @@ void bp4_put_vmd_header(gbp_buf *b, uint32_t member_id, const char *name, int ty
     gbp_buf_u16(b, (uint16_t)(27 * nd));
     for (size_t i = 0; i < nd; i++) {
         gbp_buf_u8(b, 'n');
-        gbp_buf_u64(b, BP4_COUNT(blk)[i]);
+        gbp_buf_u64(b, GBP_COUNT(blk)[i]);
         if (local) {
             gbp_buf_zero(b, 18);
         } else {
             gbp_buf_u8(b, 'n');
-            gbp_buf_u64(b, BP4_SHAPE(blk)[i]);
+            gbp_buf_u64(b, GBP_SHAPE(blk)[i]);
             gbp_buf_u8(b, 'n');
-            gbp_buf_u64(b, BP4_START(blk)[i]);
+            gbp_buf_u64(b, GBP_START(blk)[i]);
         }
     }
     if (blk->has_minmax) {
@@ -171,7 +171,7 @@ static void put_dims(gbp_buf *b, size_t nd, const uint64_t *count, const uint64_
     }
 }
 
-void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
+void bp4_put_var_charset(gbp_buf *b, int type, int kind, const gbp_block *blk)
 {
     size_t head = b->len;
     gbp_buf_u8(b, 0);  /* patched: count */
@@ -181,7 +181,7 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
     gbp_buf_u8(b, BP4_CHR_TIME_INDEX);
     gbp_buf_u32(b, blk->step);
     gbp_buf_u8(b, BP4_CHR_FILE_INDEX);
-    gbp_buf_u32(b, blk->file_index);
+    gbp_buf_u32(b, blk->subfile);
     n += 2;
     if (type == GPUBP_TYPE_STRING) {
         /* strings: value before dimensions, as ADIOS writes them */
@@ -191,8 +191,8 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
         n += 2;
     } else {
         int local = kind == GPUBP_SHAPE_LOCAL_ARRAY;
-        put_dims(b, blk->ndims, BP4_COUNT(blk), local ? NULL : BP4_SHAPE(blk),
-                 local ? NULL : BP4_START(blk));
+        put_dims(b, blk->ndims, GBP_COUNT(blk), local ? NULL : GBP_SHAPE(blk),
+                 local ? NULL : GBP_START(blk));
         n++;
         if (blk->has_value) {
             gbp_buf_u8(b, BP4_CHR_VALUE);
@@ -220,9 +220,9 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const bp4_block *blk)
         gbp_buf_u8(b, blk->ndims);
         gbp_buf_u16(b, (uint16_t)(24 * blk->ndims));
         for (size_t i = 0; i < blk->ndims; i++) {
-            gbp_buf_u64(b, BP4_COUNT(blk)[i]);
-            gbp_buf_u64(b, local ? 0 : BP4_SHAPE(blk)[i]);
-            gbp_buf_u64(b, local ? 0 : BP4_START(blk)[i]);
+            gbp_buf_u64(b, GBP_COUNT(blk)[i]);
+            gbp_buf_u64(b, local ? 0 : GBP_SHAPE(blk)[i]);
+            gbp_buf_u64(b, local ? 0 : GBP_START(blk)[i]);
         }
         gbp_buf_u16(b, 16);
         gbp_buf_u64(b, blk->op->raw_size);

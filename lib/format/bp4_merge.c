@@ -201,7 +201,7 @@ int bp4_merge_steps(gbp_buf *out, size_t n, const uint8_t *const *blk, const siz
     /* 1. the PG index: counts summed, entries concatenated */
     uint64_t npg = 0, pglen = 0;
     for (size_t r = 0; r < n && rc == GPUBP_OK; r++) {
-        size_t at = 0, body, blen;
+        size_t at = 0, body = 0, blen = 0;
         rc = section(blk[r], len[r], &at, 1, &body, &blen, what, r);
         if (rc != GPUBP_OK) break;
         npg += gbp_ld64(blk[r]);
@@ -215,7 +215,7 @@ int bp4_merge_steps(gbp_buf *out, size_t n, const uint8_t *const *blk, const siz
     }
     /* 2. variables and attributes */
     for (size_t r = 0; r < n && rc == GPUBP_OK; r++) {
-        size_t at = pos[3 * r], body, blen;
+        size_t at = pos[3 * r], body = 0, blen = 0;
         rc = section(blk[r], len[r], &at, 0, &body, &blen, what, r);
         if (rc == GPUBP_OK) rc = add_entries(&vars, &vsegs, &nv, &cv, blk[r], body, blen, 0, what, r);
         if (rc == GPUBP_OK) rc = section(blk[r], len[r], &at, 0, &body, &blen, what, r);

@@ -28,31 +28,31 @@ static int read_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 
 /* Touches everything the index holds and loads every block, so that a wrong pointer or length
  * shows under ASan. */
-static void walk(bp4_index *ix)
+static void walk(gbp_index *ix)
 {
     volatile uint64_t sink = 0;
     for (size_t i = 0; i < ix->nvars; i++) {
-        bp4_var *v = ix->vars[i];
-        if (bp4_index_find(ix, v->name) != v)
+        gbp_var *v = ix->vars[i];
+        if (gbp_index_find(ix, v->name) != v)
             fz_known_bug("BUG-2: a variable of the index is not found by its own name (NUL in "
                          "the name, or two entries with the same name)");
         for (size_t s = 0; s < v->nsteps; s++) {
-            const bp4_var_step *st = &v->steps[s];
-            if (bp4_var_find_step(v, st->step) != st) abort();
+            const gbp_var_step *st = &v->steps[s];
+            if (gbp_var_find_step(v, st->step) != st) abort();
             if ((v->kind == GPUBP_SHAPE_GLOBAL_ARRAY || v->kind == GPUBP_SHAPE_JOINED_ARRAY) &&
                 v->ndims) {
                 if (st->shape_id >= v->nshapes) abort();
-                const uint64_t *sh = bp4_var_shape(v, s);
+                const uint64_t *sh = gbp_var_shape(v, s);
                 for (size_t d = 0; d < v->ndims; d++) sink += sh[d];
             }
-            const bp4_block *blocks = NULL;
+            const gbp_block *blocks = NULL;
             gbp_error_clear();
-            if (bp4_index_blocks(ix, v, s, &blocks, "md.0") != GPUBP_OK) {
+            if (gbp_index_blocks(ix, v, s, &blocks, "md.0") != GPUBP_OK) {
                 if (gpubp_last_error()[0] == '\0') abort();
                 continue;
             }
             for (size_t b = 0; b < st->nblocks; b++) {
-                const bp4_block *blk = &blocks[b];
+                const gbp_block *blk = &blocks[b];
                 for (size_t d = 0; d < 3u * blk->ndims; d++) sink += blk->dims[d];
                 if (blk->str) sink += strlen(blk->str);
                 if (blk->op) sink += blk->op->raw_size + strlen(blk->op->name);
@@ -61,8 +61,8 @@ static void walk(bp4_index *ix)
         }
     }
     for (size_t i = 0; i < ix->nattrs; i++) {
-        const bp4_attr *a = &ix->attrs[i];
-        if (bp4_index_find_attr(ix, a->name) == NULL) abort(); /* attributes: strcmp */
+        const gbp_attr *a = &ix->attrs[i];
+        if (gbp_index_find_attr(ix, a->name) == NULL) abort(); /* attributes: strcmp */
         if (a->strings)
             for (size_t k = 0; k < a->n; k++) sink += strlen(a->strings[k]);
         else if (a->data && a->n)
@@ -73,9 +73,10 @@ static void walk(bp4_index *ix)
 
 static void run_records(const uint8_t *md0, size_t n, const bp4_idx_record *recs, size_t nrec)
 {
-    bp4_index ix;
+    gbp_index ix;
     md0_src src = {md0, n};
-    bp4_index_init(&ix, read_md0, &src);
+    bp4_md0 loader = {read_md0, &src};
+    bp4_index_init(&ix, &loader);
     for (size_t i = 0; i < nrec; i++) {
         gbp_error_clear();
         if (bp4_index_add_step(&ix, md0, 0, n, &recs[i], "md.0") != GPUBP_OK) {
@@ -84,7 +85,7 @@ static void run_records(const uint8_t *md0, size_t n, const bp4_idx_record *recs
         }
     }
     walk(&ix);
-    bp4_index_free(&ix);
+    gbp_index_free(&ix);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
