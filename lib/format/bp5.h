@@ -1,0 +1,245 @@
+/* lib/format: the ADIOS2 BP5 on-disk format in memory, reading side (docs: the BP5 format
+ * description the project follows, sections named "§n" below). Decoding only: no I/O, no CUDA.
+ *
+ * A BP5 dataset is md.idx (a header and 'w'/'s' records), mmd.0 (FFS format descriptions keyed by
+ * a 12-byte id), md.0 (per step: a size table, one FFS-encoded metadata block per writer, then
+ * attribute blocks) and data.K (raw payloads). Only the restricted subset of FFS that BP5 uses is
+ * decoded: fields of the sizes and kinds the descriptions give, dynamic arrays and strings as
+ * offsets from the base record, sub-structures; 4- or 8-byte pointers, either byte order.
+ *
+ * Every read is bounds-checked; failures are GPUBP_ERR_FORMAT with the file name and offset in the
+ * message. Content this library cannot present (struct and derived variables) is reported to the
+ * sink with bp5_var_field.unsupported set, never decoded. */
+#ifndef GBP_BP5_H
+#define GBP_BP5_H
+
+#include <stdint.h>
+
+#include "common/common.h"
+#include "format/index.h"
+
+#define BP5_HEADER_SIZE 64
+#define BP5_ID_LEN 12
+#define BP5_NO_DATA ((uint64_t)-1)       /* DataBlockLocation of a stats-only block */
+#define BP5_JOINED_DIM ((uint64_t)-2)
+#define BP5_LOCAL_VALUE_DIM ((uint64_t)-3)
+
+/* GPUBP type of a BP5 long double ("localvals" adds it to the API; 7 as in ADIOS2's BP4 ids). */
+#ifdef GPUBP_TYPE_LONG_DOUBLE
+#define BP5_GPUBP_LONG_DOUBLE GPUBP_TYPE_LONG_DOUBLE
+#else
+#define BP5_GPUBP_LONG_DOUBLE 7
+#endif
+
+/* Byte-order aware loads (be: the data is big-endian). */
+static inline uint16_t bp5_ld16(const uint8_t *p, int be)
+{
+    return be ? (uint16_t)(p[0] << 8 | p[1]) : gbp_ld16(p);
+}
+static inline uint32_t bp5_ld32(const uint8_t *p, int be)
+{
+    return be ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+              : gbp_ld32(p);
+}
+static inline uint64_t bp5_ld64(const uint8_t *p, int be)
+{
+    return be ? (uint64_t)bp5_ld32(p, 1) << 32 | bp5_ld32(p + 4, 1) : gbp_ld64(p);
+}
+
+/* Records GPUBP_ERR_FORMAT "WHAT: damaged REGION at offset OFF: message" and returns it. */
+int bp5_damaged(const char *what, const char *region, uint64_t off, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((cold, format(printf, 4, 5)))
+#endif
+    ;
+
+/* ---- md.idx (§3) ------------------------------------------------------------------------------ */
+
+typedef struct bp5_map {          /* a 'w' record: which sub-file each writer writes */
+    uint64_t nwriters, naggregators, nsubfiles;
+    uint64_t *subfile;            /* nwriters entries, each < nsubfiles */
+} bp5_map;
+
+typedef struct bp5_step_rec {     /* an 's' record */
+    uint64_t md_pos, md_size;     /* the step's block in md.0 */
+    uint64_t nflush;              /* F: flushes during the step */
+    uint64_t *pieces;             /* per writer 2F+1 values: F (pos, size) pairs, final pos */
+    size_t map;                   /* index into bp5_idx.maps */
+} bp5_step_rec;
+
+typedef struct bp5_idx {
+    int big_endian;               /* byte 36 */
+    int active;                   /* byte 39: the writer had not closed when it was read */
+    int column_major;             /* byte 40 == 'y' */
+    int flatten;                  /* byte 41 != 0 */
+    uint32_t file_id;             /* bytes 42-45 (HEAD writers), 0 = none */
+    bp5_map *maps;
+    size_t nmaps, cap_maps;
+    bp5_step_rec *steps;
+    size_t nsteps, cap_steps;
+    size_t parsed;                /* bytes of md.idx consumed (whole records only) */
+} bp5_idx;
+
+void bp5_idx_init(bp5_idx *ix);
+void bp5_idx_free(bp5_idx *ix);
+/* Parses md.idx (p: the whole file as read so far, n bytes), continuing after ix->parsed: the
+ * header on the first call, then every complete record. A partial last record is left for the next
+ * call when the header says the writer is active (or `partial_ok`), else it is an error. Each step
+ * record is checked: its length, its md.0 block against md0_size (pass UINT64_MAX to skip), and a
+ * writer map must precede it. Errors: FORMAT (naming `what` and the offset), NOT_SUPPORTED (BP5
+ * minor version other than 2), NOMEM. On error ix keeps the records parsed before it. */
+int bp5_idx_parse(bp5_idx *ix, const uint8_t *p, size_t n, uint64_t md0_size, int partial_ok,
+                  const char *what);
+/* Where a block of writer w in step s lies: loc is its DataBlockLocation (§9.2). */
+int bp5_locate(const bp5_idx *ix, size_t s, uint64_t w, uint64_t loc, uint64_t *subfile,
+               uint64_t *offset, const char *what);
+
+/* ---- FFS format descriptions (§4, §5) ----------------------------------------------------------- */
+
+enum { BP5_FT_INT = 1, BP5_FT_UINT, BP5_FT_FLOAT, BP5_FT_CHAR, BP5_FT_STRING, BP5_FT_SUB };
+
+#define BP5_FFS_MAX_DIMS 4
+
+typedef struct bp5_ffs_field {
+    const char *name;             /* into the format's copy of its description */
+    const char *type;
+    int32_t size, offset;         /* element size; position in the struct */
+    uint8_t base;                 /* BP5_FT_* */
+    uint8_t is_ptr;               /* a pointer in the struct (string or dynamic dims) */
+    uint8_t ndims;
+    int sub;                      /* BP5_FT_SUB: index of the sub-structure */
+    int ctrl[BP5_FFS_MAX_DIMS];   /* per dimension: index of the control field, or -1 */
+    uint64_t dim[BP5_FFS_MAX_DIMS]; /* per dimension: its static length (when ctrl < 0) */
+} bp5_ffs_field;
+
+typedef struct bp5_ffs_struct {
+    const char *name;
+    int32_t record_length;
+    uint32_t nfields;
+    bp5_ffs_field *fields;
+} bp5_ffs_struct;
+
+/* Field offsets of one MetaArray… sub-structure (§7.4); -1 = absent. */
+typedef struct bp5_meta_array {
+    int dims, blockcount, dbcount, shape, count, offset, location, dbsize, minmax;
+} bp5_meta_array;
+
+enum { BP5_UNSUP_NONE = 0, BP5_UNSUP_STRUCT = 1, BP5_UNSUP_DERIVED = 2 };
+
+/* One variable field of a MetaData format (§7.3). */
+typedef struct bp5_var_field {
+    char *name;                   /* the ADIOS variable name (NUL-terminated copy) */
+    int kind;                     /* GPUBP_SHAPE_* */
+    int type;                     /* GPUBP_TYPE_*; -1 when unsupported */
+    int bp5_type;                 /* ADIOS2 DataType number (§1) */
+    uint32_t esize;               /* element size */
+    int unsupported;              /* BP5_UNSUP_*: listed by name only, never decoded */
+    uint32_t field;               /* index of the field in the MetaData structure */
+    uint32_t bit;                 /* its bit in BitField */
+    int has_op, has_mm;           /* MetaArrayOp…, MetaArray…MM… */
+    bp5_meta_array ma;            /* arrays: the sub-structure's fields */
+} bp5_var_field;
+
+enum { BP5_FMT_OTHER = 0, BP5_FMT_METADATA, BP5_FMT_ATTRS, BP5_FMT_OLD_ATTRS };
+
+typedef struct bp5_format {
+    uint8_t id[BP5_ID_LEN];
+    uint8_t *desc;                /* owned copy of the description */
+    size_t desc_len;
+    uint64_t file_off;            /* mmd.0 offset of the description (messages) */
+    int big_endian;               /* record byte order */
+    int ptr_size;                 /* 4 or 8 */
+    int rep_version;
+    int variant;                  /* the main structure has pointers: 24-byte block header */
+    int kind;                     /* BP5_FMT_* */
+    bp5_ffs_struct *structs;      /* main structure first */
+    size_t nstructs;
+    /* BP5_FMT_METADATA */
+    int f_bfcount, f_bitfield;    /* field indexes of BitFieldCount and BitField */
+    bp5_var_field *vars;
+    size_t nvars;
+    /* BP5_FMT_ATTRS: field indexes in the main, PrimAttr and StrAttr structures */
+    int a_pcount, a_prims, a_scount, a_strs;
+    int a_pname, a_psize, a_pvals, a_sname, a_scount_e, a_svals;
+} bp5_format;
+
+typedef struct bp5_formats {
+    bp5_format **v;
+    size_t n, cap;
+    size_t last;                  /* lookup cache */
+    size_t parsed;                /* bytes of mmd.0 consumed */
+    int big_endian;               /* byte order of mmd.0's lengths (md.idx byte 36); set by the caller */
+} bp5_formats;
+
+void bp5_formats_init(bp5_formats *ft);
+void bp5_formats_free(bp5_formats *ft);
+/* Parses the entries of mmd.0 after ft->parsed (p: the file as read so far). A partial last entry
+ * is left for the next call when partial_ok, else it is an error. Identical duplicates are kept
+ * once; a different description under a known id is an error. */
+int bp5_formats_parse(bp5_formats *ft, const uint8_t *p, size_t n, int partial_ok,
+                      const char *what);
+/* Parses one FFS description (desc_len bytes, at mmd.0 offset file_off) into *f. Owns nothing of
+ * p afterwards (the description is copied). Exposed for the fuzz target. */
+int bp5_format_parse(bp5_format *f, const uint8_t id[BP5_ID_LEN], const uint8_t *p, size_t n,
+                     uint64_t file_off, const char *what);
+void bp5_format_free(bp5_format *f);
+/* The ADIOS2 DataType of the elements of FFS field fl (§7.5; its dimensions aside), 0 when none. */
+int bp5_ffs_value_type(const bp5_format *f, const bp5_ffs_field *fl);
+const bp5_format *bp5_formats_find(bp5_formats *ft, const uint8_t id[BP5_ID_LEN]);
+
+/* ---- metadata and attribute blocks (§6-§8) ------------------------------------------------------ */
+
+/* One writer's record of an array variable in one step; arrays are valid until the sink returns.
+ * Dimensions are already reversed for column-major writers (when asked). */
+typedef struct bp5_array_rec {
+    uint64_t ndims, nblocks;
+    const uint64_t *shape;        /* ndims values, NULL for local arrays */
+    const uint64_t *count;        /* nblocks * ndims */
+    const uint64_t *start;        /* nblocks * ndims, NULL for local arrays */
+    const uint64_t *location;     /* nblocks: offset in the writer's step data, or BP5_NO_DATA */
+    const uint64_t *stored;       /* nblocks: stored bytes (operator), or NULL */
+    const uint8_t *minmax;        /* nblocks * 2 * esize, host byte order, or NULL */
+} bp5_array_rec;
+
+/* A single value (BPg, BPl): esize bytes in host order, or a string. */
+typedef struct bp5_value_rec {
+    uint8_t bytes[16];
+    const char *str;              /* strings: NUL-terminated, inside the block */
+    size_t str_len;
+} bp5_value_rec;
+
+typedef struct bp5_md_sink {
+    void *ctx;
+    /* a variable whose bit is set in writer w's block; a (arrays) or v (values) is non-NULL;
+     * unsupported variables come with both NULL */
+    int (*var)(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+               const bp5_value_rec *v);
+    int (*attr)(void *ctx, gbp_attr *a); /* takes ownership of *a's contents */
+} bp5_md_sink;
+
+/* Scratch storage of the decoders (reused between blocks). */
+typedef struct bp5_scratch {
+    uint64_t *u;
+    size_t cap_u;
+    uint8_t *b;
+    size_t cap_b;
+} bp5_scratch;
+
+void bp5_scratch_free(bp5_scratch *s);
+
+/* Decodes one writer's metadata block (n bytes at md.0 offset file_off). */
+int bp5_decode_metadata(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t file_off,
+                        uint64_t writer, int column_major, bp5_scratch *s,
+                        const bp5_md_sink *sink, const char *what);
+/* Decodes one attribute block (either encoding, §8). */
+int bp5_decode_attrs(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t file_off,
+                     const bp5_md_sink *sink, const char *what);
+/* Decodes step s's md.0 block: p holds its MetadataSize bytes (md.0 offset md_pos). Writers'
+ * blocks in rank order, then the attribute blocks in slot order. */
+int bp5_decode_step(const bp5_idx *ix, bp5_formats *ft, size_t s, const uint8_t *p, size_t n,
+                    bp5_scratch *scr, const bp5_md_sink *sink, const char *what);
+
+/* GPUBP type of an ADIOS2 DataType number, -1 when it has none here. */
+int bp5_gpubp_type(int bp5_type);
+
+#endif /* GBP_BP5_H */
