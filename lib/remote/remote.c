@@ -11,6 +11,7 @@
  * closed and every later call fails at once (no hang, no resynchronisation guesswork). */
 #include "remote.h"
 #include "proto.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -154,44 +155,15 @@ static int lost(gbp_remote *r, int err, const char *what)
 
 static int send_iov(gbp_remote *r, struct iovec *iov, int n, const char *what)
 {
-    while (n > 0) {
-        struct msghdr m;
-        memset(&m, 0, sizeof m);
-        m.msg_iov = iov;
-        m.msg_iovlen = (size_t)n;
-        ssize_t k = sendmsg(r->fd, &m, MSG_NOSIGNAL);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return lost(r, errno, what);
-        }
-        size_t done = (size_t)k;
-        while (n > 0 && done >= iov->iov_len) {
-            done -= iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + done;
-            iov->iov_len -= done;
-        }
-    }
-    return GPUBP_OK;
+    int e = gbp_wire_send_all(r->fd, iov, n);
+    return e ? lost(r, e, what) : GPUBP_OK;
 }
 
 static int recv_all(gbp_remote *r, void *buf, size_t n, const char *what)
 {
-    uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = recv(r->fd, p, n, 0);
-        if (k == 0) return lost(r, 0, what);
-        if (k < 0) {
-            if (errno == EINTR) continue;
-            return lost(r, errno, what);
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return GPUBP_OK;
+    int e = gbp_wire_recv_all(r->fd, buf, n, NULL);
+    if (e == GBP_WIRE_EOF) return lost(r, 0, what);
+    return e ? lost(r, e, what) : GPUBP_OK;
 }
 
 /* Reads and throws away n bytes (the rest of a reply that cannot be used). */
