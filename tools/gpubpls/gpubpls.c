@@ -11,7 +11,9 @@
  * 4 a path that does not exist or cannot be opened as BP4, or masks that matched nothing; 30 an
  * output file that cannot be created; 200 a bad -s/-c spec.
  */
-#include "gpubpls.h"
+#include "ls.h"
+#include "ls_dump.h"
+#include "ls_print.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -22,24 +24,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- errors --------------------------------------------------------------------------------- */
-
-int ls_lib_error(const ls_ctx *c, int status, const char *what, const char *name)
-{
-    if (c && c->out)
-        fflush(c->out);
-    const char *msg = gpubp_last_error();
-    fprintf(stderr, "gpubpls: error %s %s: %s%s%s\n", what, name ? name : "",
-            gpubp_strerror(status), *msg ? ": " : "", msg);
-    return LS_FAIL;
-}
-
-int ls_nomem(void)
-{
-    fprintf(stderr, "gpubpls: error: out of memory\n");
-    return LS_FAIL;
-}
 
 /* ---- options -------------------------------------------------------------------------------- */
 

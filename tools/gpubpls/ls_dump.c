@@ -8,7 +8,8 @@
  * Dumps read in pieces of at most LS_READ_BYTES, cut along the slowest dimensions exactly as bpls
  * cuts them, and print as one stream: a line of values may span two reads.
  */
-#include "gpubpls.h"
+#include "ls_dump.h"
+#include "ls_print.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -215,17 +216,6 @@ size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel)
     size_t pos;
     const ls_stepmap_entry *e = stepmap_find(c, v->name, &pos);
     return e && rel < e->n ? e->steps[rel] : rel;
-}
-
-void ls_ctx_free(ls_ctx *c)
-{
-    for (size_t k = 0; k < c->stepmap_n; k++) {
-        free(c->stepmap[k].name);
-        free(c->stepmap[k].steps);
-    }
-    free(c->stepmap);
-    c->stepmap = NULL;
-    c->stepmap_n = c->stepmap_cap = 0;
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */

@@ -1,0 +1,31 @@
+/* gpubpls: the error reports and the context's memory (ls.h), shared by every file of the tool. */
+#include "ls.h"
+
+#include <stdlib.h>
+
+int ls_lib_error(const ls_ctx *c, int status, const char *what, const char *name)
+{
+    if (c && c->out)
+        fflush(c->out);
+    const char *msg = gpubp_last_error();
+    fprintf(stderr, "gpubpls: error %s %s: %s%s%s\n", what, name ? name : "",
+            gpubp_strerror(status), *msg ? ": " : "", msg);
+    return LS_FAIL;
+}
+
+int ls_nomem(void)
+{
+    fprintf(stderr, "gpubpls: error: out of memory\n");
+    return LS_FAIL;
+}
+
+void ls_ctx_free(ls_ctx *c)
+{
+    for (size_t k = 0; k < c->stepmap_n; k++) {
+        free(c->stepmap[k].name);
+        free(c->stepmap[k].steps);
+    }
+    free(c->stepmap);
+    c->stepmap = NULL;
+    c->stepmap_n = c->stepmap_cap = 0;
+}

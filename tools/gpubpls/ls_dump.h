@@ -1,0 +1,34 @@
+/* tools/gpubpls/ls_dump.h: shapes, blocks and data dumps of one variable (ls_dump.c). Each
+ * returns LS_OK, LS_STOP or LS_FAIL (ls.h) unless it says otherwise. */
+#ifndef GPUBPLS_LS_DUMP_H
+#define GPUBPLS_LS_DUMP_H
+
+#include "ls.h"
+
+/* The steps of v to read from: [step, step + n) in random access; nothing in -t mode. */
+int ls_select_steps(ls_ctx *c, const ls_var *v, size_t step, size_t n);
+
+/* The array shape of v at relative step `step` (the current step in -t mode). */
+int ls_var_shape(ls_ctx *c, const ls_var *v, size_t step, size_t *dims);
+
+/* The variable's shape as bpls keeps it after opening: the last step's shape (global arrays),
+ * the first block's count (local arrays). */
+int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims);
+
+/* The shape over all steps, 0 where a dimension changes ("__"); *nblocks for local arrays. */
+int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims);
+int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims);
+
+/* The data dump of a global array or value (bpls readVar). */
+int ls_read_var(ls_ctx *c, const ls_var *v);
+
+/* The block listing (-D), with the data of each block when dumping (bpls print_decomp). */
+int ls_print_decomp(ls_ctx *c, const ls_var *v);
+
+/* Prints the value of block b of a single value (global or local) at relative step `step`. */
+int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool allowformat);
+
+/* The step of the dataset (0-based) that is relative step `rel` of v. */
+size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel);
+
+#endif /* GPUBPLS_LS_DUMP_H */
