@@ -9,9 +9,9 @@
  *          so the connection stays in step for the next call.
  * Any reply that breaks the protocol, and any socket error, marks the connection broken: it is
  * closed and every later call fails at once (no hang, no resynchronisation guesswork). */
-#include "remote.h"
-#include "proto.h"
-#include "wire.h"
+#include "remote/remote.h"
+#include "remote/proto.h"
+#include "remote/wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common.h"
+#include "common/common.h"
 
 typedef struct gbp_remote gbp_remote;
 

@@ -1,6 +1,6 @@
 /* The socket loops of the remote protocol (wire.h): sendmsg until a vector is out, recv until a
  * buffer is full. */
-#include "wire.h"
+#include "remote/wire.h"
 
 #include <errno.h>
 #include <stdint.h>

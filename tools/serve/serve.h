@@ -7,7 +7,7 @@
 #ifndef SERVE_H
 #define SERVE_H
 
-#include "proto.h"
+#include "remote/proto.h"
 
 #include <limits.h>
 #include <pthread.h>

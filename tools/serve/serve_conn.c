@@ -4,7 +4,7 @@
  * on (no such file, forbidden path) is an ERROR reply and KEEP. */
 #include "serve_conn.h"
 #include "serve_root.h"
-#include "wire.h"
+#include "remote/wire.h"
 
 #include <errno.h>
 #include <netinet/in.h>
