@@ -215,6 +215,7 @@ typedef struct bp5_md_sink {
     int (*var)(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
                const bp5_value_rec *v);
     int (*attr)(void *ctx, gbp_attr *a); /* takes ownership of *a's contents */
+    const char *only; /* non-NULL: only the variable of this name is decoded */
 } bp5_md_sink;
 
 /* Scratch storage of the decoders (reused between blocks). */
@@ -241,5 +242,63 @@ int bp5_decode_step(const bp5_idx *ix, bp5_formats *ft, size_t s, const uint8_t 
 
 /* GPUBP type of an ADIOS2 DataType number, -1 when it has none here. */
 int bp5_gpubp_type(int bp5_type);
+
+/* ---- the reader's index (format/index.h) filled from BP5 ----------------------------------------
+ * The filler keeps md.idx, the formats and the names of variables it cannot present; the index's
+ * loader hook (bp5_index_load, ctx: the bp5_reader) re-decodes a step's md.0 block through `read`
+ * for the blocks of one variable. A compressed block's gbp_op is named BP5_OP_NAME: the operator
+ * is known only from the first byte of its buffer (§9.3, bp5_op_parse). A block of a
+ * statistics-only variable has payload_offset BP5_NO_DATA. */
+
+#define BP5_OP_NAME "bp5"
+
+/* Reads n bytes of md.0 at off into buf (exactly, or an error). */
+typedef int (*bp5_read_fn)(void *ctx, uint64_t off, size_t n, uint8_t *buf);
+
+typedef struct bp5_unsup {
+    char *name;
+    int what;                     /* BP5_UNSUP_* */
+} bp5_unsup;
+
+typedef struct bp5_reader {
+    bp5_idx idx;                  /* md.idx as parsed so far */
+    bp5_formats ft;               /* mmd.0 as parsed so far */
+    bp5_scratch scr;
+    bp5_read_fn read;
+    void *read_ctx;
+    size_t nadded;                /* dataset steps added to the index */
+    bp5_unsup *unsup;             /* variables that are not presented */
+    size_t nunsup, cap_unsup;
+    /* pass state */
+    gbp_index *ix;
+    const char *what;
+    size_t cur_s;                 /* dataset step */
+    uint32_t cur_p;               /* presented step (0 when flattened) */
+    uint64_t cur_w;               /* writers of the step */
+} bp5_reader;
+
+void bp5_reader_init(bp5_reader *r, bp5_read_fn read, void *read_ctx);
+void bp5_reader_free(bp5_reader *r);
+/* Adds dataset step r->nadded (p: its md.0 block, MetadataSize bytes) to the index; r->idx and
+ * r->ft must cover it. On error the index is as it was. */
+int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n, const char *what);
+/* After the last step of a random-access open: every step of a joined array reports the last
+ * step's joined shape, as ADIOS2 does (§10.5). */
+void bp5_index_finish(gbp_index *ix);
+/* gbp_load_fn: the blocks of v's step vs. */
+int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
+/* What a variable of that name is when the index does not present it ("a struct variable",
+ * "a derived (expression) variable"), or NULL. */
+const char *bp5_unsupported(const bp5_reader *r, const char *name);
+
+/* ---- operator buffers (§9.3) ----------------------------------------------------------------- */
+
+enum { BP5_OP_BLOSC = 0, BP5_OP_BZIP2 = 1, BP5_OP_NULL = 127 };
+
+/* The operator of a stored block (n bytes at p) and, for null, the raw bytes inside it (*raw,
+ * *raw_len); blosc and bzip2 buffers are handed whole to their decoders. Errors: FORMAT (a short
+ * or inconsistent buffer), CODEC (an operator libgpubp does not decode, named). */
+int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
+                 size_t *raw_len, const char *what);
 
 #endif /* GBP_BP5_H */

@@ -285,6 +285,7 @@ int bp5_decode_metadata(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t fi
         uint64_t word = 0;
         if (v->bit / 64 < nbf) GBP_FORWARD_IF_ERROR(rd_uint(&b, bfo + 8 * (size_t)(v->bit / 64), 8, &word));
         if (!(word >> (v->bit % 64) & 1)) continue;
+        if (sink->only && strcmp(sink->only, v->name) != 0) continue;
         if (v->unsupported) {
             GBP_FORWARD_IF_ERROR(sink->var(sink->ctx, writer, v, NULL, NULL));
         } else if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) {

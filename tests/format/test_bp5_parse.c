@@ -185,6 +185,8 @@ static void model_free(model *m)
 
 typedef struct dataset {
     char dir[8300];
+    unsigned char *md0;
+    size_t md0_len, mmd_len;
     bp5_idx ix;
     bp5_formats ft;
     model m;
@@ -212,7 +214,7 @@ static int load_dataset(dataset *d)
     d->ft.big_endian = d->ix.big_endian;
     if (!rc) rc = bp5_formats_parse(&d->ft, mmd, nm, 0, "mmd.0");
     bp5_scratch scr = {0};
-    bp5_md_sink sink = {&d->m, sink_var, sink_attr};
+    bp5_md_sink sink = {&d->m, sink_var, sink_attr, NULL};
     d->m.flatten = d->ix.flatten;
     for (size_t s = 0; !rc && s < d->ix.nsteps; s++) {
         const bp5_step_rec *r = &d->ix.steps[s];
@@ -230,7 +232,8 @@ static int load_dataset(dataset *d)
     bp5_scratch_free(&scr);
     free(idx);
     free(mmd);
-    free(md0);
+    d->md0 = md0;
+    d->md0_len = n0;
     return rc;
 }
 
@@ -617,6 +620,103 @@ static size_t check_data(dataset *d)
     return checked;
 }
 
+/* ---- the reader's index filled from the same files (bp5_index.c) ------------------------------ */
+
+static int md0_read(void *ctx, uint64_t off, size_t n, uint8_t *buf)
+{
+    const dataset *d = ctx;
+    if (off > d->md0_len || n > d->md0_len - off) return GPUBP_ERR_FORMAT;
+    memcpy(buf, d->md0 + off, n);
+    return GPUBP_OK;
+}
+
+/* The index presents what the model holds: variables, steps, blocks (boxes, statistics, values,
+ * where they are). Returns the number of blocks compared. */
+static size_t check_index(dataset *d)
+{
+    bp5_reader r;
+    gbp_index ix;
+    size_t compared = 0;
+    bp5_reader_init(&r, md0_read, d);
+    gbp_index_init(&ix, bp5_index_load, &r);
+    size_t ni;
+    unsigned char *idx = load(d->dir, "md.idx", &ni), *mmd = load(d->dir, "mmd.0", &d->mmd_len);
+    TS_OK(bp5_idx_parse(&r.idx, idx, ni, d->md0_len, 0, "md.idx"));
+    r.ft.big_endian = r.idx.big_endian;
+    TS_OK(bp5_formats_parse(&r.ft, mmd, d->mmd_len, 0, "mmd.0"));
+    ix.steps_hint = r.idx.nsteps;
+    for (size_t s = 0; s < r.idx.nsteps; s++)
+        TS_OK(bp5_index_add_step(&ix, &r, d->md0 + r.idx.steps[s].md_pos, (size_t)r.idx.steps[s].md_size, "md.0"));
+    bp5_index_finish(&ix);
+    assert_int_equal(ix.nsteps, d->ix.flatten ? 1 : d->ix.nsteps);
+    size_t presented = 0;
+    for (size_t i = 0; i < d->m.nv; i++) {
+        const mvar *mv = &d->m.v[i];
+        gbp_var *v = gbp_index_find(&ix, mv->name);
+        if (mv->unsupported) {
+            assert_null(v);
+            assert_non_null(bp5_unsupported(&r, mv->name));
+            continue;
+        }
+        presented++;
+        assert_non_null(v);
+        assert_int_equal(v->type, mv->type);
+        assert_int_equal(v->nsteps, mv->ns);
+        int lv = mv->kind == GPUBP_SHAPE_LOCAL_VALUE && mv->type != GPUBP_TYPE_STRING;
+        assert_int_equal(v->kind, lv ? GPUBP_SHAPE_GLOBAL_ARRAY : mv->kind);
+        for (size_t s = 0; s < v->nsteps; s++) {
+            const mstep *ms = &mv->s[s];
+            const gbp_block *b = NULL;
+            assert_int_equal(v->steps[s].step, ms->abs);
+            assert_int_equal(v->steps[s].nblocks, ms->nb);
+            TS_OK(gbp_index_blocks(&ix, v, s, &b, "md.0"));
+            if (mv->kind == GPUBP_SHAPE_GLOBAL_ARRAY || mv->kind == GPUBP_SHAPE_JOINED_ARRAY || lv) {
+                const uint64_t *sh = gbp_var_shape(v, s);
+                for (size_t k = 0; k < v->ndims; k++)
+                    assert_int_equal(sh[k], mv->jdim == (int)k ? mv->last_joined : ms->shape[k]);
+            }
+            for (size_t j = 0; j < ms->nb; j++) {
+                const mblock *k = &ms->b[j];
+                if (mv->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+                    assert_int_equal(b[j].ndims, 0);
+                } else {
+                    assert_int_equal(b[j].ndims, v->ndims);
+                    for (size_t q = 0; q < v->ndims; q++) {
+                        assert_int_equal(GBP_COUNT(&b[j])[q], k->count[q]);
+                        if (mv->kind != GPUBP_SHAPE_LOCAL_ARRAY) assert_int_equal(GBP_START(&b[j])[q], k->start[q]);
+                    }
+                }
+                if (mv->type == GPUBP_TYPE_STRING) {
+                    assert_int_equal(b[j].str_len, strlen(k->str));
+                    assert_memory_equal(b[j].str, k->str, b[j].str_len);
+                } else if (b[j].has_value) {
+                    assert_memory_equal(b[j].mm, k->mm, 16);
+                } else {
+                    assert_int_equal(b[j].has_minmax, k->has_mm);
+                    if (k->has_mm) assert_memory_equal(b[j].mm, k->mm, 32);
+                    assert_int_equal(b[j].op != NULL, mv->has_op && k->loc != BP5_NO_DATA);
+                    if (b[j].op) assert_int_equal(b[j].op->size, k->stored);
+                    if (k->loc == BP5_NO_DATA) assert_int_equal(b[j].payload_offset, BP5_NO_DATA);
+                }
+                compared++;
+            }
+        }
+    }
+    assert_int_equal(ix.nvars, presented);
+    assert_int_equal(ix.nattrs, d->m.na);
+    for (size_t i = 0; i < d->m.na; i++) {
+        const gbp_attr *a = gbp_index_find_attr(&ix, d->m.a[i].name);
+        assert_non_null(a);
+        assert_int_equal(a->type, d->m.a[i].type);
+        assert_int_equal(a->n, d->m.a[i].n);
+    }
+    gbp_index_free(&ix);
+    bp5_reader_free(&r);
+    free(idx);
+    free(mmd);
+    return compared;
+}
+
 typedef struct golden {
     char path[8300];
 } golden;
@@ -647,6 +747,8 @@ static void test_dataset(void **state)
     check_blocks(d, bl);
     free(bl);
     check_data(d);
+    assert_true(check_index(d) > 0);
+    free(d->md0);
     model_free(&d->m);
     bp5_idx_free(&d->ix);
     bp5_formats_free(&d->ft);
@@ -693,6 +795,7 @@ static void test_colmajor_records(void **state)
     TS_OK(bp5_locate(&d->ix, 1, 0, 0, &sf, &off, "colmajor"));
     assert_int_equal(sf, 0);
     assert_int_equal(off, 4096);
+    free(d->md0);
     model_free(&d->m);
     bp5_idx_free(&d->ix);
     bp5_formats_free(&d->ft);

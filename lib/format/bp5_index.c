@@ -1,0 +1,263 @@
+/* BP5's filling of the reader's index (format/index.h): per dataset step, every writer's metadata
+ * block is decoded; each variable record becomes blocks that are summarized into the index (steps,
+ * block counts, shapes, min/max), and attributes are kept. The blocks themselves are loaded on
+ * demand by bp5_index_load, which decodes the step's md.0 block again for that one variable.
+ *
+ * What the index then presents is what ADIOS2's BP5 reader presents (§10): relative steps (a
+ * variable's steps are the steps in which some writer wrote it), blocks in writer order, local
+ * values as a 1-D array of the step's writer count (block w at {w}, its value kept in the block),
+ * joined arrays with running offsets, flattened steps as one step, dimensions reversed for
+ * column-major writers. */
+#include "format/bp5.h"
+
+void bp5_reader_init(bp5_reader *r, bp5_read_fn read, void *read_ctx)
+{
+    memset(r, 0, sizeof *r);
+    bp5_idx_init(&r->idx);
+    bp5_formats_init(&r->ft);
+    r->read = read;
+    r->read_ctx = read_ctx;
+}
+
+void bp5_reader_free(bp5_reader *r)
+{
+    if (!r) return;
+    bp5_idx_free(&r->idx);
+    bp5_formats_free(&r->ft);
+    bp5_scratch_free(&r->scr);
+    for (size_t i = 0; i < r->nunsup; i++) gbp_free(r->unsup[i].name);
+    gbp_free(r->unsup);
+    memset(r, 0, sizeof *r);
+}
+
+const char *bp5_unsupported(const bp5_reader *r, const char *name)
+{
+    for (size_t i = 0; i < r->nunsup; i++)
+        if (strcmp(r->unsup[i].name, name) == 0)
+            return r->unsup[i].what == BP5_UNSUP_STRUCT ? "a struct variable"
+                                                         : "a derived (expression) variable";
+    return NULL;
+}
+
+static int note_unsupported(bp5_reader *r, const bp5_var_field *f)
+{
+    if (bp5_unsupported(r, f->name)) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&r->unsup, &r->cap_unsup, r->nunsup + 1, sizeof *r->unsup));
+    r->unsup[r->nunsup].name = gbp_strdup(f->name);
+    GBP_CHECK_ALLOC(r->unsup[r->nunsup].name);
+    r->unsup[r->nunsup++].what = f->unsupported;
+    return GPUBP_OK;
+}
+
+/* The blocks of one record, handed to emit one by one (dims in a local buffer). */
+typedef int (*emit_fn)(bp5_reader *r, const gbp_block *b);
+
+static int each_block(bp5_reader *r, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+                      const bp5_value_rec *val, emit_fn emit, const char *what)
+{
+    uint64_t dims[3 * GBP_MAX_DIMS];
+    gbp_block b;
+    memset(&b, 0, sizeof b);
+    b.dims = dims;
+    b.step = r->cur_p + 1;
+    if (val) {
+        memcpy(b.mm, val->bytes, 16);
+        b.has_value = 1;
+        if (val->str) {
+            b.str = (char *)val->str;
+            b.str_len = (uint32_t)val->str_len;
+        }
+        if (f->kind == GPUBP_SHAPE_LOCAL_VALUE && f->type != GPUBP_TYPE_STRING) {
+            /* seen as {W}: writer w's value at {w} (§10.1) */
+            b.ndims = 1;
+            dims[0] = 1;
+            dims[1] = r->cur_w;
+            dims[2] = w;
+        } else if (f->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+            b.ndims = 1;
+            dims[0] = 1;
+            dims[1] = GBP_LOCAL_VALUE_DIM;
+            dims[2] = 0;
+        }
+        return emit(r, &b);
+    }
+    size_t D = (size_t)a->ndims;
+    b.ndims = (uint8_t)D;
+    uint64_t *count = dims, *shape = dims + D, *start = dims + 2 * D;
+    uint64_t es = f->esize;
+    gbp_op op;
+    for (uint64_t i = 0; i < a->nblocks; i++) {
+        uint64_t n = 1;
+        for (size_t k = 0; k < D; k++) {
+            count[k] = a->count[i * D + k];
+            shape[k] = a->shape ? a->shape[k] : 0;
+            start[k] = a->start && f->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? a->start[i * D + k] : 0;
+            n = count[k] && n > UINT64_MAX / count[k] ? UINT64_MAX : n * count[k];
+        }
+        b.has_minmax = a->minmax != NULL;
+        memset(b.mm, 0, sizeof b.mm);
+        if (a->minmax) {
+            memcpy(b.mm, a->minmax + 2 * i * es, es);
+            memcpy(b.mm + 16, a->minmax + (2 * i + 1) * es, es);
+        }
+        b.op = NULL;
+        if (a->location[i] == BP5_NO_DATA) {
+            b.subfile = 0;
+            b.payload_offset = BP5_NO_DATA;
+        } else {
+            uint64_t sf, off;
+            GBP_FORWARD_IF_ERROR(bp5_locate(&r->idx, r->cur_s, w, a->location[i], &sf, &off, what));
+            b.subfile = (uint32_t)sf;
+            b.payload_offset = off;
+            if (a->stored) {
+                memset(&op, 0, sizeof op);
+                memcpy(op.name, BP5_OP_NAME, sizeof BP5_OP_NAME);
+                op.raw_size = n > UINT64_MAX / es ? UINT64_MAX : n * es;
+                op.size = a->stored[i];
+                b.op = &op;
+            }
+        }
+        GBP_FORWARD_IF_ERROR(emit(r, &b));
+    }
+    return GPUBP_OK;
+}
+
+/* ---- the pass over a step ------------------------------------------------------------------------ */
+
+static int add_block(bp5_reader *r, const gbp_block *b)
+{
+    gbp_index *ix = r->ix;
+    GBP_FORWARD_IF_ERROR(gbp_index_summarize_block(ix, b));
+    if (ix->cur_vs->nblocks == UINT32_MAX)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u",
+                         ix->cur->name, ix->cur_step + 1);
+    ix->cur_vs->nblocks++;
+    return GPUBP_OK;
+}
+
+static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+                    const bp5_value_rec *val)
+{
+    bp5_reader *r = ctx;
+    gbp_index *ix = r->ix;
+    if (f->unsupported) return note_unsupported(r, f);
+    size_t nl = strlen(f->name);
+    gbp_var *v = gbp_index_find_n(ix, f->name, nl);
+    if (v && v->type != f->type)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable %s changes type from %s to %s in step %zu",
+                         r->what, f->name, gbp_type_name(v->type), gbp_type_name(f->type), r->cur_s);
+    if (!v) GBP_FORWARD_IF_ERROR(gbp_index_new_var(ix, f->name, nl, f->type, &v));
+    if (!v->nsteps || v->steps[v->nsteps - 1].step != r->cur_p) {
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
+        gbp_var_step *vs = &v->steps[v->nsteps++];
+        memset(vs, 0, sizeof *vs);
+        vs->step = r->cur_p;
+        vs->entry_off = r->cur_s; /* the loader's cookie: the (first) dataset step */
+        v->joined = 0;
+    }
+    ix->cur = v;
+    ix->cur_vs = &v->steps[v->nsteps - 1];
+    return each_block(r, w, f, a, val, add_block, r->what);
+}
+
+static int fill_attr(void *ctx, gbp_attr *a)
+{
+    bp5_reader *r = ctx;
+    a->step = r->cur_p;
+    return gbp_index_set_attr(r->ix, a);
+}
+
+/* Drops what dataset step s added to presented step p (after a failure). */
+static void drop_step(gbp_index *ix, uint32_t p, size_t s)
+{
+    for (size_t i = 0; i < ix->nvars; i++) {
+        gbp_var *v = ix->vars[i];
+        if (v->nsteps && v->steps[v->nsteps - 1].step == p && v->steps[v->nsteps - 1].entry_off == s)
+            v->nsteps--;
+    }
+}
+
+int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n, const char *what)
+{
+    size_t s = r->nadded;
+    if (s >= r->idx.nsteps)
+        return gbp_error(GPUBP_ERR_INTERNAL, 0, "%s: step %zu of %zu", what, s, r->idx.nsteps);
+    uint32_t ps = r->idx.flatten ? 0 : (uint32_t)s;
+    r->ix = ix;
+    r->what = what;
+    r->cur_s = s;
+    r->cur_p = ps;
+    r->cur_w = r->idx.maps[r->idx.steps[s].map].nwriters;
+    ix->cur_step = ps;
+    ix->cur = NULL;
+    ix->cur_colmajor = 0; /* the decoder reversed the dimensions already */
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->colmajor, &ix->cap_colmajor, (size_t)ps + 1, 1));
+    bp5_md_sink sink = {r, fill_var, fill_attr, NULL};
+    int rc = bp5_decode_step(&r->idx, &r->ft, s, p, n, &r->scr, &sink, what);
+    if (rc) {
+        drop_step(ix, ps, s);
+        return rc;
+    }
+    ix->colmajor[ps] = (uint8_t)r->idx.column_major;
+    if (ix->nsteps < (size_t)ps + 1) ix->nsteps = (size_t)ps + 1;
+    ix->sum_steps = ix->nsteps;
+    ix->summarized = 1;
+    r->nadded++;
+    return GPUBP_OK;
+}
+
+void bp5_index_finish(gbp_index *ix)
+{
+    /* ADIOS2 keeps one joined shape per variable: every step reports the last one (§10.5) */
+    for (size_t i = 0; i < ix->nvars; i++) {
+        gbp_var *v = ix->vars[i];
+        if (v->kind != GPUBP_SHAPE_JOINED_ARRAY || !v->nsteps) continue;
+        uint32_t last = v->steps[v->nsteps - 1].shape_id;
+        for (size_t k = 0; k < v->nsteps; k++) v->steps[k].shape_id = last;
+    }
+}
+
+/* ---- on-demand loads --------------------------------------------------------------------------- */
+
+static int load_one(bp5_reader *r, const gbp_block *b)
+{
+    return gbp_index_load_block(r->ix, b, 0);
+}
+
+static int load_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+                    const bp5_value_rec *val)
+{
+    bp5_reader *r = ctx;
+    if (f->unsupported) return GPUBP_OK;
+    return each_block(r, w, f, a, val, load_one, r->what);
+}
+
+static int load_attr(void *ctx, gbp_attr *a)
+{
+    (void)ctx;
+    gbp_attr_free(a);
+    return GPUBP_OK;
+}
+
+int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what)
+{
+    bp5_reader *r = ctx;
+    const gbp_var_step *st = &v->steps[vs];
+    size_t first = (size_t)st->entry_off, last = r->idx.flatten ? r->nadded : first + 1;
+    bp5_md_sink sink = {r, load_var, load_attr, v->name};
+    r->ix = ix;
+    r->what = what;
+    int rc = GPUBP_OK;
+    for (size_t s = first; s < last && !rc; s++) {
+        const bp5_step_rec *rec = &r->idx.steps[s];
+        uint8_t *buf = gbp_malloc(rec->md_size ? (size_t)rec->md_size : 1);
+        GBP_CHECK_ALLOC(buf);
+        r->cur_s = s;
+        r->cur_p = st->step;
+        r->cur_w = r->idx.maps[rec->map].nwriters;
+        rc = r->read(r->read_ctx, rec->md_pos, (size_t)rec->md_size, buf);
+        if (!rc) rc = bp5_decode_step(&r->idx, &r->ft, s, buf, (size_t)rec->md_size, &r->scr, &sink, what);
+        gbp_free(buf);
+    }
+    return rc;
+}
