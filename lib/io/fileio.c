@@ -1,5 +1,5 @@
 /* Files: short-write retry, errno kept in the error record, whole-file reads. */
-#include "fileio.h"
+#include "io/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -134,6 +134,18 @@ int gbp_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *wh
     return GPUBP_OK;
 }
 
+int gbp_pwrite_direct(int dfd, int fd, const uint8_t *p, size_t n, uint64_t off)
+{
+    /* p is aligned like off (p % 4096 == off % 4096): direct for the whole pages inside */
+    uint64_t a = (off + GBP_DIRECT_ALIGN - 1) & ~(uint64_t)(GBP_DIRECT_ALIGN - 1);
+    uint64_t e = (off + n) & ~(uint64_t)(GBP_DIRECT_ALIGN - 1);
+    if (dfd < 0 || e <= a) return gbp_pwrite_all(fd, p, n, off, "data file");
+    if (a > off) GBP_FORWARD_IF_ERROR(gbp_pwrite_all(fd, p, a - off, off, "data file"));
+    GBP_FORWARD_IF_ERROR(gbp_pwrite_all(dfd, p + (a - off), e - a, a, "data file (O_DIRECT)"));
+    if (off + n > e) GBP_FORWARD_IF_ERROR(gbp_pwrite_all(fd, p + (e - off), off + n - e, e, "data file"));
+    return GPUBP_OK;
+}
+
 int gbp_pread_some(int fd, void *p, size_t n, uint64_t off, size_t *got, const char *what)
 {
     uint8_t *c = p;
@@ -221,11 +233,13 @@ int gbp_truncate(int fd, uint64_t size, const char *what)
 
 int gbp_read_file(const char *path, uint8_t **data, size_t *len, size_t limit)
 {
-    int fd;
+    /* both set on success; initialized because the compiler cannot see that gbp_error (the
+     * failure path of both calls) never returns GPUBP_OK (GCC 13 -O2 -Wmaybe-uninitialized) */
+    int fd = -1;
     *data = NULL;
     *len = 0;
     GBP_FORWARD_IF_ERROR(gbp_open_file(&fd, path, O_RDONLY, 0));
-    uint64_t size;
+    uint64_t size = 0;
     int rc = gbp_file_size(fd, &size, path);
     if (rc == GPUBP_OK && limit > 0 && size > limit) size = limit;
     if (rc == GPUBP_OK && size > SIZE_MAX / 2)

@@ -6,10 +6,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common.h"
+#include "common/common.h"
 
 /* Writes all n bytes at off (retrying short writes). `what` names the file in messages. */
 int gbp_pwrite_all(int fd, const void *p, size_t n, uint64_t off, const char *what);
+/* O_DIRECT writes: the alignment of offsets, lengths and buffers. gbp_pwrite_direct writes the
+ * n bytes at p to fd at off, the whole GBP_DIRECT_ALIGN pages inside [off, off + n) through dfd
+ * (a descriptor of the same file opened with O_DIRECT) and the unaligned head and tail through
+ * fd; p must be aligned like off (p % GBP_DIRECT_ALIGN == off % GBP_DIRECT_ALIGN). dfd < 0 (no
+ * O_DIRECT descriptor), or no whole page inside: all of it through fd. Messages name the file
+ * "data file". */
+#define GBP_DIRECT_ALIGN ((size_t)4096)
+int gbp_pwrite_direct(int dfd, int fd, const uint8_t *p, size_t n, uint64_t off);
 /* Reads exactly n bytes at off; a file that ends first is GPUBP_ERR_FORMAT ("truncated"). */
 int gbp_pread_all(int fd, void *p, size_t n, uint64_t off, const char *what);
 /* Reads up to n bytes; *got receives the count (short only at end of file). */
