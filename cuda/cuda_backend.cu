@@ -17,8 +17,8 @@
 #include <cstring>
 
 extern "C" {
-#include "common.h"
-#include "devops.h"
+#include "common/common.h"
+#include "memspace/devops.h"
 }
 
 namespace {

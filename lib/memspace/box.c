@@ -1,5 +1,5 @@
 /* Boxes inside dense row-major arrays, and the walk over their contiguous runs. */
-#include "box.h"
+#include "memspace/box.h"
 
 void gbp_box_dense(gbp_box *b, size_t ndims, const size_t *count)
 {

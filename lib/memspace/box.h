@@ -3,7 +3,7 @@
 #ifndef GBP_BOX_H
 #define GBP_BOX_H
 
-#include "memspace.h"
+#include "memspace/memspace.h"
 
 /* Called for each contiguous run: byte offsets of the run in array a and in array b (0 when b is
  * NULL), and its length in bytes. A non-zero return stops the walk and is returned. */

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "common.h"
+#include "common/common.h"
 
 typedef struct gbp_box {
     size_t ndims;

@@ -3,7 +3,7 @@
  * stream would. Events are sequence numbers: recording one notes the last queued operation,
  * waiting for it waits until the worker has completed that operation. The first failure of the
  * stream is kept (with its message, to be re-raised on the waiting thread) until sync reports it. */
-#include "simdev.h"
+#include "memspace/simdev.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "devops.h"
+#include "memspace/devops.h"
 
 #define SIM_ERR_COPY 700 /* native code of an injected failure (cudaErrorIllegalAddress's value) */
 #define SIM_ERR_QUEUE 1  /* native code of an injected refusal (cudaErrorInvalidValue's value) */
@@ -24,6 +24,7 @@ static atomic_long sim_fail_copy = -1;
 static atomic_long sim_fail_pinned = -1;
 static atomic_long sim_fail_queue = -1;
 static atomic_long sim_fail_record = -1;
+static atomic_long sim_fail_io = -1; /* the pipeline's pwrites and preads, any backend */
 static atomic_int sim_hold;
 static atomic_long st_copies, st_reductions, st_fences, st_signals, st_pinned_live, st_hazards;
 static atomic_ullong st_bytes;
@@ -34,6 +35,7 @@ void gbp_sim_fail_copy_after(long n) { atomic_store(&sim_fail_copy, n); }
 void gbp_sim_fail_pinned_alloc_after(long n) { atomic_store(&sim_fail_pinned, n); }
 void gbp_sim_fail_queue_after(long n) { atomic_store(&sim_fail_queue, n); }
 void gbp_sim_fail_record_after(long n) { atomic_store(&sim_fail_record, n); }
+void gbp_sim_fail_io_after(long n) { atomic_store(&sim_fail_io, n); }
 void gbp_sim_hold(int on) { atomic_store(&sim_hold, on != 0); }
 
 static int countdown_hits(atomic_long *c)
@@ -44,6 +46,8 @@ static int countdown_hits(atomic_long *c)
     }
     return 0;
 }
+
+int gbp_sim_io_fail_now(void) { return countdown_hits(&sim_fail_io); }
 
 void gbp_sim_get_stats(gbp_sim_stats *s)
 {
