@@ -65,6 +65,9 @@ install(FILES "${PROJECT_BINARY_DIR}/gpubpConfig.cmake"
 # ---- pkg-config ------------------------------------------------------------------------------
 # Libs.private lists what a static link needs (pkg-config --static --libs gpubp).
 set(GPUBP_PC_LIBS_PRIVATE "-lz -lpthread -lm")
+foreach(_lib IN LISTS GPUBP_CODEC_LIBS)
+  set(GPUBP_PC_LIBS_PRIVATE "-l${_lib} ${GPUBP_PC_LIBS_PRIVATE}")
+endforeach()
 if(GPUBP_HAVE_CUDA)
   set(GPUBP_PC_LIBS_PRIVATE "-L${CUDAToolkit_LIBRARY_DIR} -lcudart ${GPUBP_PC_LIBS_PRIVATE}")
 endif()

@@ -1,6 +1,7 @@
 /* The public API: library calls, open/close and the step calls dispatching to the writer or
  * reader, variable handles and their selections. */
 #include "internal.h"
+#include "blosczlib.h"
 #include "gpubp/cuda.h"
 
 #include <stdio.h>
@@ -15,7 +16,7 @@ const char *gpubp_version(void) { return GPUBP_VERSION_STRING; }
 
 unsigned gpubp_features(void)
 {
-    unsigned f = GPUBP_FEATURE_ZLIB;
+    unsigned f = gbp_blosc_features();
     gbp_params p;
     gbp_params_parse(&p, NULL);
     gbp_mem *m = NULL;

@@ -4,6 +4,7 @@
  * parallel, each block reading only inside its own chunk and writing only its own output range.
  * A failing block records its message; the lowest failing block's message is reported, so the
  * error does not depend on the thread count either. */
+#include "blosc_codec.h"
 #include "blosc_frame.h"
 #include "pool.h"
 
@@ -28,8 +29,7 @@ typedef struct dchunk {
     int nfilters;         /* shuffle / bitshuffle filters to undo */
     uint8_t **s0, **s1;   /* per worker: scratch for the filtered block */
     size_t first;         /* first block of the window */
-    z_stream *zs;         /* per worker */
-    int *zs_ready;
+    gbp_codec_ws *ws;     /* per worker: codec contexts */
     pthread_mutex_t mu;
     size_t err_block;     /* lowest failing block; SIZE_MAX if none */
     int err_rc;
@@ -53,31 +53,6 @@ static void block_error(dchunk *d, size_t j, int rc, const char *fmt, ...)
         memcpy(d->err_msg, msg, sizeof msg);
     }
     pthread_mutex_unlock(&d->mu);
-}
-
-/* Inflates one zlib-format stream (RFC 1950) of n bytes into exactly `want` bytes. */
-static int inflate_exact(dchunk *d, int worker, const uint8_t *in, size_t n, uint8_t *out,
-                         size_t want)
-{
-    z_stream *z = &d->zs[worker];
-    if (!d->zs_ready[worker]) {
-        z->zalloc = gbp_blosc_zalloc;
-        z->zfree = gbp_blosc_zfree;
-        z->opaque = Z_NULL;
-        z->next_in = Z_NULL;
-        z->avail_in = 0;
-        if (inflateInit(z) != Z_OK) return Z_MEM_ERROR;
-        d->zs_ready[worker] = 1;
-    } else if (inflateReset(z) != Z_OK) {
-        return Z_STREAM_ERROR;
-    }
-    z->next_in = (Bytef *)(uintptr_t)in;
-    z->avail_in = (uInt)n;
-    z->next_out = out;
-    z->avail_out = (uInt)want;
-    int zr = inflate(z, Z_FINISH);
-    if (zr == Z_STREAM_END) return z->avail_out == 0 ? Z_OK : Z_DATA_ERROR;
-    return zr == Z_MEM_ERROR ? Z_MEM_ERROR : Z_DATA_ERROR;
 }
 
 static void decompress_task(void *ctx, size_t task, int worker)
@@ -141,19 +116,21 @@ static void decompress_task(void *ctx, size_t task, int worker)
         } else if ((size_t)csize == neblock) {
             memcpy(t, c + p, neblock); /* stored raw */
             p += neblock;
-        } else if (d->codec != ZLIB_FORMAT) {
+        } else if (gbp_codec_unavailable(d->codec)) {
             block_error(d, j, GPUBP_ERR_CODEC,
-                        "blosc buffer: offset %zu: chunk compressed with the %s codec, not "
-                        "supported (zlib only)", d->base, gbp_blosc_codec_name(d->codec));
+                        "blosc buffer: offset %zu: chunk compressed with the %s codec: %s",
+                        d->base, gbp_blosc_codec_name(d->codec),
+                        gbp_codec_unavailable(d->codec));
             return;
         } else {
-            int zr = inflate_exact(d, worker, c + p, (size_t)csize, t, neblock);
-            if (zr != Z_OK) {
-                block_error(d, j, zr == Z_MEM_ERROR ? GPUBP_ERR_NOMEM : GPUBP_ERR_FORMAT,
-                            "blosc buffer: offset %zu: block %zu stream %zu: %s", at + p, j, s,
-                            zr == Z_MEM_ERROR ? "out of memory for zlib"
-                                              : "damaged zlib stream (does not inflate to the "
-                                                "block's size)");
+            int zr = gbp_codec_decode(&d->ws[worker], d->codec, c + p, (size_t)csize, t, neblock);
+            if (zr != GPUBP_OK) {
+                block_error(d, j, zr,
+                            "blosc buffer: offset %zu: block %zu stream %zu: %s%s%s", at + p, j, s,
+                            zr == GPUBP_ERR_NOMEM ? "out of memory for " : "damaged ",
+                            gbp_blosc_codec_name(d->codec),
+                            zr == GPUBP_ERR_NOMEM ? "" : " stream (does not decode to the "
+                                                         "block's size)");
                 return;
             }
             p += (size_t)csize;
@@ -315,9 +292,8 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     d.s0 = gbp_calloc((size_t)workers, sizeof *d.s0);
     d.s1 = gbp_calloc((size_t)workers, sizeof *d.s1);
     d.s2 = gbp_calloc((size_t)workers, sizeof *d.s2);
-    d.zs = gbp_calloc((size_t)workers, sizeof *d.zs);
-    d.zs_ready = gbp_calloc((size_t)workers, sizeof *d.zs_ready);
-    if (!d.s0 || !d.s1 || !d.s2 || !d.zs || !d.zs_ready) rc = GPUBP_ERR_NOMEM;
+    d.ws = gbp_calloc((size_t)workers, sizeof *d.ws);
+    if (!d.s0 || !d.s1 || !d.s2 || !d.ws) rc = GPUBP_ERR_NOMEM;
     for (int w = 0; rc == GPUBP_OK && w < workers && partial; w++)
         if (!(d.s2[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
     for (int w = 0; rc == GPUBP_OK && w < workers && nfilters > 0; w++) {
@@ -336,13 +312,12 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         if (d.s0) gbp_free(d.s0[w]);
         if (d.s1) gbp_free(d.s1[w]);
         if (d.s2) gbp_free(d.s2[w]);
-        if (d.zs_ready && d.zs_ready[w]) inflateEnd(&d.zs[w]);
+        if (d.ws) gbp_codec_ws_free(&d.ws[w]);
     }
     gbp_free(d.s0);
     gbp_free(d.s1);
     gbp_free(d.s2);
-    gbp_free(d.zs);
-    gbp_free(d.zs_ready);
+    gbp_free(d.ws);
     return rc;
 }
 

@@ -127,6 +127,10 @@ int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstl
  * GPUBP_ERR_PARAM naming the key for an unknown key or a bad value; nothing is changed then. */
 int gbp_blosc_parse_params(const char *params, int *level, int *shuffle, int *threads);
 
+/* The codecs this build reads and writes, as GPUBP_FEATURE_* bits: ZLIB and BLOSCLZ always, LZ4
+ * (lz4 and lz4hc) and ZSTD when the build found liblz4 / libzstd. */
+unsigned gbp_blosc_features(void);
+
 /* Name of a Blosc codec format number (chunk flags bits 5-7): "blosclz", "lz4", "zlib", ... */
 const char *gbp_blosc_codec_name(int format);
 

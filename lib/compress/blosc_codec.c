@@ -1,0 +1,119 @@
+/* The Blosc2 codecs behind one interface (blosc_codec.h). */
+#include "blosc_codec.h"
+#include "blosc_config.h"
+#include "blosc_frame.h"
+#include "blosclz.h"
+
+#ifdef GPUBP_HAVE_LZ4
+#include <lz4.h>
+#include <lz4hc.h>
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+#include <zstd.h>
+#include <zstd_errors.h>
+#endif
+
+void gbp_codec_ws_free(gbp_codec_ws *w)
+{
+    if (w->zmode == 1) inflateEnd(&w->zs);
+    else if (w->zmode == 2) deflateEnd(&w->zs);
+    w->zmode = 0;
+#ifdef GPUBP_HAVE_ZSTD
+    ZSTD_freeDCtx(w->zdctx);
+    ZSTD_freeCCtx(w->zcctx);
+#endif
+    w->zdctx = w->zcctx = NULL;
+    gbp_free(w->lz4);
+    w->lz4 = NULL;
+}
+
+unsigned gbp_blosc_features(void)
+{
+    unsigned f = GPUBP_FEATURE_ZLIB | GPUBP_FEATURE_BLOSCLZ;
+#ifdef GPUBP_HAVE_LZ4
+    f |= GPUBP_FEATURE_LZ4;
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+    f |= GPUBP_FEATURE_ZSTD;
+#endif
+    return f;
+}
+
+const char *gbp_codec_unavailable(int format)
+{
+    switch (format) {
+    case GBP_FMT_BLOSCLZ:
+    case GBP_FMT_ZLIB: return NULL;
+#ifdef GPUBP_HAVE_LZ4
+    case GBP_FMT_LZ4: return NULL;
+#else
+    case GBP_FMT_LZ4: return "this build of libgpubp has no liblz4";
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+    case GBP_FMT_ZSTD: return NULL;
+#else
+    case GBP_FMT_ZSTD: return "this build of libgpubp has no libzstd";
+#endif
+    default: return "not supported";
+    }
+}
+
+/* One zlib-format stream (RFC 1950) into exactly `want` bytes. */
+static int inflate_exact(gbp_codec_ws *w, const uint8_t *in, size_t n, uint8_t *out, size_t want)
+{
+    z_stream *z = &w->zs;
+    if (w->zmode != 1) {
+        memset(z, 0, sizeof *z);
+        z->zalloc = gbp_blosc_zalloc;
+        z->zfree = gbp_blosc_zfree;
+        z->opaque = Z_NULL;
+        z->next_in = Z_NULL;
+        z->avail_in = 0;
+        if (inflateInit(z) != Z_OK) return GPUBP_ERR_NOMEM;
+        w->zmode = 1;
+    } else if (inflateReset(z) != Z_OK) {
+        return GPUBP_ERR_FORMAT;
+    }
+    z->next_in = (Bytef *)(uintptr_t)in;
+    z->avail_in = (uInt)n;
+    z->next_out = out;
+    z->avail_out = (uInt)want;
+    int zr = inflate(z, Z_FINISH);
+    if (zr == Z_STREAM_END) return z->avail_out == 0 ? GPUBP_OK : GPUBP_ERR_FORMAT;
+    return zr == Z_MEM_ERROR ? GPUBP_ERR_NOMEM : GPUBP_ERR_FORMAT;
+}
+
+int gbp_codec_decode(gbp_codec_ws *w, int format, const uint8_t *in, size_t n, uint8_t *out,
+                     size_t want)
+{
+    switch (format) {
+    case GBP_FMT_BLOSCLZ: {
+        long got = gbp_blosclz_decompress(in, n, out, want);
+        return got >= 0 && (size_t)got == want ? GPUBP_OK : GPUBP_ERR_FORMAT;
+    }
+    case GBP_FMT_ZLIB: return inflate_exact(w, in, n, out, want);
+#ifdef GPUBP_HAVE_LZ4
+    case GBP_FMT_LZ4: {
+        if (n > INT32_MAX || want > INT32_MAX) return GPUBP_ERR_FORMAT;
+        int got = LZ4_decompress_safe((const char *)in, (char *)out, (int)n, (int)want);
+        return got >= 0 && (size_t)got == want ? GPUBP_OK : GPUBP_ERR_FORMAT;
+    }
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+    case GBP_FMT_ZSTD: {
+        if (!w->zdctx && !(w->zdctx = ZSTD_createDCtx())) return GPUBP_ERR_NOMEM;
+        /* a frame may not ask for a window larger than the block (hostile input) */
+        int wlog = 10;
+        while (wlog < 31 && ((size_t)1 << wlog) < want) wlog++;
+        if (ZSTD_isError(ZSTD_DCtx_setParameter(w->zdctx, ZSTD_d_windowLogMax, wlog)))
+            return GPUBP_ERR_FORMAT;
+        size_t got = ZSTD_decompressDCtx(w->zdctx, out, want, in, n);
+        if (ZSTD_isError(got))
+            return ZSTD_getErrorCode(got) == ZSTD_error_memory_allocation ? GPUBP_ERR_NOMEM
+                                                                         : GPUBP_ERR_FORMAT;
+        return got == want ? GPUBP_OK : GPUBP_ERR_FORMAT;
+    }
+#endif
+    default: return GPUBP_ERR_CODEC;
+    }
+}
