@@ -68,6 +68,8 @@ typedef enum gpubp_status {
     GPUBP_ERR_PARAM = -16,            /* an unknown key or a bad value in a params string */
     GPUBP_ERR_EXISTS = -17,           /* a variable or attribute defined twice */
     GPUBP_ERR_CODEC = -18,            /* compressed data with an operator or codec not supported */
+    GPUBP_ERR_UNSUPPORTED_TYPE = -19, /* a variable or attribute of a type this library cannot
+                                       * read (listed, not readable; the message names the type id) */
     GPUBP_ERR_INTERNAL = -99          /* a bug in libgpubp: please report it */
 } gpubp_status;
 
@@ -81,9 +83,15 @@ typedef enum gpubp_type {
     GPUBP_TYPE_INT64 = 4,
     GPUBP_TYPE_FLOAT = 5,
     GPUBP_TYPE_DOUBLE = 6,
-    GPUBP_TYPE_STRING = 9,            /* single values and attributes only */
+    GPUBP_TYPE_LONG_DOUBLE = 7,       /* x86-64 `long double` as ADIOS2 stores it: the 80-bit x87
+                                       * extended format in 16 bytes (10 bytes of value, little-endian,
+                                       * 6 padding bytes). See "Long double". */
+    GPUBP_TYPE_STRING = 9,            /* single values, local values and attributes */
     GPUBP_TYPE_FLOAT_COMPLEX = 10,    /* two floats: real, imaginary */
     GPUBP_TYPE_DOUBLE_COMPLEX = 11,   /* two doubles: real, imaginary */
+    GPUBP_TYPE_STRING_ARRAY = 12,     /* define_attribute only: an array of n >= 1 strings, kept
+                                       * apart from a single string even when n == 1 (read back as
+                                       * GPUBP_TYPE_STRING with is_array set) */
     GPUBP_TYPE_UINT8 = 50,
     GPUBP_TYPE_UINT16 = 51,
     GPUBP_TYPE_UINT32 = 52,
@@ -109,10 +117,16 @@ typedef enum gpubp_launch {
     GPUBP_DEFERRED = 1  /* the data is consumed or delivered at perform_puts/perform_gets/end_step */
 } gpubp_launch;
 
+/* ADIOS2's LocalValueDim: gpubp_define_variable with ndims 1 and shape[0] ==
+ * GPUBP_LOCAL_VALUE_DIM defines a local value (one value per block). Shape entries from
+ * GPUBP_LOCAL_VALUE_DIM up to SIZE_MAX are reserved (ADIOS2's sentinels). */
+#define GPUBP_LOCAL_VALUE_DIM ((size_t)-3)
+
 typedef enum gpubp_shape_kind {
     GPUBP_SHAPE_GLOBAL_VALUE = 0,  /* ndims 0: one value per step */
     GPUBP_SHAPE_GLOBAL_ARRAY = 1,  /* shape, start, count */
-    GPUBP_SHAPE_LOCAL_VALUE = 2,   /* one value per block, seen as a 1-D array of blocks */
+    GPUBP_SHAPE_LOCAL_VALUE = 2,   /* one value per block, seen as a 1-D array of blocks: one
+                                    * element per block of the step, in block order */
     GPUBP_SHAPE_LOCAL_ARRAY = 3,   /* blocks with a count and no shape; read by block id */
     GPUBP_SHAPE_JOINED_ARRAY = 4   /* blocks joined along one dimension */
 } gpubp_shape_kind;
@@ -213,14 +227,18 @@ GPUBP_API int gpubp_current_step(const gpubp_file *f, size_t *step);
 
 /* Defines a variable for writing (WRITE or APPEND mode).
  * ndims 0: a single value (shape, start, count ignored). shape NULL and ndims > 0: a local array
- *   (start ignored, count required). Otherwise a global array: shape, start and count each hold
- *   ndims values with start + count <= shape.
+ *   (start ignored, count required). ndims 1 and shape[0] == GPUBP_LOCAL_VALUE_DIM: a local
+ *   value, as ADIOS2's shape {LocalValueDim} (start and count ignored, may be NULL): each put
+ *   writes one value (one element; a `const char *` for strings) as one more block of the step,
+ *   and readers (ADIOS2's and libgpubp's) see a 1-D array with one element per block. Otherwise a
+ *   global array: shape, start and count each hold ndims values with start + count <= shape.
  * Dims are in the layout of the variable's memory space, known at the first put (see
- * gpubp_set_memory_space). Strings (GPUBP_TYPE_STRING) are single values only.
+ * gpubp_set_memory_space). Strings (GPUBP_TYPE_STRING) are single or local values only.
  * The handle is owned by f, valid until gpubp_close(f).
- * Errors: INVALID_ARG, WRONG_MODE (read mode), EXISTS (name defined already in this open),
- *   INVALID_DIMS (ndims > 32, string with ndims > 0), INVALID_SELECTION
- *   (start + count > shape), NOMEM. */
+ * Errors: INVALID_ARG (NULL out/f/name/count, GPUBP_TYPE_STRING_ARRAY or an unknown type),
+ *   WRONG_MODE (read mode), EXISTS (name defined already in this open), INVALID_DIMS (ndims > 32,
+ *   a string array, a shape entry >= GPUBP_LOCAL_VALUE_DIM other than the local-value form),
+ *   INVALID_SELECTION (start + count > shape), NOMEM. */
 GPUBP_API int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
                                     gpubp_type type, size_t ndims, const size_t *shape,
                                     const size_t *start, const size_t *count);
@@ -239,16 +257,19 @@ GPUBP_API int gpubp_variable_name(const gpubp_variable *v, const char **name);
 GPUBP_API int gpubp_set_shape(gpubp_variable *v, size_t ndims, const size_t *shape);
 
 /* Write: the block (start, count) of the next put. Read: the box that the next get reads (global
- *   arrays), or the count for local arrays (start may be NULL, then zeros; the box is inside the
- *   selected block). Dims are in the layout of the variable's memory space.
+ *   arrays; local values: a range of block ids, ndims 1), or the count for local arrays (start may
+ *   be NULL, then zeros; the box is inside the selected block). Dims are in the layout of the
+ *   variable's memory space.
  * Errors: INVALID_ARG, INVALID_DIMS (ndims differs), INVALID_SELECTION (box outside the shape;
- *   checked at once on write, against the selected step on read). */
+ *   checked at once on write, against the selected step on read), WRONG_MODE (write mode, a local
+ *   value: each put is one value). */
 GPUBP_API int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start,
                                   const size_t *count);
 
 /* Read: selects block `block_id` (counted within one step) for gets of a local array or of a
  * single value written several times in a step, or limits a global-array get to that block when
- * no box is selected. INVALID_SELECTION if the step has fewer
+ * no box is selected. A local value then reads the one value of that block (selection size: one
+ * element per selected step), as ADIOS2 does. INVALID_SELECTION if the step has fewer
  * blocks (checked at the get). WRONG_MODE in write mode. */
 GPUBP_API int gpubp_set_block_selection(gpubp_variable *v, size_t block_id);
 
@@ -277,6 +298,11 @@ GPUBP_API int gpubp_variable_memory_space(const gpubp_variable *v, gpubp_memory_
  * nothing is written (ndims 0). `dims` must hold gpubp_variable_ndims() values. */
 GPUBP_API int gpubp_variable_shape(const gpubp_variable *v, gpubp_memory_space space, size_t *dims);
 
+/* ndims: local values have 1 (the blocks). type: the type id on disk; a variable of a type this
+ * library cannot read (an id gpubp_type_size gives 0 for, other than strings) is still listed,
+ * with its id, kind, steps, blocks and block dims, and every call that needs its values (get,
+ * selection_size, minmax, the min/max of block_info) returns GPUBP_ERR_UNSUPPORTED_TYPE naming
+ * the id. */
 GPUBP_API int gpubp_variable_ndims(const gpubp_variable *v, size_t *ndims);
 GPUBP_API int gpubp_variable_type(const gpubp_variable *v, gpubp_type *type);
 GPUBP_API int gpubp_variable_shape_kind(const gpubp_variable *v, gpubp_shape_kind *kind);
@@ -364,9 +390,14 @@ GPUBP_API int gpubp_perform_gets(gpubp_file *f);
  * ------------------------------------------------------------------------------------------- */
 
 /* Defines an attribute (write modes). n elements of `type` at data; GPUBP_TYPE_STRING takes a
- * `const char *` when n == 1 and a `const char *const *` (n strings) when n > 1. The data is
- * copied. It is written with the next step (ADIOS2 semantics); defining the same name again with
- * other data modifies it. */
+ * `const char *` when n == 1 (a single string) and a `const char *const *` (n strings, a string
+ * array) when n > 1; GPUBP_TYPE_STRING_ARRAY always takes a `const char *const *` of n >= 1
+ * strings and writes a string array (BP4 type 12), so that a one-element array stays an array
+ * (ADIOS2 prints it {"a"}, a single string "a"). GPUBP_TYPE_LONG_DOUBLE takes n 16-byte elements.
+ * The data is copied. It is written with the next step (ADIOS2 semantics); defining the same
+ * name again with other data modifies it.
+ * Errors: INVALID_ARG (NULL, n == 0, an unknown type, a NULL string or one longer than 65534
+ *   bytes), WRONG_MODE (read mode), NOMEM. */
 GPUBP_API int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type,
                                      const void *data, size_t n);
 
@@ -378,23 +409,48 @@ GPUBP_API int gpubp_define_variable_attribute(gpubp_file *f, const char *var, co
 GPUBP_API int gpubp_available_attributes(const gpubp_file *f, size_t *n, const char *const **names);
 
 /* Type and element count of an attribute (a single string counts 1; `is_array` tells a
- * one-element array from a single value; may be NULL). NOT_FOUND when absent. */
+ * one-element array from a single value; may be NULL). String arrays report GPUBP_TYPE_STRING
+ * with is_array 1. An attribute of a type this library cannot read is listed with its type id
+ * and count; its data calls return GPUBP_ERR_UNSUPPORTED_TYPE. NOT_FOUND when absent. */
 GPUBP_API int gpubp_inquire_attribute(const gpubp_file *f, const char *name, gpubp_type *type,
                                       size_t *n, int *is_array);
 
 /* Copies the n elements of a numeric attribute into `data` (n * element size bytes).
- * TYPE_MISMATCH for a string attribute. */
+ * TYPE_MISMATCH for a string attribute, UNSUPPORTED_TYPE for a type this library cannot read. */
 GPUBP_API int gpubp_attribute_data(const gpubp_file *f, const char *name, void *data);
 
 /* Element i of a string attribute, NUL-terminated, borrowed until the next begin_step or close. */
 GPUBP_API int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i,
                                      const char **s);
 
-/* Size in bytes of one element of `type` (strings: 0). */
+/* Size in bytes of one element of `type` (strings and unknown ids: 0; long double: 16). */
 GPUBP_API size_t gpubp_type_size(gpubp_type type);
 
-/* The ADIOS2 name of a type ("int32_t", "double complex", "string"). Static storage. */
+/* The ADIOS2 name of a type ("int32_t", "double complex", "long double", "string"; a string
+ * array is "string"; an unknown id "unknown"). Static storage. */
 GPUBP_API const char *gpubp_type_name(gpubp_type type);
+
+/* ---------------------------------------------------------------------------------------------
+ * Long double
+ * GPUBP_TYPE_LONG_DOUBLE elements are 16 bytes in the layout ADIOS2 writes on x86-64 Linux: bytes
+ * 0-7 the 64-bit significand (explicit integer bit), bytes 8-9 sign and 15-bit exponent, bytes
+ * 10-15 padding (zeros in the metadata: values, min/max, attributes; array payloads keep what
+ * the caller's buffer held, as ADIOS2's do). put, get and attributes copy the elements byte for
+ * byte; nothing converts them. On
+ * x86-64 (gcc, clang) this is the C `long double`, so arrays of `long double` are passed as they
+ * are. Where `long double` differs (aarch64 binary128, MSVC's 8-byte long double) the two
+ * functions below convert from and to double. Min/max compare the 80-bit values exactly
+ * (-0 equals +0; NaN compares false both ways, as ADIOS2 does).
+ * ------------------------------------------------------------------------------------------- */
+
+/* Writes x as one GPUBP_TYPE_LONG_DOUBLE element (16 bytes at dst; exact: every double,
+ * subnormals, infinities and NaN payloads included, is representable). INVALID_ARG for NULL. */
+GPUBP_API int gpubp_long_double_from_double(void *dst, double x);
+
+/* Reads one GPUBP_TYPE_LONG_DOUBLE element (16 bytes at src) as a double, rounded to nearest
+ * (values beyond double's range become +-inf, those below its smallest subnormal +-0; NaN stays
+ * NaN, infinities stay infinite). INVALID_ARG for NULL. */
+GPUBP_API int gpubp_long_double_to_double(const void *src, double *x);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,7 @@ const char *gpubp_strerror(int status)
     case GPUBP_ERR_PARAM: return "invalid parameter";
     case GPUBP_ERR_EXISTS: return "already defined";
     case GPUBP_ERR_CODEC: return "unsupported compression operator or codec";
+    case GPUBP_ERR_UNSUPPORTED_TYPE: return "unsupported type";
     case GPUBP_ERR_INTERNAL: return "internal error";
     default: return "unknown status";
     }
@@ -60,6 +61,21 @@ const char *gpubp_last_error(void) { return gbp_error_message(); }
 int gpubp_last_errno(void) { return gbp_error_native(); }
 size_t gpubp_type_size(gpubp_type type) { return gbp_type_size(type); }
 const char *gpubp_type_name(gpubp_type type) { return gbp_type_name(type); }
+
+int gpubp_long_double_from_double(void *dst, double x)
+{
+    GBP_CHECK_ARG(dst);
+    gbp_ld_from_double(dst, x);
+    return GPUBP_OK;
+}
+
+int gpubp_long_double_to_double(const void *src, double *x)
+{
+    GBP_CHECK_ARG(src);
+    GBP_CHECK_ARG(x);
+    *x = gbp_ld_to_double(src);
+    return GPUBP_OK;
+}
 
 int gbp_is_write_mode(const gpubp_file *f) { return gbp_is_write_mode_value(f->mode); }
 
@@ -341,6 +357,10 @@ int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start, co
     GBP_RETURN_ERROR_IF(ndims == 0, GPUBP_ERR_INVALID_DIMS,
                         "gpubp_set_selection: '%s' is a single value", v->name);
     GBP_CHECK_ARG(count);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file) && v->kind == GPUBP_SHAPE_LOCAL_VALUE,
+                        GPUBP_ERR_WRONG_MODE,
+                        "gpubp_set_selection: '%s' is a local value: each put writes one value",
+                        v->name);
     int local = v->kind == GPUBP_SHAPE_LOCAL_ARRAY;
     GBP_RETURN_ERROR_IF(!start && !local, GPUBP_ERR_INVALID_ARG,
                         "gpubp_set_selection: start is NULL for global array '%s'", v->name);

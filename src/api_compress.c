@@ -76,7 +76,7 @@ static int is_small(const gpubp_file *f, const gbp_wblock *wb)
 {
     const gpubp_variable *v = wb->var;
     if (!v->op || wb->performed || wb->zahead || wb->payload_len == 0 ||
-        v->kind == GPUBP_SHAPE_GLOBAL_VALUE)
+        gbp_kind_is_value(v->kind))
         return 0;
     size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;

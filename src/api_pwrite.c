@@ -113,7 +113,7 @@ int gbp_pwriter_close_sync(gpubp_file *f, int rc)
 int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
 {
     gpubp_variable *v = wb->var;
-    if (wb->owned || v->kind == GPUBP_SHAPE_GLOBAL_VALUE || wb->payload_len == 0) return GPUBP_OK;
+    if (wb->owned || gbp_kind_is_value(v->kind) || wb->payload_len == 0) return GPUBP_OK;
     size_t es = gbp_type_size(v->type), n = (size_t)wb->payload_len;
     uint8_t *buf = NULL;
     int rc = new_memfd(&f->stage_fd, "gpubp-stage");

@@ -477,6 +477,15 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
     return GPUBP_OK;
 }
 
+/* Variables of a type this library cannot read are listed; their values are not readable. */
+static int check_readable(const gpubp_variable *v, const char *fn)
+{
+    if (gbp_type_known(v->type)) return GPUBP_OK;
+    return gbp_error(GPUBP_ERR_UNSUPPORTED_TYPE, 0,
+                     "%s: variable '%s' of %s has BP4 type id %d, which libgpubp cannot read", fn,
+                     v->name, v->file->path, v->type);
+}
+
 /* ---- steps and blocks of a variable --------------------------------------------------------- */
 
 /* The variable's selected steps as indices into rv->steps: [*first, *first + *n). */
@@ -656,7 +665,8 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
             if (count) gbp_reverse(count, nd);
         }
     }
-    if (v->type == GPUBP_TYPE_STRING) return GPUBP_OK;
+    if (v->type == GPUBP_TYPE_STRING || (!min && !max)) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(check_readable(v, "gpubp_variable_block_info"));
     const uint8_t *mn = b->mm, *mx = b->has_value ? b->mm : b->mm + 16;
     if (!b->has_value && !b->has_minmax) {
         /* an empty block has no statistics: zeros, as for the value of no element */
@@ -676,6 +686,7 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
                         "gpubp_variable_minmax: '%s' is a string", v->name);
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
                         "gpubp_variable_minmax: '%s' belongs to a file open for writing", v->name);
+    GBP_FORWARD_IF_ERROR(check_readable(v, "gpubp_variable_minmax"));
     size_t first = 0, n = v->rv->nsteps;
     if (v->file->mode == GPUBP_MODE_READ || v->sel.has_steps)
         GBP_FORWARD_IF_ERROR(var_steps(v, &v->sel, &first, &n));
@@ -717,6 +728,7 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
 
 /* ---- selections and gets -------------------------------------------------------------------- */
 
+
 /* The file-order box a get reads at var-step vs: start/count in the variable's coordinates
  * (global: the shape; local array: the block; local value: the block list). */
 static int get_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *start,
@@ -738,6 +750,12 @@ static int get_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev
             start[i] = (size_t)GBP_START(b)[i];
             count[i] = (size_t)GBP_COUNT(b)[i];
         }
+    } else if (s->has_block && v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        /* a local value's block: its one value (ADIOS2: SetBlockSelection) */
+        const gbp_block *b;
+        GBP_FORWARD_IF_ERROR(select_block(v, s, vs, &b));
+        start[0] = s->block_id;
+        count[0] = 1;
     } else {
         for (size_t i = 0; i < nd; i++) {
             start[i] = 0;
@@ -798,6 +816,7 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
 {
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(bytes);
+    GBP_FORWARD_IF_ERROR(check_readable(v, "gpubp_selection_size"));
     size_t es = gbp_type_size(v->type), nd = v->sel.ndims;
     if (gbp_is_write_mode(v->file)) {
         size_t n = 1;
@@ -1069,9 +1088,11 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
                 dst += blocks[b].str_len + 1;
             }
         } else if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+            /* block b's value (in the metadata) is element b - start of the box */
             for (size_t b = start[0]; b < start[0] + count[0]; b++) {
                 gbp_box one, d;
-                gbp_box_dense(&one, 0, NULL);
+                const size_t n1 = 1;
+                gbp_box_dense(&one, 1, &n1);
                 d.ndims = 1;
                 d.dims[0] = s->mem_ndims ? s->mem_count[0] : count[0];
                 d.start[0] = (s->mem_ndims ? s->mem_start[0] : 0) + b - start[0];
@@ -1099,7 +1120,10 @@ int gpubp_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
     GBP_CHECK_ARG(f);
     int rc = !v    ? gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_get: argument 'v' is NULL")
              : !data ? gbp_error(GPUBP_ERR_INVALID_ARG, 0, "gpubp_get: argument 'data' is NULL")
-                     : get(f, v, data, mode);
+                     : GPUBP_OK;
+    /* an unreadable type is the same on every rank: the get fails there, not the step */
+    if (rc == GPUBP_OK && v->file == f) GBP_FORWARD_IF_ERROR(check_readable(v, "gpubp_get"));
+    if (rc == GPUBP_OK) rc = get(f, v, data, mode);
     return get_failed(f, rc);
 }
 
@@ -1218,6 +1242,15 @@ static int find_attr(const gpubp_file *f, const char *name, const gbp_attr **a)
     return GPUBP_OK;
 }
 
+/* An attribute of a type this library cannot read is listed; its data is not readable. */
+static int attr_readable(const gpubp_file *f, const gbp_attr *a)
+{
+    if (gbp_type_known(a->type)) return GPUBP_OK;
+    return gbp_error(GPUBP_ERR_UNSUPPORTED_TYPE, 0,
+                     "attribute '%s' of %s has BP4 type id %d, which libgpubp cannot read",
+                     a->name, f->path, a->type);
+}
+
 int gpubp_inquire_attribute(const gpubp_file *f, const char *name, gpubp_type *type, size_t *n,
                             int *is_array)
 {
@@ -1238,6 +1271,7 @@ int gpubp_attribute_data(const gpubp_file *f, const char *name, void *data)
     GBP_CHECK_ARG(data);
     const gbp_attr *a;
     GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
+    GBP_FORWARD_IF_ERROR(attr_readable(f, a));
     GBP_RETURN_ERROR_IF(a->type == GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
                         "attribute '%s' is a string: use gpubp_attribute_string", name);
     memcpy(data, a->data, a->n * gbp_type_size(a->type));
@@ -1251,6 +1285,7 @@ int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i, cons
     GBP_CHECK_ARG(s);
     const gbp_attr *a;
     GBP_FORWARD_IF_ERROR(find_attr(f, name, &a));
+    GBP_FORWARD_IF_ERROR(attr_readable(f, a));
     GBP_RETURN_ERROR_IF(a->type != GPUBP_TYPE_STRING, GPUBP_ERR_TYPE_MISMATCH,
                         "attribute '%s' is not a string", name);
     GBP_RETURN_ERROR_IF(i >= a->n, GPUBP_ERR_INVALID_SELECTION,

@@ -233,6 +233,8 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
                         "gpubp_define_variable: %s is open for reading", f->path);
     GBP_RETURN_ERROR_IF(!*name || strlen(name) > 65535, GPUBP_ERR_INVALID_ARG,
                         "gpubp_define_variable: invalid variable name");
+    GBP_RETURN_ERROR_IF(type == GPUBP_TYPE_STRING_ARRAY, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_define_variable: '%s': string arrays are attributes only", name);
     GBP_RETURN_ERROR_IF(!gbp_type_known(type), GPUBP_ERR_INVALID_ARG,
                         "gpubp_define_variable: '%s': invalid type %d", name, (int)type);
     GBP_RETURN_ERROR_IF(gbp_file_var(f, name), GPUBP_ERR_EXISTS,
@@ -240,11 +242,21 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     GBP_RETURN_ERROR_IF(ndims > GBP_MAX_DIMS, GPUBP_ERR_INVALID_DIMS,
                         "gpubp_define_variable: '%s': %zu dimensions (at most %d)", name, ndims,
                         GBP_MAX_DIMS);
-    GBP_RETURN_ERROR_IF(type == GPUBP_TYPE_STRING && ndims != 0, GPUBP_ERR_INVALID_DIMS,
+    int local_value = ndims == 1 && shape && shape[0] == GPUBP_LOCAL_VALUE_DIM;
+    for (size_t i = 0; shape && !local_value && i < ndims; i++)
+        if (shape[i] >= GPUBP_LOCAL_VALUE_DIM)
+            return gbp_error(GPUBP_ERR_INVALID_DIMS, 0,
+                             "gpubp_define_variable: '%s': shape %zu in dimension %zu is reserved "
+                             "(a local value is ndims 1 with shape GPUBP_LOCAL_VALUE_DIM)", name,
+                             shape[i], i);
+    GBP_RETURN_ERROR_IF(type == GPUBP_TYPE_STRING && ndims != 0 && !local_value,
+                        GPUBP_ERR_INVALID_DIMS,
                         "gpubp_define_variable: string variable '%s' must be a single value "
-                        "(ndims 0)", name);
+                        "(ndims 0) or a local value", name);
     int kind = GPUBP_SHAPE_GLOBAL_VALUE;
-    if (ndims > 0) {
+    if (local_value) {
+        kind = GPUBP_SHAPE_LOCAL_VALUE;
+    } else if (ndims > 0) {
         GBP_RETURN_ERROR_IF(!count, GPUBP_ERR_INVALID_ARG,
                             "gpubp_define_variable: '%s': count is NULL", name);
         if (shape) {
@@ -264,7 +276,7 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     gpubp_variable *v;
     GBP_FORWARD_IF_ERROR(gbp_file_new_var(f, name, type, kind, &v));
     v->member_id = f->next_member++;
-    if (f->params.compress && kind != GPUBP_SHAPE_GLOBAL_VALUE) {
+    if (f->params.compress && !gbp_kind_is_value(kind)) {
         v->op = 1;
         v->op_level = f->params.compress_level;
         v->op_shuffle = f->params.compress_shuffle;
@@ -272,8 +284,8 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     v->sel.ndims = ndims;
     for (size_t i = 0; i < ndims; i++) {
         v->sel.shape[i] = shape ? shape[i] : 0;
-        v->sel.start[i] = start && shape ? start[i] : 0;
-        v->sel.count[i] = count[i];
+        v->sel.start[i] = start && shape && !local_value ? start[i] : 0;
+        v->sel.count[i] = local_value ? 1 : count[i];
     }
     *out = v;
     return GPUBP_OK;
@@ -327,7 +339,7 @@ int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, con
 {
     gpubp_variable *v = wb->var;
     uint64_t at = wb->meta.payload_offset - delta;
-    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+    if (gbp_kind_is_value(v->kind)) {
         if (v->type == GPUBP_TYPE_STRING) {
             uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
             GBP_CHECK_ALLOC(tmp);
@@ -355,7 +367,7 @@ static int perform_block(gpubp_file *f, gbp_wblock *wb)
     GBP_FORWARD_IF_ERROR(use_subfile(f, k));
     char p[4200];
     sub_name(f, k, p, sizeof p);
-    if (v->op && wb->payload_len > 0 && v->kind != GPUBP_SHAPE_GLOBAL_VALUE) {
+    if (v->op && wb->payload_len > 0 && !gbp_kind_is_value(v->kind)) {
         /* The compressed length is known only once the payload is written. */
         int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
         if (rc != GPUBP_OK) return rc;
@@ -467,6 +479,11 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
     if (v->type == GPUBP_TYPE_STRING && v->space == GPUBP_MEM_GPU)
         return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0, "gpubp_put: string '%s' must be in host memory",
                          v->name);
+    /* the device min/max kernels have no 80-bit arithmetic */
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_LONG_DOUBLE && space == GPUBP_MEM_GPU &&
+                        !gbp_kind_is_value(v->kind), GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_put: long double array '%s' from device memory is not supported "
+                        "(copy it to host memory first)", v->name);
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + 1,
                                   sizeof *f->blocks));
     gbp_wblock *wb = &f->blocks[f->nblocks];
@@ -491,6 +508,13 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
         gbp_reverse(mstart, nd);
         gbp_reverse(mcount, nd);
     }
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        /* ADIOS2's local value block: count 1, shape LocalValueDim, start 0 */
+        shape[0] = GPUBP_LOCAL_VALUE_DIM;
+        start[0] = 0;
+        count[0] = 1;
+    }
+    int shaped = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY || v->kind == GPUBP_SHAPE_LOCAL_VALUE;
     if (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY)
         for (size_t i = 0; i < nd; i++)
             if (start[i] > shape[i] || count[i] > shape[i] - start[i])
@@ -499,8 +523,8 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
                                  "in file dimension %zu", v->name, start[i], count[i], shape[i], i);
     for (size_t i = 0; i < nd; i++) {
         GBP_COUNT(&wb->meta)[i] = count[i];
-        GBP_SHAPE(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? shape[i] : 0;
-        GBP_START(&wb->meta)[i] = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ? start[i] : 0;
+        GBP_SHAPE(&wb->meta)[i] = shaped ? shape[i] : 0;
+        GBP_START(&wb->meta)[i] = shaped ? start[i] : 0;
     }
     /* the user's buffer box: the whole block, or the block inside a larger memory box */
     if (s->mem_ndims) {
@@ -520,7 +544,7 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
         gbp_box_dense(&wb->box, nd, count);
     }
     size_t es = gbp_type_size(v->type);
-    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+    if (gbp_kind_is_value(v->kind)) {
         wb->meta.has_value = 1;
         if (v->type == GPUBP_TYPE_STRING) {
             size_t l = strlen(data);
@@ -532,6 +556,7 @@ static int put_block(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_l
             wb->payload_len = 2 + l;
         } else {
             GBP_FORWARD_IF_ERROR(gbp_mem_copy_out(f->mem, space, wb->meta.mm, data, es));
+            if (v->type == GPUBP_TYPE_LONG_DOUBLE) memset(wb->meta.mm + 10, 0, 6); /* padding */
             wb->payload_len = es;
         }
     } else {
@@ -581,10 +606,11 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
                         "gpubp_define_attribute: invalid name");
     GBP_RETURN_ERROR_IF(n == 0, GPUBP_ERR_INVALID_ARG,
                         "gpubp_define_attribute: '%s': no elements", name);
-    GBP_RETURN_ERROR_IF(!gbp_type_known(type), GPUBP_ERR_INVALID_ARG,
-                        "gpubp_define_attribute: '%s': invalid type %d", name, (int)type);
-    int t = type == GPUBP_TYPE_STRING && n > 1 ? 12 : (int)type;
-    if (t == 12) {
+    GBP_RETURN_ERROR_IF(!gbp_type_known(type) && type != GPUBP_TYPE_STRING_ARRAY,
+                        GPUBP_ERR_INVALID_ARG, "gpubp_define_attribute: '%s': invalid type %d",
+                        name, (int)type);
+    int t = type == GPUBP_TYPE_STRING && n > 1 ? GPUBP_TYPE_STRING_ARRAY : (int)type;
+    if (t == GPUBP_TYPE_STRING_ARRAY) {
         const char *const *s = data;
         for (size_t i = 0; i < n; i++)
             GBP_RETURN_ERROR_IF(!s[i] || strlen(s[i]) > 65534, GPUBP_ERR_INVALID_ARG,
@@ -618,6 +644,8 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
         nv.data = gbp_malloc(bytes);
         if (nv.data) memcpy(nv.data, data, bytes);
         else rc = GPUBP_ERR_NOMEM;
+        for (size_t i = 0; nv.data && t == GPUBP_TYPE_LONG_DOUBLE && i < n; i++)
+            memset(nv.data + 16 * i + 10, 0, 6); /* padding: zeros, as ADIOS2's are */
     }
     if (rc == GPUBP_OK && !a) {
         nv.name = gbp_strdup(name);
@@ -1068,7 +1096,7 @@ int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *
     GBP_RETURN_ERROR_IF(strcmp(op, "zlib") != 0, GPUBP_ERR_CODEC,
                         "gpubp_variable_add_operation: operator '%s' is not supported (only zlib)",
                         op);
-    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || v->kind == GPUBP_SHAPE_GLOBAL_VALUE,
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || gbp_kind_is_value(v->kind),
                         GPUBP_ERR_NOT_SUPPORTED,
                         "gpubp_variable_add_operation: '%s' is a single value; only arrays are "
                         "compressed", v->name);

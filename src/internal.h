@@ -16,6 +16,12 @@
 
 #define GBP_IO_NAME "gpubp"
 
+/* Global and local values: one value per put, kept in the metadata; never compressed. */
+static inline int gbp_kind_is_value(int kind)
+{
+    return kind == GPUBP_SHAPE_GLOBAL_VALUE || kind == GPUBP_SHAPE_LOCAL_VALUE;
+}
+
 /* Dims and selections of a variable as the user gave them (in the memory space's layout). */
 typedef struct gbp_sel {
     size_t ndims;

@@ -119,6 +119,11 @@ double gbp_now_s(void);
 size_t gbp_type_size(int type);          /* 0 for strings and unknown types */
 int gbp_type_known(int type);            /* 1 for every type this library reads */
 const char *gbp_type_name(int type);     /* ADIOS2 / bpls name */
+/* GPUBP_TYPE_LONG_DOUBLE elements (x87 80-bit extended in 16 bytes), on any platform: a < b as
+ * IEEE compares them (NaN: false; -0 == +0), and the conversions of gpubp.h. */
+int gbp_ld_less(const void *a, const void *b);
+void gbp_ld_from_double(void *dst, double x);
+double gbp_ld_to_double(const void *src);
 /* ---- growable byte buffer ---------------------------------------------------------------
  * set, else initialising them. Complex types compare by modulus, as ADIOS2 does. */
 void gbp_minmax(int type, const void *p, size_t n, void *min, void *max, int have);

@@ -1,6 +1,8 @@
 /* Type table and min/max, matching ADIOS2 (complex values compare by their norm). */
 #include "common.h"
 
+#include <math.h>
+
 size_t gbp_type_size(int type)
 {
     switch (type) {
@@ -9,7 +11,7 @@ size_t gbp_type_size(int type)
     case GPUBP_TYPE_INT32: case GPUBP_TYPE_UINT32: case GPUBP_TYPE_FLOAT: return 4;
     case GPUBP_TYPE_INT64: case GPUBP_TYPE_UINT64: case GPUBP_TYPE_DOUBLE:
     case GPUBP_TYPE_FLOAT_COMPLEX: return 8;
-    case GPUBP_TYPE_DOUBLE_COMPLEX: return 16;
+    case GPUBP_TYPE_DOUBLE_COMPLEX: case GPUBP_TYPE_LONG_DOUBLE: return 16;
     default: return 0;
     }
 }
@@ -29,12 +31,114 @@ const char *gbp_type_name(int type)
     case GPUBP_TYPE_UINT64: return "uint64_t";
     case GPUBP_TYPE_FLOAT: return "float";
     case GPUBP_TYPE_DOUBLE: return "double";
+    case GPUBP_TYPE_LONG_DOUBLE: return "long double";
     case GPUBP_TYPE_FLOAT_COMPLEX: return "float complex";
     case GPUBP_TYPE_DOUBLE_COMPLEX: return "double complex";
-    case GPUBP_TYPE_STRING: return "string";
+    case GPUBP_TYPE_STRING: case GPUBP_TYPE_STRING_ARRAY: return "string";
     case GPUBP_TYPE_CHAR: return "char";
     default: return "unknown";
     }
+}
+
+/* ---- long double: the x87 80-bit extended format in 16 bytes, handled bit by bit so that every
+ * platform reads it the same way ---------------------------------------------------------------- */
+
+static void ld_split(const void *p, uint64_t *mant, unsigned *exp, int *neg)
+{
+    const uint8_t *b = p;
+    uint16_t se = gbp_ld16(b + 8);
+    *mant = gbp_ld64(b);
+    *exp = se & 0x7fffu;
+    *neg = se >> 15;
+}
+
+static int ld_isnan(uint64_t m, unsigned e) { return e == 0x7fff && (m << 1) != 0; }
+
+/* The magnitude as one ordered key: exponent, then significand (the explicit integer bit makes
+ * the significand of normal numbers >= 2^63; pseudo-denormals compare by value as well). */
+static int ld_mag_cmp(uint64_t ma, unsigned ea, uint64_t mb, unsigned eb)
+{
+    /* a denormal (exponent 0) has the scale of exponent 1 */
+    unsigned xa = ea ? ea : 1, xb = eb ? eb : 1;
+    if (ma == 0) xa = 0;
+    if (mb == 0) xb = 0;
+    if (xa != xb) return xa < xb ? -1 : 1;
+    return ma < mb ? -1 : (ma > mb ? 1 : 0);
+}
+
+/* a < b as IEEE comparison: false when either is NaN, -0 == +0 */
+int gbp_ld_less(const void *a, const void *b)
+{
+    uint64_t ma, mb;
+    unsigned ea, eb;
+    int na, nb;
+    ld_split(a, &ma, &ea, &na);
+    ld_split(b, &mb, &eb, &nb);
+    if (ld_isnan(ma, ea) || ld_isnan(mb, eb)) return 0;
+    int za = ma == 0, zb = mb == 0;
+    if (za && zb) return 0;
+    if (na != nb) return na && !(za && zb);
+    int c = ld_mag_cmp(ma, ea, mb, eb);
+    return na ? c > 0 : c < 0;
+}
+
+void gbp_ld_from_double(void *dst, double x)
+{
+    uint8_t *b = dst;
+    uint64_t bits, m;
+    memcpy(&bits, &x, 8);
+    unsigned neg = (unsigned)(bits >> 63), e = (unsigned)(bits >> 52) & 0x7ffu;
+    uint64_t frac = bits & ((UINT64_C(1) << 52) - 1);
+    unsigned ex;
+    if (e == 0x7ff) {
+        ex = 0x7fff;
+        m = (UINT64_C(1) << 63) | (frac << 11);
+    } else if (e == 0 && frac == 0) {
+        ex = 0;
+        m = 0;
+    } else if (e == 0) {
+        /* subnormal double: normal in the extended format */
+        int sh = 0;
+        while (!(frac & (UINT64_C(1) << 52))) {
+            frac <<= 1;
+            sh++;
+        }
+        m = frac << 11;
+        ex = (unsigned)(16383 - 1022 - sh);
+    } else {
+        m = (UINT64_C(1) << 63) | (frac << 11);
+        ex = e - 1023 + 16383;
+    }
+    memset(b, 0, 16);
+    memcpy(b, &m, 8);
+    uint16_t se = (uint16_t)((neg << 15) | ex);
+    memcpy(b + 8, &se, 2);
+}
+
+double gbp_ld_to_double(const void *src)
+{
+    uint64_t m;
+    unsigned e;
+    int neg;
+    ld_split(src, &m, &e, &neg);
+    double r;
+    if (e == 0x7fff) {
+        if ((m << 1) == 0) {
+            r = HUGE_VAL;
+        } else {
+            /* NaN: keep the top of the payload, quiet */
+            uint64_t bits = (UINT64_C(0x7ff) << 52) | (UINT64_C(1) << 51) | ((m << 1) >> 12);
+            memcpy(&r, &bits, 8);
+        }
+    } else if (m == 0) {
+        r = 0.0;
+    } else {
+        /* value = m * 2^(e' - 16383 - 63) with e' = max(e, 1): the conversion of m rounds to
+         * 53 bits, ldexp scales (rounding once more only in double's subnormal range) */
+        int x = (int)(e ? e : 1) - 16383 - 63;
+        r = ldexp((double)m, x);
+    }
+    return neg ? -r : r;
 }
 
 /* min: first smallest (v < min); max: last largest (!(v < max)), as std::minmax_element. */
@@ -62,6 +166,30 @@ const char *gbp_type_name(int type)
         memcpy(min, &mn, sizeof(T));                                   \
         memcpy(max, &mx, sizeof(T));                                   \
     } while (0)
+
+/* the same rules through gbp_ld_less */
+static void minmax_ld(const unsigned char *q, size_t n, void *min, void *max, int have)
+{
+    uint8_t mn[16], mx[16];
+    size_t i = 0;
+    if (have) {
+        memcpy(mn, min, 16);
+        memcpy(mx, max, 16);
+    } else {
+        memcpy(mn, q, 16);
+        memcpy(mx, q, 16);
+        i = 1;
+    }
+    for (; i < n; i++) {
+        const unsigned char *v = q + i * 16;
+        if (gbp_ld_less(v, mn)) memcpy(mn, v, 16);
+        if (!gbp_ld_less(v, mx)) memcpy(mx, v, 16);
+    }
+    memset(mn + 10, 0, 6); /* padding: zeros in the metadata */
+    memset(mx + 10, 0, 6);
+    memcpy(min, mn, 16);
+    memcpy(max, mx, 16);
+}
 
 #define GBP_MINMAX_CPLX(T)                                             \
     do {                                                               \
@@ -99,6 +227,7 @@ void gbp_minmax(int type, const void *p, size_t n, void *min, void *max, int hav
     case GPUBP_TYPE_DOUBLE: GBP_MINMAX_REAL(double); break;
     case GPUBP_TYPE_FLOAT_COMPLEX: GBP_MINMAX_CPLX(float); break;
     case GPUBP_TYPE_DOUBLE_COMPLEX: GBP_MINMAX_CPLX(double); break;
+    case GPUBP_TYPE_LONG_DOUBLE: minmax_ld(p, n, min, max, have); break;
     default: break;
     }
 }
@@ -135,6 +264,7 @@ int gbp_value_cmp(int type, const void *a, const void *b)
     case GPUBP_TYPE_DOUBLE: GBP_CMP(double);
     case GPUBP_TYPE_FLOAT_COMPLEX: GBP_CMPC(float);
     case GPUBP_TYPE_DOUBLE_COMPLEX: GBP_CMPC(double);
+    case GPUBP_TYPE_LONG_DOUBLE: return gbp_ld_less(a, b) ? -1 : (gbp_ld_less(b, a) ? 1 : 0);
     default: return 0;
     }
 }

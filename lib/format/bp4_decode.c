@@ -91,7 +91,9 @@ int bp4_parse_idx_record(const uint8_t *p, size_t n, size_t i, uint64_t md0_size
 
 
 /* Parses one characteristic set at c->at into blk (dims into dimbuf, 3 * GBP_MAX_DIMS).
- * For attributes, attr receives the value. */
+ * For attributes, attr receives the value. A type this library cannot read (es 0, not a string)
+ * keeps what comes before its first value-sized characteristic (ADIOS2 writes time, file index
+ * and dimensions first) and skips the rest of the set: it is listed, never read. */
 static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *dimbuf,
                          gbp_op *op, gbp_attr *attr)
 {
@@ -113,6 +115,13 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
         size_t id_at = c->at;
         uint8_t id;
         TRY(rd8(c, &id, "characteristic id"));
+        if (es == 0 && type != GPUBP_TYPE_STRING && type != 12 &&
+            (id == BP4_CHR_VALUE || id == BP4_CHR_MIN || id == BP4_CHR_MAX ||
+             id == BP4_CHR_MINMAX || id == BP4_CHR_STAT || id == BP4_CHR_TRANSFORM)) {
+            if (attr) attr->n = (have_dims && blk->ndims >= 1) ? (size_t)dimbuf[0] : 1;
+            c->at = c->end;
+            break;
+        }
         switch (id) {
         case BP4_CHR_TIME_INDEX: TRY(rd32(c, &blk->step, "time index")); break;
         case BP4_CHR_FILE_INDEX: TRY(rd32(c, &blk->subfile, "file index")); break;
@@ -282,17 +291,17 @@ static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
         TRY(rd8(c, &zero, "path"));
         TRY(rd8(c, &type, "type"));
         TRY(rd64(c, &nsets, "set count"));
+        /* ADIOS2 skips entries of types it does not know; they are kept here (without values),
+         * so that the API lists them and answers GPUBP_ERR_UNSUPPORTED_TYPE to reads */
         int known = gbp_type_known(type) || (is_attr && type == 12);
         size_t es = gbp_type_size(type);
-        if (!known) {
-            c->at = c->end; /* skipped silently, as ADIOS2 does */
-        } else if (is_attr) {
+        if (is_attr) {
             while (c->at < c->end) {
                 gbp_block blk;
                 gbp_attr a;
                 memset(&a, 0, sizeof a);
                 int rc = parse_charset(c, type, es, &blk, dimbuf, &op, &a);
-                if (rc == 0 && !a.data && !a.strings)
+                if (rc == 0 && known && !a.data && !a.strings)
                     rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: attribute %.*s has no value",
                                    c->what, entry_at, (int)nl, name);
                 if (rc == 0) {

@@ -187,7 +187,7 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const gbp_block *blk)
         /* strings: value before dimensions, as ADIOS writes them */
         gbp_buf_u8(b, BP4_CHR_VALUE);
         gbp_buf_bpstr(b, blk->str ? blk->str : "", blk->str_len);
-        put_dims(b, 0, NULL, NULL, NULL);
+        put_dims(b, blk->ndims, GBP_COUNT(blk), GBP_SHAPE(blk), GBP_START(blk)); /* local values: 1 */
         n += 2;
     } else {
         int local = kind == GPUBP_SHAPE_LOCAL_ARRAY;

@@ -210,7 +210,7 @@ int gbp_index_summarize_block(gbp_index *ix, const gbp_block *blk)
                          ix->cur_step + 1);
     }
     if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
-        !b.has_value)
+        !b.has_value && gbp_type_known(v->type)) /* unknown types keep no value */
         return gbp_error(GPUBP_ERR_FORMAT, 0, "value %s has no value in step %u", v->name,
                          ix->cur_step + 1);
     if (v->type == GPUBP_TYPE_STRING && v->kind != GPUBP_SHAPE_GLOBAL_VALUE &&

@@ -368,7 +368,8 @@ static void test_strerror(void **state)
                               GPUBP_ERR_BP5, GPUBP_ERR_IO, GPUBP_ERR_NOMEM,
                               GPUBP_ERR_NOT_SUPPORTED, GPUBP_ERR_DEVICE,
                               GPUBP_ERR_MEMORY_SPACE, GPUBP_ERR_PARAM, GPUBP_ERR_EXISTS,
-                              GPUBP_ERR_CODEC, GPUBP_ERR_INTERNAL};
+                              GPUBP_ERR_CODEC, GPUBP_ERR_UNSUPPORTED_TYPE,
+                              GPUBP_ERR_INTERNAL};
     const size_t n = sizeof all / sizeof all[0];
     for (size_t i = 0; i < n; i++) {
         const char *s = gpubp_strerror(all[i]);

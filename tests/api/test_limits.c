@@ -134,7 +134,7 @@ static void test_bad_types(void **state)
     TS_ERR(gpubp_define_variable(&v, w, "t99", (gpubp_type)99, 0, NULL, NULL, NULL),
            GPUBP_ERR_INVALID_ARG);
     int32_t x = 1;
-    TS_ERR(gpubp_define_attribute(w, "a", (gpubp_type)12, &x, 1), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(gpubp_define_attribute(w, "a", (gpubp_type)8, &x, 1), GPUBP_ERR_INVALID_ARG);
     /* CHAR ("read only" in the header): refused, or written so that it reads back */
     int rc = gpubp_define_variable(&v, w, "c", GPUBP_TYPE_CHAR, 0, NULL, NULL, NULL);
     if (rc == GPUBP_OK) {

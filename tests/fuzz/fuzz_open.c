@@ -16,7 +16,7 @@ static void check_err(int rc)
 {
     /* every failure leaves a message; statuses are the documented ones */
     if (rc < 0 && gpubp_last_error()[0] == '\0') abort();
-    if (rc < GPUBP_ERR_CODEC && rc != GPUBP_ERR_INTERNAL) abort();
+    if (rc < GPUBP_ERR_UNSUPPORTED_TYPE && rc != GPUBP_ERR_INTERNAL) abort();
     if (rc == GPUBP_ERR_INTERNAL) abort();
 }
 #define CK(expr) (gbp_error_clear(), check_err(expr))

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -512,9 +513,27 @@ void dump_free(dump_set *ds)
 
 /* ---- formatting as bpls does ---------------------------------------------------------------- */
 
+/* Whether n bytes of elements of `type` differ; long double elements by their 10 bytes of value
+ * (the 6 padding bytes are whatever the writer's memory held, in ADIOS2's files as in ours). */
+static int elems_differ(gpubp_type type, const void *a, const void *b, size_t n)
+{
+    if (type != GPUBP_TYPE_LONG_DOUBLE) return memcmp(a, b, n) != 0;
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        if (memcmp((const char *)a + i, (const char *)b + i, 10)) return 1;
+    return 0;
+}
+
 void dump_format(gpubp_type type, const void *e, char *out, size_t outsz)
 {
     switch (type) {
+#if LDBL_MANT_DIG == 64
+    case GPUBP_TYPE_LONG_DOUBLE: {
+        long double x;
+        memcpy(&x, e, sizeof x);
+        snprintf(out, outsz, "%Lg", x);
+        break;
+    }
+#endif
     case GPUBP_TYPE_INT8: { int8_t x; memcpy(&x, e, 1); snprintf(out, outsz, "%d", (int)x); break; }
     case GPUBP_TYPE_CHAR: { char x; memcpy(&x, e, 1); snprintf(out, outsz, "%c", x); break; }
     case GPUBP_TYPE_UINT8: { uint8_t x; memcpy(&x, e, 1); snprintf(out, outsz, "%u", (unsigned)x); break; }
@@ -566,6 +585,15 @@ int dump_match(gpubp_type type, const void *got, const char *tok)
         memcpy(&x, got, 8);
         return close_enough(x, strtod(tok, NULL));
     }
+#if LDBL_MANT_DIG == 64
+    case GPUBP_TYPE_LONG_DOUBLE: {
+        long double x, y = strtold(tok, NULL);
+        memcpy(&x, got, sizeof x);
+        if (x == y) return 1;
+        long double m = fabsl(x) > fabsl(y) ? fabsl(x) : fabsl(y);
+        return fabsl(x - y) <= 1e-5L * m;
+    }
+#endif
     case GPUBP_TYPE_FLOAT_COMPLEX:
     case GPUBP_TYPE_DOUBLE_COMPLEX: {
         double re, im;
@@ -640,10 +668,12 @@ static void compare_values(ctx *c, const char *name, gpubp_type t, const unsigne
 {
     size_t es = gpubp_type_size(t);
     int shown = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!dump_match(t, buf + i * es, tok[i])) {
-            char got[128];
-            dump_format(t, buf + i * es, got, sizeof got);
+    const unsigned char *e = buf;
+    for (size_t i = 0; i < n; i++, e += t == GPUBP_TYPE_STRING ? strlen((const char *)e) + 1 : es) {
+        /* strings (local values): one NUL-terminated value after the other */
+        if (!dump_match(t, e, tok[i])) {
+            char got[4200];
+            dump_format(t, e, got, sizeof got);
             if (shown++ < 5) diff(c, name, "%s element %zu: got %s, dump says %s", where, i, got, tok[i]);
             else c->diffs++;
         }
@@ -742,6 +772,9 @@ static int elem_cmp(gpubp_type t, const void *a, const void *b)
     case GPUBP_TYPE_INT16: EC(int16_t)
     case GPUBP_TYPE_INT32: EC(int32_t)
     case GPUBP_TYPE_INT64: EC(int64_t)
+#if LDBL_MANT_DIG == 64
+    case GPUBP_TYPE_LONG_DOUBLE: EC(long double)
+#endif
     case GPUBP_TYPE_CHAR:
     case GPUBP_TYPE_UINT8: EC(uint8_t)
     case GPUBP_TYPE_UINT16: EC(uint16_t)
@@ -854,7 +887,7 @@ static void check_blocks(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_va
         if (whole && dv->kind == DV_GLOBAL_ARRAY) {
             for (size_t i = 0; i < n; i++) {
                 size_t at = box_to_linear(dv->ndims, wshape, st, ct, i);
-                if (memcmp(buf + i * es, whole + at * es, es)) {
+                if (elems_differ(t, buf + i * es, whole + at * es, es)) {
                     diff(c, dv->name, "step %zu block %zu: element %zu read alone differs from the whole-step read", s, b, i);
                     break;
                 }
@@ -880,6 +913,53 @@ static void check_blocks(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_va
     }
 }
 
+/* A local value: bpls presents it as a 1-D global array of one value per block. */
+static int is_local_value(gpubp_shape_kind k, const dump_var *dv)
+{
+    return k == GPUBP_SHAPE_LOCAL_VALUE && dv->kind == DV_GLOBAL_ARRAY && dv->ndims == 1;
+}
+
+/* The k-th step of a local value (vstep: the step argument of the block queries): as many
+ * elements as -D lists blocks (bpls prints every step with the last step's count, so the values
+ * of -d are compared where both have them), each block's value alone and in a box. */
+static void check_local_value(ctx *c, gpubp_file *f, gpubp_variable *v, const dump_var *dv,
+                              gpubp_type t, size_t k, size_t vstep, const char *mode)
+{
+    size_t got = 0, nb = 0, es = gpubp_type_size(t), zero[1] = {0};
+    const dump_block *first;
+    gpubp_variable_shape(v, GPUBP_MEM_HOST, &got);
+    if (dv->nblocks) {
+        nb = blocks_in_step(dv->blocks, dv->nblocks, k, &first);
+        if (got != nb) diff(c, dv->name, "%sstep %zu: %zu values, -D lists %zu blocks", mode, k, got, nb);
+    }
+    gpubp_variable_blocks(v, vstep, &nb);
+    if (nb != got) diff(c, dv->name, "%sstep %zu: shape %zu, %zu blocks", mode, k, got, nb);
+    size_t n = got < dv->shape[0] ? got : dv->shape[0];
+    char where[64];
+    snprintf(where, sizeof where, "%sstep %zu", mode, k);
+    gpubp_set_selection(v, 1, zero, &n);
+    unsigned char *buf = get_sel(c, f, v, dv->name, n * es, NULL);
+    if (buf && dv->have_values) compare_values(c, dv->name, t, buf, dv->vals + k * dv->shape[0], n, where);
+    /* each block alone: its value, through a block selection and through a box */
+    const unsigned char *e = buf;
+    for (size_t b = 0; buf && b < n; b++) {
+        size_t one = 1;
+        for (int how = 0; how < 2; how++) {
+            if (how) gpubp_set_selection(v, 1, &b, &one);
+            else gpubp_set_block_selection(v, b);
+            size_t bytes = t == GPUBP_TYPE_STRING ? strlen((const char *)e) + 1 : es;
+            unsigned char *x = get_sel(c, f, v, dv->name, bytes, NULL);
+            if (x && (t == GPUBP_TYPE_STRING ? strcmp((char *)x, (const char *)e)
+                                             : elems_differ(t, x, e, es)))
+                diff(c, dv->name, "%s: block %zu read alone (%s) differs", where, b,
+                     how ? "box" : "block selection");
+            free(x);
+        }
+        e += t == GPUBP_TYPE_STRING ? strlen((const char *)e) + 1 : es;
+    }
+    free(buf);
+}
+
 /* random access: every variable of the dump */
 static void check_var_random(ctx *c, gpubp_file *f, const dump_var *dv)
 {
@@ -898,7 +978,8 @@ static void check_var_random(ctx *c, gpubp_file *f, const dump_var *dv)
         return;
     }
     gpubp_variable_shape_kind(v, &k);
-    if (k != kind_of(dv->kind)) diff(c, dv->name, "shape kind %d, expected %d", (int)k, (int)kind_of(dv->kind));
+    if (k != kind_of(dv->kind) && !is_local_value(k, dv))
+        diff(c, dv->name, "shape kind %d, expected %d", (int)k, (int)kind_of(dv->kind));
     gpubp_variable_ndims(v, &nd);
     if (nd != dv->ndims) {
         diff(c, dv->name, "ndims %zu, dump says %zu", nd, dv->ndims);
@@ -922,7 +1003,9 @@ static void check_var_random(ctx *c, gpubp_file *f, const dump_var *dv)
         }
         unsigned char *whole = NULL;
         size_t shape[DUMP_MAXDIMS] = {0};
-        if (dv->kind == DV_GLOBAL_ARRAY) {
+        if (is_local_value(k, dv)) {
+            check_local_value(c, f, v, dv, t, s, s, "");
+        } else if (dv->kind == DV_GLOBAL_ARRAY) {
             size_t got[DUMP_MAXDIMS], zero[DUMP_MAXDIMS] = {0};
             step_shape(dv, s, shape);
             gpubp_variable_shape(v, GPUBP_MEM_HOST, got);
@@ -1052,7 +1135,11 @@ static void check_read_mode(ctx *c, gpubp_file *f, dump_set *ds)
             size_t es = gpubp_type_size(t), nd = dv->ndims;
             char where[64];
             snprintf(where, sizeof where, "READ step %zu", s);
-            if (dv->kind == DV_GLOBAL_ARRAY) {
+            gpubp_shape_kind kd = GPUBP_SHAPE_GLOBAL_VALUE;
+            gpubp_variable_shape_kind(v, &kd);
+            if (is_local_value(kd, dv)) {
+                check_local_value(c, f, v, dv, t, k, 0, "READ ");
+            } else if (dv->kind == DV_GLOBAL_ARRAY) {
                 size_t shape[DUMP_MAXDIMS], got[DUMP_MAXDIMS], zero[DUMP_MAXDIMS] = {0};
                 step_shape(dv, k, shape);
                 gpubp_variable_shape(v, GPUBP_MEM_HOST, got);
@@ -1144,6 +1231,13 @@ static unsigned char *get_any(gpubp_file *f, gpubp_variable *v, size_t *bytes)
     return buf;
 }
 
+static gpubp_type type_of(const gpubp_variable *v)
+{
+    gpubp_type t = GPUBP_TYPE_INT8;
+    gpubp_variable_type(v, &t);
+    return t;
+}
+
 static void compare_reads(ctx *c, const char *name, const char *what, gpubp_file *fa,
                           gpubp_variable *va, gpubp_file *fb, gpubp_variable *vb)
 {
@@ -1151,7 +1245,7 @@ static void compare_reads(ctx *c, const char *name, const char *what, gpubp_file
     unsigned char *a = get_any(fa, va, &na), *b = get_any(fb, vb, &nb);
     if (!a || !b) diff(c, name, "%s: get failed (%s%s)", what, a ? "" : "first ", b ? "" : "second");
     else if (na != nb) diff(c, name, "%s: %zu bytes vs %zu", what, na, nb);
-    else if (memcmp(a, b, na)) diff(c, name, "%s: values differ", what);
+    else if (elems_differ(type_of(va), a, b, na)) diff(c, name, "%s: values differ", what);
     free(a);
     free(b);
 }
@@ -1187,7 +1281,7 @@ static void compare_var(ctx *c, gpubp_file *fa, gpubp_file *fb, const char *name
         gpubp_set_step_selection(vb, 0, nsb);
         if (gpubp_variable_minmax(va, mna, mxa) != GPUBP_OK || gpubp_variable_minmax(vb, mnb, mxb) != GPUBP_OK)
             diff(c, name, "minmax failed");
-        else if (memcmp(mna, mnb, es) || memcmp(mxa, mxb, es))
+        else if (elems_differ(ta, mna, mnb, es) || elems_differ(ta, mxa, mxb, es))
             diff(c, name, "min/max differ");
     }
     for (size_t s = 0; s < nsa; s++) {
@@ -1228,7 +1322,7 @@ static void compare_var(ctx *c, gpubp_file *fa, gpubp_file *fb, const char *name
             }
             if (memcmp(sta, stb, nda * sizeof *sta) || memcmp(cta, ctb, nda * sizeof *cta))
                 diff(c, name, "step %zu block %zu: start/count differ", s, b);
-            if (!str && (memcmp(mna, mnb, es) || memcmp(mxa, mxb, es)))
+            if (!str && (elems_differ(ta, mna, mnb, es) || elems_differ(ta, mxa, mxb, es)))
                 diff(c, name, "step %zu block %zu: min/max differ", s, b);
             if (ka == GPUBP_SHAPE_LOCAL_ARRAY || ka == GPUBP_SHAPE_GLOBAL_ARRAY) {
                 if (ka == GPUBP_SHAPE_GLOBAL_ARRAY) {
@@ -1272,7 +1366,7 @@ static void compare_attr(ctx *c, gpubp_file *fa, gpubp_file *fb, const char *nam
     unsigned char *a = calloc(na * es + 16, 1), *b = calloc(nb * es + 16, 1);
     if (gpubp_attribute_data(fa, name, a) != GPUBP_OK || gpubp_attribute_data(fb, name, b) != GPUBP_OK)
         diff(c, name, "attribute_data failed");
-    else if (memcmp(a, b, na * es)) diff(c, name, "attribute values differ");
+    else if (elems_differ(ta, a, b, na * es)) diff(c, name, "attribute values differ");
     free(a);
     free(b);
 }

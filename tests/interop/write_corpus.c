@@ -11,20 +11,11 @@
 #include <sys/stat.h>
 
 #include "gpubp.h"
+#include "writer_ck.h"
 
 static const char *outdir;
 static unsigned seed;
 static int failures;
-
-#define CK(x)                                                                                 \
-    do {                                                                                      \
-        int rc_ = (x);                                                                        \
-        if (rc_ != GPUBP_OK) {                                                                \
-            fprintf(stderr, "%s:%d: %s -> %d (%s): %s\n", __FILE__, __LINE__, #x, rc_,        \
-                    gpubp_strerror(rc_), gpubp_last_error());                                 \
-            exit(1);                                                                          \
-        }                                                                                     \
-    } while (0)
 
 static gpubp_file *op(const char *name, gpubp_mode mode)
 {

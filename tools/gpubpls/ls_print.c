@@ -73,6 +73,10 @@ static int components(gpubp_type t, const void *data, size_t item, comp *v)
     case GPUBP_TYPE_DOUBLE: LOAD(double, C_DBL, d)
     case GPUBP_TYPE_FLOAT_COMPLEX: LOAD2(float)
     case GPUBP_TYPE_DOUBLE_COMPLEX: LOAD2(double)
+    case GPUBP_TYPE_LONG_DOUBLE: /* printed through double (localvals; exact printing: tools) */
+        v->kind = C_DBL;
+        return gpubp_long_double_to_double(p + 16 * item, &v->d) == GPUBP_OK;
+    case GPUBP_TYPE_STRING_ARRAY:
     case GPUBP_TYPE_STRING: {
         const char *const *s = (const char *const *)data;
         v->kind = C_STR, v->s = s[item] ? s[item] : "";

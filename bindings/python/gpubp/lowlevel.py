@@ -46,6 +46,7 @@ class Status(enum.IntEnum):
     ERR_PARAM = -16
     ERR_EXISTS = -17
     ERR_CODEC = -18
+    ERR_UNSUPPORTED_TYPE = -19
     ERR_INTERNAL = -99
 
 
@@ -56,9 +57,11 @@ class Type(enum.IntEnum):
     INT64 = 4
     FLOAT = 5
     DOUBLE = 6
+    LONG_DOUBLE = 7
     STRING = 9
     FLOAT_COMPLEX = 10
     DOUBLE_COMPLEX = 11
+    STRING_ARRAY = 12
     UINT8 = 50
     UINT16 = 51
     UINT32 = 52
@@ -91,6 +94,9 @@ class ShapeKind(enum.IntEnum):
     LOCAL_ARRAY = 3
     JOINED_ARRAY = 4
 
+
+# ADIOS2's LocalValueDim: the shape (LOCAL_VALUE_DIM,) defines a local value.
+LOCAL_VALUE_DIM = (1 << (8 * ctypes.sizeof(c_size_t))) - 3
 
 FEATURE_CUDA = 1
 FEATURE_MPI = 2
@@ -170,6 +176,8 @@ _PROTOTYPES = {
     "gpubp_attribute_string": (c_int, [_P, c_char_p, _S, POINTER(c_char_p)]),
     "gpubp_type_size": (c_size_t, [c_int]),
     "gpubp_type_name": (c_char_p, [c_int]),
+    "gpubp_long_double_from_double": (c_int, [_P, ctypes.c_double]),
+    "gpubp_long_double_to_double": (c_int, [_P, POINTER(ctypes.c_double)]),
     "gpubp_variable_add_operation": (c_int, [_P, c_char_p, c_char_p]),
     # <gpubp/cuda.h>
     "gpubp_set_stream": (c_int, [_P, _P]),
@@ -383,7 +391,7 @@ def gpubp_variable_shape(v, space):
 def gpubp_variable_type(v):
     t = c_int()
     _check(lib().gpubp_variable_type(v, byref(t)), "gpubp_variable_type")
-    return Type(t.value)
+    return _type(t.value)
 
 
 def gpubp_variable_shape_kind(v):
@@ -495,8 +503,21 @@ def gpubp_perform_gets(f):
 
 # --- attributes ------------------------------------------------------------------------------
 
+def _type(t):
+    """A Type, or the plain int of a type id this library cannot read (listed, not readable)."""
+    try:
+        return Type(t)
+    except ValueError:
+        return t
+
+
 def _attr_data(type, data, n):
     """Converts the convenient forms of attribute data (str, list of str) to a pointer."""
+    if int(type) == Type.STRING_ARRAY:
+        if isinstance(data, (str, bytes)):
+            data = [data]
+        if isinstance(data, (list, tuple)):
+            return (c_char_p * len(data))(*[_enc(s) for s in data])
     if int(type) == Type.STRING:
         if isinstance(data, (str, bytes)):
             return ctypes.c_char_p(_enc(data))
@@ -532,7 +553,7 @@ def gpubp_inquire_attribute(f, name):
     t, n, a = c_int(), c_size_t(), c_int()
     _check(lib().gpubp_inquire_attribute(f, _enc(name), byref(t), byref(n), byref(a)),
            "gpubp_inquire_attribute")
-    return Type(t.value), n.value, bool(a.value)
+    return _type(t.value), n.value, bool(a.value)
 
 
 def gpubp_attribute_data(f, name, data):
@@ -561,3 +582,18 @@ def gpubp_type_size(type):
 
 def gpubp_type_name(type):
     return _dec(lib().gpubp_type_name(int(type)))
+
+
+def gpubp_long_double_from_double(dst, x):
+    """Writes x as one 16-byte GPUBP_TYPE_LONG_DOUBLE element at dst (an address or a
+    writable ctypes object)."""
+    return _check(_fn("gpubp_long_double_from_double")(dst, float(x)),
+                  "gpubp_long_double_from_double")
+
+
+def gpubp_long_double_to_double(src):
+    """The 16-byte GPUBP_TYPE_LONG_DOUBLE element at src (an address, bytes or ctypes object)
+    as a float."""
+    x = ctypes.c_double()
+    _check(_fn("gpubp_long_double_to_double")(src, byref(x)), "gpubp_long_double_to_double")
+    return x.value

@@ -236,7 +236,7 @@ class Stream:
             self._implicit_step = True
 
     def write(self, name, array, start=None, count=None, shape=None, *, copy=False,
-              local=False, operations=None):
+              local=False, local_value=False, operations=None):
         """Writes one block of variable `name` in the current step.
 
         `array` is a NumPy array, a CuPy / Numba array or torch tensor (host or CUDA), anything
@@ -246,7 +246,10 @@ class Stream:
         On the first write of `name` in this open the variable is defined from the array: its
         type from the dtype; a global array of `shape` (default: the array's shape) whose block
         is `start` (default zeros) and `count` (default the array's shape); with ``local=True`` a
-        local array (blocks with a count and no shape). Later writes may change `shape` and give
+        local array (blocks with a count and no shape); with ``local_value=True`` a local value
+        (ADIOS2's shape {LocalValueDim}): `array` is one value (a number, a one-element array, a
+        str) and each write adds one block to the step, read back as a 1-D array with one
+        element per block (a list of str for strings). Later writes may change `shape` and give
         another block (`start`, `count`). The array must hold exactly prod(count) elements and be
         C-contiguous; ``copy=True`` writes a contiguous copy of a non-contiguous array instead of
         raising NotContiguousError. `operations` (first write only): compression operators as
@@ -256,6 +259,8 @@ class Stream:
         begun implicitly and ended at the next begin_step() or at close()."""
         self._writing("write()")
         f = self._f
+        if local_value:
+            return self._write_local_value(name, array)
         if isinstance(array, (str, bytes)):
             return self._write_string(name, array)
         if isinstance(array, (numbers.Number, np.generic, list, tuple)):
@@ -303,6 +308,37 @@ class Stream:
                     ll.gpubp_set_selection(v, start if start is not None else (0,) * len(count),
                                            count)
         ll.gpubp_put(f, v, info.ptr or None, ll.Launch.SYNC)
+
+    def _write_local_value(self, name, value):
+        """One value of local value `name`: one more block of the step (ADIOS2's shape
+        {LocalValueDim}); readers see a 1-D array of one value per block."""
+        f = self._f
+        is_str = isinstance(value, (str, bytes))
+        if is_str:
+            data = value if isinstance(value, bytes) else value.encode("utf-8")
+            t, space, ptr = Type.STRING, MemorySpace.HOST, ctypes.c_char_p(data)
+        else:
+            if isinstance(value, (numbers.Number, np.generic, list, tuple)):
+                value = np.asarray(value)
+            info = array_info(value, writing=True)
+            if info.size != 1:
+                raise ValueError("write('%s', local_value=True): one value per call, not %d"
+                                 % (name, info.size))
+            t, space, ptr = gpubp_type(info.dtype), info.space, info.ptr
+        self._ensure_step()
+        v = self._vars.get(name)
+        if v is None:
+            v = ll.gpubp_define_variable(f, name, t, (ll.LOCAL_VALUE_DIM,))
+            self._vars[name] = v
+        elif ll.gpubp_variable_shape_kind(v) != ShapeKind.LOCAL_VALUE:
+            raise TypeError("write('%s', local_value=True): the variable is not a local value"
+                            % name)
+        elif ll.gpubp_variable_type(v) != t:
+            raise TypeError("write('%s'): the variable is %s, the value %s"
+                            % (name, ll.gpubp_type_name(ll.gpubp_variable_type(v)),
+                               ll.gpubp_type_name(t)))
+        ll.gpubp_set_memory_space(v, space)
+        ll.gpubp_put(f, v, ptr, ll.Launch.SYNC)
 
     def _write_string(self, name, text):
         f = self._f
@@ -390,7 +426,9 @@ class Stream:
             out_shape = (step_count,) + tuple(out_shape)
         nbytes = ll.gpubp_selection_size(v)
         if t == Type.STRING:
-            return self._read_strings(f, v, nbytes, step_count)
+            # local values of strings: a list (one per block), a block of them: one str
+            many = step_count is not None or (kind == ShapeKind.LOCAL_VALUE and block is None)
+            return self._read_strings(f, v, nbytes, many)
         dtype = dtype_of(t)
         if info is not None:
             return self._read_into(f, v, name, info, dtype, out_shape, nbytes)
@@ -417,11 +455,11 @@ class Stream:
         return info.obj
 
     @staticmethod
-    def _read_strings(f, v, nbytes, step_count):
+    def _read_strings(f, v, nbytes, many):
         buf = ctypes.create_string_buffer(max(nbytes, 1))
         ll.gpubp_get(f, v, buf, ll.Launch.SYNC)
         parts = [p.decode("utf-8", "surrogateescape") for p in buf.raw[:nbytes].split(b"\0")[:-1]]
-        return parts if step_count is not None else parts[0]
+        return parts if many else parts[0]
 
     def shape(self, name, memory="host", step=None):
         """The shape of `name` as a tuple, in the layout of `memory` ("host": the file's
@@ -474,15 +512,17 @@ class Stream:
     def write_attribute(self, name, value, variable=None):
         """Defines attribute `name` (of `variable` when given: stored as "variable/name", as
         ADIOS2 does). `value`: a str, a list of str, a number, or a sequence / host array of
-        numbers (any numeric dtype; a one-element list is stored as a single value). Written
-        with the next step; defining it again with other data modifies it."""
+        numbers (any numeric dtype, numpy.longdouble included; a one-element list of numbers is
+        stored as a single value, a list of str always as a string array, so that ["a"] reads
+        back as ["a"], as ADIOS2 keeps it). Written with the next step; defining it again with
+        other data modifies it."""
         self._writing("write_attribute()")
         f = self._f
         if isinstance(value, (str, bytes)):
             t, data, n = Type.STRING, value, 1
         elif isinstance(value, (list, tuple)) and value and \
                 all(isinstance(s, (str, bytes)) for s in value):
-            t, data, n = Type.STRING, list(value), len(value)
+            t, data, n = Type.STRING_ARRAY, list(value), len(value)
         else:
             if hasattr(value, "__cuda_array_interface__"):
                 raise TypeError("write_attribute('%s'): attribute values are host data "
