@@ -605,6 +605,82 @@ static void long_double_conversions(void **state)
     assert_true(isnan(d));
 }
 
+/* ---- device memory (the simulated device: its allocations are the device's memory) ----------- */
+
+void *gbp_sim_alloc(size_t n);
+void gbp_sim_free(void *p);
+
+static void device_memory(void **state)
+{
+    (void)state;
+    gpubp_file *f = NULL;
+    TS_OK(gpubp_open(&f, gold("localvals.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, "device=simulated"));
+    gpubp_variable *v = inq(f, "lv_i32");
+    int32_t *d = gbp_sim_alloc(16 * sizeof *d);
+    assert_non_null(d);
+    memset(d, 0, 16 * sizeof *d);
+    TS_OK(gpubp_set_step_selection(v, 0, 3));
+    TS_OK(gpubp_get(f, v, d, GPUBP_SYNC));
+    gpubp_memory_space sp;
+    TS_OK(gpubp_variable_memory_space(v, &sp));
+    assert_int_equal(sp, GPUBP_MEM_GPU);
+    for (int s = 0; s < 3; s++)
+        for (int b = 0; b < 4; b++) assert_int_equal(d[4 * s + b], v_i32(s, b));
+    /* a box into a larger device buffer, then a block */
+    const size_t st[1] = {1}, ct[1] = {3}, ms[1] = {2}, mc[1] = {6};
+    memset(d, 0, 16 * sizeof *d);
+    TS_OK(gpubp_set_step_selection(v, 2, 1));
+    TS_OK(gpubp_set_selection(v, 1, st, ct));
+    TS_OK(gpubp_set_memory_selection(v, 1, ms, mc));
+    TS_OK(gpubp_get(f, v, d, GPUBP_DEFERRED));
+    TS_OK(gpubp_perform_gets(f));
+    assert_int_equal(d[1], 0);
+    for (int b = 1; b < 4; b++) assert_int_equal(d[1 + b], v_i32(2, b));
+    assert_int_equal(d[5], 0);
+    TS_OK(gpubp_set_memory_selection(v, 0, NULL, NULL));
+    TS_OK(gpubp_set_block_selection(v, 3));
+    TS_OK(gpubp_set_step_selection(v, 0, 3));
+    memset(d, 0, 16 * sizeof *d);
+    TS_OK(gpubp_get(f, v, d, GPUBP_SYNC));
+    for (int s = 0; s < 3; s++) assert_int_equal(d[s], v_i32(s, 3));
+    assert_int_equal(d[3], 0);
+    TS_OK(gpubp_close(f));
+    /* long double arrays read into device memory */
+    TS_OK(gpubp_open(&f, gold("longdouble.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, "device=simulated"));
+    unsigned char *l = gbp_sim_alloc(6 * 16);
+    assert_non_null(l);
+    v = inq(f, "ld_arr");
+    TS_OK(gpubp_get(f, v, l, GPUBP_SYNC));
+    double x;
+    TS_OK(gpubp_long_double_to_double(l, &x));
+    assert_true(x == 1.0 / 3.0);
+    TS_OK(gpubp_close(f));
+    /* written from device memory: local values read back on the host */
+    const char *p = ts_path("device_lv.bp");
+    TS_OK(gpubp_open(&f, p, GPUBP_MODE_WRITE, "device=simulated"));
+    const size_t lv[1] = {GPUBP_LOCAL_VALUE_DIM}, six = 6, zero = 0;
+    gpubp_variable *w, *la;
+    TS_OK(gpubp_define_variable(&w, f, "lv", GPUBP_TYPE_INT32, 1, lv, NULL, NULL));
+    TS_OK(gpubp_define_variable(&la, f, "ld", GPUBP_TYPE_LONG_DOUBLE, 1, &six, &zero, &six));
+    TS_OK(gpubp_begin_step(f));
+    for (int b = 0; b < 5; b++) {
+        d[b] = 1000 + b;
+        TS_OK(gpubp_put(f, w, d + b, b % 2 ? GPUBP_DEFERRED : GPUBP_SYNC));
+    }
+    TS_ERR(gpubp_put(f, la, l, GPUBP_SYNC), GPUBP_ERR_NOT_SUPPORTED);
+    TS_OK(gpubp_end_step(f));
+    TS_OK(gpubp_close(f));
+    f = open_ra(p);
+    v = inq(f, "lv");
+    check_lv_shape(v, GPUBP_TYPE_INT32, 1, 5);
+    int32_t h[5];
+    TS_OK(gpubp_get(f, v, h, GPUBP_SYNC));
+    for (int b = 0; b < 5; b++) assert_int_equal(h[b], 1000 + b);
+    TS_OK(gpubp_close(f));
+    gbp_sim_free(d);
+    gbp_sim_free(l);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -633,7 +709,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(adios2_string_arrays), cmocka_unit_test(gpubp_string_arrays),
         cmocka_unit_test(bpls_dumps),           cmocka_unit_test(same_as_adios2),
         cmocka_unit_test(unsupported_types),    cmocka_unit_test(define_rules),
-        cmocka_unit_test(long_double_conversions),
+        cmocka_unit_test(long_double_conversions), cmocka_unit_test(device_memory),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
