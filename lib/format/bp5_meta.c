@@ -268,7 +268,7 @@ int bp5_decode_metadata(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t fi
                         uint64_t writer, int column_major, bp5_scratch *s,
                         const bp5_md_sink *sink, const char *what)
 {
-    const bp5_format *f;
+    const bp5_format *f = NULL; /* set by open_block on success */
     blk b;
     GBP_FORWARD_IF_ERROR(open_block(ft, p, n, file_off, what, &f, &b));
     if (f->kind != BP5_FMT_METADATA)
@@ -469,7 +469,7 @@ static int decode_old_attrs(const blk *b, const bp5_format *f, const bp5_md_sink
 int bp5_decode_attrs(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t file_off,
                      const bp5_md_sink *sink, const char *what)
 {
-    const bp5_format *f;
+    const bp5_format *f = NULL; /* set by open_block on success */
     blk b;
     GBP_FORWARD_IF_ERROR(open_block(ft, p, n, file_off, what, &f, &b));
     if (f->kind == BP5_FMT_ATTRS) return decode_generic_attrs(&b, f, sink);
