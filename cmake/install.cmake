@@ -28,7 +28,7 @@ install(TARGETS gpubp_static EXPORT gpubpStaticTargets
 install(EXPORT gpubpTargets NAMESPACE gpubp:: DESTINATION "${GPUBP_INSTALL_CMAKEDIR}")
 install(EXPORT gpubpStaticTargets NAMESPACE gpubp:: DESTINATION "${GPUBP_INSTALL_CMAKEDIR}")
 
-# The optional MPI library (DESIGN.md §6), once its owner adds the target.
+# The optional MPI library (docs/design.md §6), once its owner adds the target.
 set(GPUBP_INSTALL_MPI OFF)
 if(TARGET gpubp_mpi)
   set(GPUBP_INSTALL_MPI ON)

@@ -292,7 +292,7 @@ int cu_query(void *ctx, const void *ptr, gpubp_memory_space *space)
 }
 
 // Pinned memory: page-aligned host memory registered with cudaHostRegister, which is about ten
-// times faster than cudaHostAlloc for the sizes of a staging pool (DESIGN.md section 5 table).
+// times faster than cudaHostAlloc for the sizes of a staging pool (docs/design.md section 5 table).
 // Slots of 2 MiB or more are aligned to 2 MiB and advised as transparent huge pages (where the
 // kernel has them): fewer pages to pin, and fewer TLB entries for the copy engine's writes and
 // the kernel's pwrite reads of the pool. GPUBP_PINNED_THP=0 keeps 4 KiB pages (a diagnostic).

@@ -2,7 +2,7 @@
  * libgpubp, optional CUDA entry points. Plain C; includes no CUDA header (a cudaStream_t is passed
  * as void *). Declared in every build: without CUDA the calls return GPUBP_ERR_NOT_SUPPORTED.
  *
- * How device data moves (DESIGN.md section 5)
+ * How device data moves (docs/design.md section 5)
  * - Each open file has its own CUDA stream, created on the device that is current when the file
  *   first moves device data, with default flags: work already queued on the legacy default stream
  *   is complete before the library's copies start (not so for per-thread default streams or

@@ -2,7 +2,7 @@
  *
  * The payload of a compressed BP4 block (characteristic 11, operator name "blosc") is an ADIOS2
  * blosc operator buffer, buffer version 1: a 4-byte common header, the uncompressed size, the Blosc2
- * version, a DataHeader, then Blosc2 chunks (../shared/docs/blosc-zlib.md). This layer writes that
+ * version, a DataHeader, then Blosc2 chunks (docs/format/blosc-zlib.md). This layer writes that
  * buffer exactly as ADIOS2 2.12 + Blosc2 2.19.1 lay it out for the zlib codec (same block sizes,
  * same fallbacks; with zlib 1.2.13 the bytes are identical) and reads every layout that document
  * lists for a reader. Pure memory-to-memory: no I/O, no CUDA; depends on lib/common and zlib.
@@ -140,11 +140,12 @@ void gbp_blosc_set_max_chunk(size_t bytes);
 
 /* ---- internal pieces, exposed for the tests ---------------------------------------------------- */
 
-/* Blosc2's automatic block size for the zlib codec (blosc-zlib.md 3.9). */
+/* Blosc2's automatic block size for the zlib codec (docs/format/blosc-zlib.md 3.9). */
 size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int level);
 
-/* Byte and bit shuffle of one block of n bytes (blosc-zlib.md 4.1, 4.2); src and dst must not
- * overlap. bit_unshuffle's `blosc1` selects the Blosc1 (chunk version 2) leftover rule. */
+/* Byte and bit shuffle of one block of n bytes (docs/format/blosc-zlib.md 4.1, 4.2); src and
+ * dst must not overlap. bit_unshuffle's `blosc1` selects the Blosc1 (chunk version 2) leftover
+ * rule. */
 void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
 void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
 void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);

@@ -1,4 +1,4 @@
-/* Blosc's byte shuffle and bit shuffle of one block (blosc-zlib.md section 4).
+/* Blosc's byte shuffle and bit shuffle of one block (docs/format/blosc-zlib.md section 4).
  *
  * Byte shuffle: with n = bytes / ts whole elements, byte j of element i goes to j*n + i; the
  * bytes / ts remainder is copied unchanged. Bit shuffle: only m = whole elements rounded down to

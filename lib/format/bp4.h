@@ -1,4 +1,4 @@
-/* lib/format: the BP4 on-disk format in memory (docs: shared/docs/bp4-format.md). Encoding and
+/* lib/format: the BP4 on-disk format in memory (docs/format/bp4.md). Encoding and
  * decoding only: no I/O, no CUDA. Every read is bounds-checked; failures are GPUBP_ERR_FORMAT
  * with the file name and offset in the message. */
 #ifndef GBP_BP4_H
@@ -16,7 +16,7 @@
 
 enum { BP4_KIND_INDEX = 0, BP4_KIND_METADATA = 1, BP4_KIND_DATA = 2 };
 
-/* Characteristic ids (bp4-format.md 5.5). */
+/* Characteristic ids (docs/format/bp4.md 5.4). */
 enum {
     BP4_CHR_VALUE = 0, BP4_CHR_MIN = 1, BP4_CHR_MAX = 2, BP4_CHR_OFFSET = 3, BP4_CHR_DIMENSIONS = 4,
     BP4_CHR_VAR_ID = 5, BP4_CHR_PAYLOAD_OFFSET = 6, BP4_CHR_FILE_INDEX = 7, BP4_CHR_TIME_INDEX = 8,

@@ -1,5 +1,5 @@
 /* BP4 encoding: headers, md.idx records, data.K process groups and records, md.0 entries.
- * Layouts follow shared/docs/bp4-format.md sections 3, 4, 5 and 11 field by field. */
+ * Layouts follow docs/format/bp4.md sections 3, 4, 5 and 6 field by field. */
 #include "bp4.h"
 
 #include <stdio.h>
@@ -210,7 +210,7 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const gbp_block *blk)
     n += 2;
     if (blk->op) {
         /* the operator record: name, then the uncompressed type and dims, then 16 bytes of
-         * operator metadata: input size and output (payload) size (bp4-format.md section 9) */
+         * operator metadata: input size and output (payload) size (docs/format/bp4.md section 7) */
         int local = kind == GPUBP_SHAPE_LOCAL_ARRAY;
         size_t nl = strlen(blk->op->name);
         gbp_buf_u8(b, BP4_CHR_TRANSFORM);

@@ -1,5 +1,5 @@
 /* Merging the step metadata of several writers (ranks) into one md.0 step block, as ADIOS2's BP4
- * writer does (bp4-format.md sections 5 and 8): the PG entries back to back in rank order; one
+ * writer does (docs/format/bp4.md sections 5, 10): the PG entries back to back in rank order; one
  * entry per variable holding every rank's characteristic sets in rank order, its header taken
  * from the first rank that has the variable and its set count summed; each attribute from the
  * first rank that has it. Every input is a step block as one writer alone would write it. */

@@ -5,7 +5,7 @@
  * chunk while the chunk is in cache); strided boxes are packed through a bounded bounce buffer;
  * reads pread each contiguous run into place.
  *
- * Device memory (CUDA, or the simulated device): the staging pipeline of DESIGN.md section 5.
+ * Device memory (CUDA, or the simulated device): the staging pipeline of docs/design.md section 5.
  * A pool of `pool_slots` pinned slots of `chunk_bytes`, allocated once at the first device
  * transfer, and `io_threads` I/O threads. A write cuts the block into chunks and queues them as
  * descriptors; the I/O thread that takes one takes a free slot, queues the device-to-host copy

@@ -3,7 +3,7 @@
  * src/ (the public API) calls only the functions below. Behind them sit the memory-space
  * backends (host; CUDA, implemented in cuda/; a simulated device for CI) and, for device
  * memory, the staging pipeline: a bounded pool of pinned slots filled by async copies on the
- * library's stream and drained by I/O threads (DESIGN.md section 5).
+ * library's stream and drained by I/O threads (docs/design.md section 5).
  *
  * Boxes: a gbp_box names a box (start, count) inside a dense row-major array of dims `dims`.
  * A contiguous whole-buffer block is dims == count, start == 0. */

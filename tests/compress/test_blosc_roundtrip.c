@@ -127,7 +127,8 @@ static void layouts_written(void **state)
 static void block_sizes(void **state)
 {
     (void)state;
-    /* values confirmed with libblosc2 on an 800 000-byte int32 input (blosc-zlib.md 3.9) */
+    /* values confirmed with libblosc2 on an 800 000-byte int32 input (docs/format/blosc-zlib.md
+     * 3.9) */
     static const size_t want[10] = {16384, 32768, 65536, 131072, 262144, 262144,
                                     524288, 524288, 524288, 800000};
     for (int l = 0; l <= 9; l++) assert_int_equal(gbp_blosc_blocksize(800000, 4, l), want[l]);

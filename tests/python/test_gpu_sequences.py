@@ -4,7 +4,7 @@ The seed file (the ADIOS2 CuPy example): a (2, 3) float32 device array 0..5 writ
 "gpuArray" for two steps (step 1 = step 0 x 2) next to a (2, 3) NumPy array "cpuArray" 0..5
 (step 1 = step 0 + 1). With the default gpu_layout the file holds gpuArray as {3, 2} with the
 device bytes verbatim; a device read with the GPU shape (2, 3) gives back exactly what was written.
-gpu-semantics.md section 2.6: ADIOS2 gets step 0 or step 1 wrong in some of these sequences
+docs/gpu-semantics.md section 2.6: ADIOS2 gets step 0 or step 1 wrong in some of these sequences
 (memory space left to detection, selection before or after); every one must be right here.
 Each case runs on each device backend of conftest.py (sim, cupy, torch).
 """
