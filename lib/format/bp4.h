@@ -11,6 +11,10 @@
 
 #define BP4_HEADER_SIZE 64
 #define BP4_IDX_RECORD_SIZE 64
+/* The header byte that says a writer is still active (md.idx): 1 while writing, 0 once closed. */
+#define BP4_IDX_ACTIVE_AT 38
+/* The BP4 type id of a string array (attributes only); 9 is a single string. */
+#define BP4_TYPE_STRING_ARRAY 12
 #define BP4_LOCAL_VALUE_DIM GBP_LOCAL_VALUE_DIM
 #define BP4_JOINED_DIM GBP_JOINED_DIM
 
@@ -53,6 +57,11 @@ void bp4_put_vmd_header(gbp_buf *b, uint32_t member_id, const char *name, int ty
  * placeholders for the variable count and length. Returns the offset of the length field. */
 size_t bp4_pg_head(gbp_buf *b, int column_major, const char *io_name, uint32_t step);
 size_t bp4_pg_head_size(size_t io_name_len, uint32_t step);
+
+/* Appends one entry of the PG index: writer `rank`'s process group of `step` (1-based), named
+ * io_name, at data-file offset pg_start. */
+void bp4_put_pg_entry(gbp_buf *one, const char *io_name, uint32_t step, uint32_t rank,
+                      uint64_t pg_start);
 
 /* Appends one [AMD attribute record; *payload_off receives the offset (in b) of the u32 that
  * follows the type byte, which the md.0 entry records. strings: n strings for type 9/12. */

@@ -115,7 +115,7 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
         size_t id_at = c->at;
         uint8_t id;
         TRY(rd8(c, &id, "characteristic id"));
-        if (es == 0 && type != GPUBP_TYPE_STRING && type != 12 &&
+        if (es == 0 && type != GPUBP_TYPE_STRING && type != BP4_TYPE_STRING_ARRAY &&
             (id == BP4_CHR_VALUE || id == BP4_CHR_MIN || id == BP4_CHR_MAX ||
              id == BP4_CHR_MINMAX || id == BP4_CHR_STAT || id == BP4_CHR_TRANSFORM)) {
             if (attr) attr->n = (have_dims && blk->ndims >= 1) ? (size_t)dimbuf[0] : 1;
@@ -155,7 +155,7 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
                                      "%s: offset %zu: attribute has two values", c->what, id_at);
                 /* attribute: count from the dimensions (1 when absent) */
                 size_t n = (have_dims && blk->ndims >= 1) ? (size_t)dimbuf[0] : 1;
-                if (type == GPUBP_TYPE_STRING || type == 12) {
+                if (type == GPUBP_TYPE_STRING || type == BP4_TYPE_STRING_ARRAY) {
                     if (type == GPUBP_TYPE_STRING) n = 1;
                     if (n > c->end - c->at)
                         return gbp_error(GPUBP_ERR_FORMAT, 0,
@@ -293,7 +293,7 @@ static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
         TRY(rd64(c, &nsets, "set count"));
         /* ADIOS2 skips entries of types it does not know; they are kept here (without values),
          * so that the API lists them and answers GPUBP_ERR_UNSUPPORTED_TYPE to reads */
-        int known = gbp_type_known(type) || (is_attr && type == 12);
+        int known = gbp_type_known(type) || (is_attr && type == BP4_TYPE_STRING_ARRAY);
         size_t es = gbp_type_size(type);
         if (is_attr) {
             while (c->at < c->end) {
@@ -312,8 +312,8 @@ static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
                     gbp_attr_free(&a);
                     return rc;
                 }
-                a.is_array = type == 12 || a.n > 1;
-                a.type = type == 12 ? GPUBP_TYPE_STRING : type;
+                a.is_array = type == BP4_TYPE_STRING_ARRAY || a.n > 1;
+                a.type = type == BP4_TYPE_STRING_ARRAY ? GPUBP_TYPE_STRING : type;
                 a.step = blk.step;
                 rc = sink->attr(sink->ctx, &a);
                 gbp_attr_free(&a);

@@ -16,7 +16,7 @@ void bp4_make_header(uint8_t out[BP4_HEADER_SIZE], int kind, int active)
     out[34] = '0';
     out[36] = 0;   /* little-endian */
     out[37] = 4;   /* BP4 */
-    out[38] = (uint8_t)(active ? 1 : 0);
+    out[BP4_IDX_ACTIVE_AT] = (uint8_t)(active ? 1 : 0);
 }
 
 void bp4_make_idx_record(uint8_t out[BP4_IDX_RECORD_SIZE], const bp4_idx_record *r)
@@ -124,7 +124,7 @@ void bp4_put_amd(gbp_buf *b, uint32_t member_id, const char *name, int type, con
         size_t l = strlen(strings[0]);
         gbp_buf_u32(b, (uint32_t)l);
         gbp_buf_put(b, strings[0], l);
-    } else if (type == 12) {
+    } else if (type == BP4_TYPE_STRING_ARRAY) {
         gbp_buf_u32(b, (uint32_t)n);
         for (size_t i = 0; i < n; i++) {
             size_t l = strlen(strings[i]);
@@ -249,7 +249,7 @@ void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint32_t file_ind
     uint64_t cnt = n;
     put_dims(b, 1, &cnt, NULL, NULL);
     gbp_buf_u8(b, BP4_CHR_VALUE);
-    if (type == GPUBP_TYPE_STRING || type == 12) {
+    if (type == GPUBP_TYPE_STRING || type == BP4_TYPE_STRING_ARRAY) {
         for (size_t i = 0; i < n; i++) gbp_buf_bpstr(b, strings[i], strlen(strings[i]));
     } else {
         gbp_buf_put(b, data, n * gbp_type_size(type));
@@ -259,4 +259,19 @@ void bp4_put_attr_charset(gbp_buf *b, int type, uint32_t step, uint32_t file_ind
     gbp_buf_u8(b, BP4_CHR_PAYLOAD_OFFSET);
     gbp_buf_u64(b, payload_off);
     gbp_buf_set_u32(b, head + 1, (uint32_t)(b->len - body));
+}
+
+void bp4_put_pg_entry(gbp_buf *one, const char *io_name, uint32_t step, uint32_t rank,
+                      uint64_t pg_start)
+{
+    char s[16];
+    int sl = snprintf(s, sizeof s, "%u", step);
+    size_t el = 2 + strlen(io_name) + 1 + 4 + 2 + (size_t)sl + 4 + 8;
+    gbp_buf_u16(one, (uint16_t)el);
+    gbp_buf_bpstr(one, io_name, strlen(io_name));
+    gbp_buf_u8(one, 'n');
+    gbp_buf_u32(one, rank);
+    gbp_buf_bpstr(one, s, (size_t)sl);
+    gbp_buf_u32(one, step);
+    gbp_buf_u64(one, pg_start);
 }

@@ -9,16 +9,17 @@
  * for the I/O threads. The chunk headers, block starts and the 23-byte prefix are written last;
  * a chunk that did not shrink is rewritten raw from the source (a second staging pass over it).
  * Host memory: one piece's output (about 16 MiB) and the encoder's scratch, whatever the block. */
-#include "internal.h"
+#include "engine/zblock.h"
 
-#include "blosczlib.h"
-#include "box.h"
-#include "pool.h"
+#include "compress/blosczlib.h"
+#include "compress/pool.h"
+#include "memspace/box.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #define GBP_ZERO_BYTES 65536
+
 static const uint8_t zeros[GBP_ZERO_BYTES];
 
 /* Queues the extents of one encoder call for writing at base + their offset. */
@@ -68,8 +69,9 @@ static int write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blo
  * blocks that follow it in the step (up to GBP_AHEAD_BYTES of input) are compressed at once, one
  * block per task on all compression threads, each with one thread (the bytes do not depend on the
  * thread count); each result waits in its block (zahead) for its turn, when its file offset is
- * known. gbp_discard_step (api_write.c) frees what a failed step leaves. */
+ * known. gbp_discard_step (writer.c) frees what a failed step leaves. */
 #define GBP_AHEAD_BYTES ((size_t)64 << 20)
+
 #define GBP_AHEAD_BLOCKS 4096
 
 static int is_small(const gpubp_file *f, const gbp_wblock *wb)
@@ -170,7 +172,6 @@ static int compress_ahead(gpubp_file *f, gbp_wblock *first)
     gbp_free(tmp);
     return rc;
 }
-
 
 /* Sets the operator record of a written compressed block. */
 static void set_op(gbp_wblock *wb, size_t raw, size_t total)

@@ -2,16 +2,20 @@
  * group's subfiles at offsets given by a prefix sum of the PG sizes ("parallel"), or hands it to
  * the group's aggregator ("funnel"); rank 0 gathers every rank's step metadata, merges it as
  * ADIOS2's BP4 writer does (bp4_merge_steps) and commits md.0 and md.idx. docs/design.md §6. */
-#include "internal.h"
+#include "engine/pwriter.h"
+
+#include "engine/collective.h"
+#include "engine/commit.h"
+#include "engine/dataset.h"
+#include "engine/handles.h"
+#include "engine/writer.h"
+#include "engine/zblock.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-int gbp_writer_open_metadata(gpubp_file *f, int *have);
-int gbp_open_subfiles(gpubp_file *f, int trunc, int open);
 
 static int new_memfd(int *fd, const char *what)
 {
@@ -241,6 +245,7 @@ static int layout(gpubp_file *f, pstep *ps)
  * ranks that already failed. A rank that failed, even without its arrays, takes part with
  * zeros: the operations go in pieces of a stack buffer's size (one piece below 64 stripes). */
 #define SUM_PIECE 64
+
 static int group_sums(gpubp_file *f, pstep *ps, int failed)
 {
     size_t n = ps->S + 1, S = ps->S;
@@ -402,7 +407,7 @@ static int step_block(gpubp_file *f, pstep *ps, gbp_buf *md)
     gbp_buf_u64(md, 0);
     for (size_t j = 0; j < ps->S; j++) {
         if (!ps->size[j]) continue;
-        gbp_pg_entry(md, f->step, (uint32_t)f->comm->rank, f->pg_start[j]);
+        bp4_put_pg_entry(md, GBP_IO_NAME, f->step, (uint32_t)f->comm->rank, f->pg_start[j]);
         npg++;
     }
     if (gbp_buf_ok(md)) {

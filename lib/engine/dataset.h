@@ -1,0 +1,22 @@
+/* lib/engine/dataset.h: see dataset.c. */
+#ifndef GBP_ENGINE_DATASET_H
+#define GBP_ENGINE_DATASET_H
+
+#include "engine/engine_internal.h"
+
+/* The pieces of a step's commit shared by the serial and the parallel writer. */
+const char *gbp_sub_name(const gpubp_file *f, int k, char *buf, size_t n);
+int gbp_dataset_use_subfile(gpubp_file *f, int k);
+int gbp_open_subfiles(gpubp_file *f, int trunc, int open);
+int gbp_writer_open_metadata(gpubp_file *f, int *have);
+int gbp_dataset_open_md0(gpubp_file *f);
+/* bp4_read_fn over md.0 (ctx: the file) */
+int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf);
+int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd);
+int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, uint64_t off);
+int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size);
+/* A writer's close: clears md.idx's writer-active flag (with fsync=1, flushed) once a step was
+ * committed; GPUBP_OK when there is nothing to clear. */
+int gbp_dataset_clear_active(gpubp_file *f);
+
+#endif /* GBP_ENGINE_DATASET_H */

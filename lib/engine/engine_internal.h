@@ -1,0 +1,168 @@
+/* src/: the public API. Handles, argument checks, the step state machines of writers and
+ * readers. The only code that exports symbols. */
+#ifndef GBP_ENGINE_INTERNAL_H
+#define GBP_ENGINE_INTERNAL_H
+#include "format/bp4.h"
+#include "common/common.h"
+#include "io/fileio.h"
+#include "memspace/memspace.h"
+#include "remote/remote.h"
+#include "gpubp/comm.h"
+/* subfiles=auto: a block of this many payload bytes or more may open a subfile of its own; smaller
+ * blocks stay in data.0 and the subfiles already holding data in the step */
+#define GBP_STRIPE_MIN ((uint64_t)4 << 20)
+#define GBP_IO_NAME "gpubp"
+
+/* Global and local values: one value per put, kept in the metadata; never compressed. */
+static inline int gbp_kind_is_value(int kind)
+{
+    return kind == GPUBP_SHAPE_GLOBAL_VALUE || kind == GPUBP_SHAPE_LOCAL_VALUE;
+}
+/* Dims and selections of a variable as the user gave them (in the memory space's layout). */
+typedef struct gbp_sel {
+    size_t ndims;
+    size_t shape[GBP_MAX_DIMS];
+    size_t start[GBP_MAX_DIMS];
+    size_t count[GBP_MAX_DIMS];
+    int has_box;                     /* read: set_selection was called */
+    size_t mem_ndims;                /* memory selection, 0 = none */
+    size_t mem_start[GBP_MAX_DIMS];
+    size_t mem_count[GBP_MAX_DIMS];
+    int has_block;
+    size_t block_id;
+    int has_steps;
+    size_t step_start, step_count;
+} gbp_sel;
+/* A write-side block of the current step. */
+typedef struct gbp_wblock {
+    gpubp_variable *var;
+    const void *data;        /* user pointer (deferred until performed) */
+    gpubp_memory_space space;
+    gbp_box box;             /* the user buffer box, file (row-major) order */
+    gbp_block meta;          /* dims -> dimstore */
+    uint64_t dimstore[3 * GBP_MAX_DIMS];
+    uint64_t payload_len;
+    gbp_op opstore;          /* meta.op -> opstore for compressed blocks */
+    uint8_t *zahead;         /* zblock.c: its payload compressed ahead of its turn (owned,
+                              * freed by gbp_discard_step) */
+    size_t zahead_len;
+    uint32_t subfile;
+    int performed;
+    int header_written;
+    uint8_t *owned;          /* parallel writers: a host copy of the payload (a SYNC put, or the
+                                compressed bytes), written instead of `data` */
+} gbp_wblock;
+/* The abstract communicator of a parallel open (collective.c). */
+typedef struct gbp_comm {
+    const gpubp_comm_ops *ops;
+    void *ctx;
+    int rank, size;
+} gbp_comm;
+typedef struct gbp_attr_def {
+    char *name;
+    int type;                /* 9 single string, 12 string array, else numeric */
+    size_t n;
+    uint8_t *data;
+    char **strings;
+    int dirty;               /* to be written with the next step */
+    uint32_t member_id;
+} gbp_attr_def;
+struct gpubp_variable {
+    gpubp_file *file;
+    char *name;
+    int type;
+    int kind;                /* gpubp_shape_kind */
+    gpubp_memory_space space;
+    gbp_sel sel;
+    uint32_t member_id;      /* write */
+    int op;                  /* write: 1 = zlib (blosc-framed) */
+    int op_level, op_shuffle, op_threads;
+    size_t puts;             /* write: puts so far */
+    size_t steps_written;    /* write: steps in which it has blocks */
+    int in_step;             /* write: has blocks in the current step */
+    gbp_var *rv;             /* read */
+};
+struct gpubp_file {
+    char *path;
+    gpubp_mode mode;
+    gbp_params params;
+    gbp_mem *mem;
+    int in_step;
+    int closed;
+    /* variables (handles), in definition / inquiry order */
+    gpubp_variable **vars;
+    size_t nvars, cap_vars;
+    const char **names;      /* available_variables cache */
+    size_t nnames;
+    const char **anames;     /* available_attributes cache */
+    size_t nanames;
+
+    /* ---- parallel (gpubp_open_comm) ---- */
+    gbp_comm *comm;          /* every rank; NULL for a serial open */
+    gbp_comm *group;         /* writer: the ranks sharing this rank's subfiles */
+    int group_id;            /* writer: this group's number g; it owns data.(g*S) … data.(g*S+S-1) */
+    int ngroups;
+    int funnel_fd;           /* aggregation=funnel, non-aggregator ranks: the PG before sending */
+    int stage_fd;            /* memory file through which SYNC puts are copied aside */
+    int failed_rc;           /* the first failure of this step (parallel writers) */
+    char failed_msg[512];
+
+    /* ---- writer ---- */
+    int nsub;                /* data subfiles (stripes) of this writer */
+    int sub_auto;            /* subfiles=auto: data.1… are taken for blocks of GBP_STRIPE_MIN
+                              * bytes or more only, and created when first used */
+    int sub_base;            /* global number of its first subfile: group_id * nsub */
+    int *data_fd;
+    uint64_t *data_size;     /* next free offset per subfile (64 before the first PG) */
+    uint64_t *pg_start;      /* this step's PG start per subfile */
+    uint64_t *cursor;        /* next record offset in this step's PG per subfile */
+    uint32_t *pg_nvars;
+    int *data_has_header;
+    int md0_fd, idx_fd;
+    uint64_t md0_size;
+    size_t idx_records;
+    uint32_t step;           /* 1-based number of the step being written */
+    gbp_wblock *blocks;      /* current step */
+    size_t nblocks, cap_blocks;
+    gbp_attr_def *attrs;
+    size_t nattrs, cap_attrs;
+    uint32_t next_member;
+    int failed_step;         /* an error happened in this step: it will not be committed */
+    int async;               /* async_commit=1 (serial writers): steps commit on an I/O thread */
+    size_t async_safe_records; /* committed for sure while a commit is queued */
+    uint32_t async_pending_step; /* the queued commit's step, numbered from 0 */
+    int broken;              /* an asynchronous commit failed: the writer stops */
+    int broken_rc;
+    char broken_msg[1024];
+    size_t steps_begun;
+
+    /* ---- reader ---- */
+    gbp_index ix;
+    bp4_md0 md0_src;         /* the index's md.0 access: gbp_reader_md0 on this file */
+    uint8_t *idx;            /* md.idx as read */
+    size_t idx_len;
+    uint8_t *md0;            /* a window of md.0 for the streaming pass */
+    size_t md0_len;          /* bytes in the window */
+    size_t md0_cap;
+    uint64_t md0_base;       /* md.0 offset of the window */
+    size_t nrecords;         /* complete records in md.idx */
+    bp4_idx_record *records;
+    int writer_active;
+    size_t cur_step;         /* READ: current step (0-based) when in_step */
+    size_t next_step;        /* READ: the step begin_step opens next */
+    gbp_remote *remote;      /* gpubp:// datasets: every file is read through it */
+    uint8_t *md0_all;        /* parallel readers: md.0 up to the last record, as broadcast */
+    size_t md0_all_len;
+    int *rfd;                /* data.K descriptors, lazily opened */
+    size_t nrfd;
+    struct gbp_pending_get *gets;
+    size_t ngets, cap_gets;
+};
+
+typedef struct gbp_pending_get {
+    gpubp_variable *var;
+    gbp_sel sel;
+    void *data;
+} gbp_pending_get;
+
+#endif /* GBP_ENGINE_INTERNAL_H */

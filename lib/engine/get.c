@@ -1,0 +1,276 @@
+/* Gets: block reads (local, remote, compressed) and the deferred-get queue. */
+#include "engine/get.h"
+
+#include "engine/dataset.h"
+#include "engine/handles.h"
+#include "engine/rvar.h"
+#include "engine/zblock.h"
+
+#include "compress/blosczlib.h"
+#include "memspace/box.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Parallel step-mode readers remember the first failed get of the step for end_step. */
+int gbp_reader_get_failed(gpubp_file *f, int rc)
+{
+    if (rc < 0 && f->comm && f->mode == GPUBP_MODE_READ && f->in_step && !f->failed_step) {
+        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
+        f->failed_rc = rc;
+        f->failed_step = 1;
+    }
+    return rc;
+}
+
+typedef struct span_ctx {
+    gbp_mem *mem;
+    gpubp_memory_space space;
+    const uint8_t *span;   /* the block's bytes from `skip` on */
+    size_t skip;
+    uint8_t *dst;
+} span_ctx;
+
+static int span_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    span_ctx *c = ctx;
+    gbp_box one;
+    gbp_box_dense(&one, 1, &bytes);
+    return gbp_mem_scatter(c->mem, c->space, c->span + (a_off - c->skip), 1, &one, c->dst + b_off,
+                           &one);
+}
+
+/* A remote block: the span of the block that holds the box comes over the connection into host
+ * memory (straight into a host destination when both boxes are contiguous), then it is copied
+ * into the destination box. */
+static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block *b, size_t es,
+                       const gbp_box *fbox, uint8_t *dst, const gbp_box *dbox)
+{
+    size_t first = gbp_box_offset(fbox), last = first, n = gbp_box_elements(fbox);
+    if (n == 0) return GPUBP_OK;
+    for (size_t i = 0; i < fbox->ndims; i++) {
+        size_t stride = 1;
+        for (size_t j = i + 1; j < fbox->ndims; j++) stride *= fbox->dims[j];
+        last += (fbox->count[i] - 1) * stride;
+    }
+    size_t span = (last - first + 1) * es;
+    uint64_t off = b->payload_offset + (uint64_t)first * es;
+    if (space == GPUBP_MEM_HOST && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox))
+        return gbp_dataset_pread(f, b->subfile, -1, dst + gbp_box_offset(dbox) * es, span, off);
+    uint8_t *tmp = gbp_malloc(span);
+    if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", span);
+    int rc = gbp_dataset_pread(f, b->subfile, -1, tmp, span, off);
+    if (rc == GPUBP_OK) {
+        span_ctx c = {f->mem, space, tmp, first * es, dst};
+        rc = gbp_box_foreach_run(fbox, dbox, es, span_run, &c);
+    }
+    gbp_free(tmp);
+    return rc;
+}
+
+/* A compressed block: read the operator buffer, decompress the whole block on the host, then
+ * copy the wanted box out (the box may be strided, the destination on the device). */
+static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                           int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
+                           const gbp_box *dbox)
+{
+    size_t es = gbp_type_size(v->type), n = 1;
+    for (size_t i = 0; i < fbox->ndims; i++)
+        if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
+    if (strcmp(b->op->name, "blosc") != 0)
+        return gbp_error(GPUBP_ERR_CODEC, 0,
+                         "'%s': block compressed with operator '%s' is not supported (only blosc "
+                         "with the zlib codec)", v->name, b->op->name);
+    size_t raw = 0;
+    if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s: '%s': operator says %llu uncompressed bytes, the block has %zu",
+                         f->path, v->name, (unsigned long long)b->op->raw_size, raw);
+    uint64_t fsize;
+    GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
+    if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
+        return gbp_error(GPUBP_ERR_FORMAT, 0,
+                         "%s/data.%u: '%s': compressed block of %llu bytes at offset %llu runs past "
+                         "the end of the file (%llu bytes)", f->path, b->subfile, v->name,
+                         (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
+                         (unsigned long long)fsize);
+    /* device destinations: decoded span by span into the pinned pool (zblock.c) */
+    int dev = space == GPUBP_MEM_GPU;
+    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = dev ? NULL : gbp_malloc(raw);
+    int rc = (z && (r || dev)) ? GPUBP_OK
+                               : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
+    if (rc == GPUBP_OK && dev)
+        rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
+    else if (rc == GPUBP_OK)
+        rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
+    if (rc == GPUBP_OK && !dev) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+    gbp_free(z);
+    gbp_free(r);
+    return rc;
+}
+
+/* Reads the part of one array block that intersects the box (start, count) into dst. */
+static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                           const gbp_block *b, const size_t *start, const size_t *count,
+                           const gbp_sel *s, int rev, uint8_t *dst, int local)
+{
+    size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
+    gbp_box fbox, dbox;
+    fbox.ndims = dbox.ndims = nd;
+    for (size_t i = 0; i < nd; i++) {
+        size_t bs = local ? 0 : (size_t)GBP_START(b)[i], bc = (size_t)GBP_COUNT(b)[i];
+        size_t lo = start[i] > bs ? start[i] : bs;
+        size_t hi1 = start[i] + count[i], hi2 = bs + bc;
+        size_t hi = hi1 < hi2 ? hi1 : hi2;
+        if (lo >= hi) return GPUBP_OK; /* no overlap */
+        fbox.dims[i] = bc;
+        fbox.start[i] = lo - bs;
+        fbox.count[i] = hi - lo;
+        dbox.dims[i] = count[i];
+        dbox.start[i] = lo - start[i];
+        dbox.count[i] = hi - lo;
+    }
+    if (s->mem_ndims) {
+        size_t ms[GBP_MAX_DIMS], mc[GBP_MAX_DIMS];
+        memcpy(ms, s->mem_start, nd * sizeof *ms);
+        memcpy(mc, s->mem_count, nd * sizeof *mc);
+        if (rev) {
+            gbp_reverse(ms, nd);
+            gbp_reverse(mc, nd);
+        }
+        for (size_t i = 0; i < nd; i++) {
+            dbox.dims[i] = mc[i];
+            dbox.start[i] += ms[i];
+        }
+    }
+    int fd = -1;
+    if (!f->remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
+    if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);
+    if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
+    return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
+}
+
+static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data);
+
+/* A get: queue every transfer, then wait for all of them, also when queueing failed part way,
+ * so that nothing is still writing into the user's buffer when the call returns. */
+static int do_get(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data)
+{
+    int rc = do_get_queued(f, v, s, data);
+    int rc2 = gbp_mem_sync(f->mem);
+    return rc ? rc : rc2;
+}
+
+static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data)
+{
+    gpubp_memory_space space = GPUBP_MEM_HOST;
+    if (v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
+    int rev = gbp_space_reverses(f, space);
+    size_t first, n, es = gbp_type_size(v->type);
+    GBP_FORWARD_IF_ERROR(gbp_rvar_steps(v, s, &first, &n));
+    uint8_t *out = data;
+    if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        for (size_t t = 0; t < n; t++) {
+            const gbp_block *b = NULL;
+            GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, first + t, &b)); /* block 0 unless selected */
+            if (v->type == GPUBP_TYPE_STRING) {
+                memcpy(out, b->str, b->str_len);
+                out[b->str_len] = '\0';
+                out += b->str_len + 1;
+            } else {
+                gbp_box one;
+                gbp_box_dense(&one, 0, NULL);
+                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, b->mm, es, &one, out, &one));
+                out += es;
+            }
+        }
+        return GPUBP_OK;
+    }
+    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
+    uint8_t *next = out;
+    for (size_t t = 0; t < n; t++) {
+        size_t vs = first + t, sbytes;
+        GBP_FORWARD_IF_ERROR(gbp_rvar_box(v, s, vs, rev, start, count));
+        GBP_FORWARD_IF_ERROR(gbp_rvar_check_mem_sel(v, s, rev, count));
+        GBP_FORWARD_IF_ERROR(gbp_rvar_step_bytes(v, s, vs, rev, &sbytes));
+        uint8_t *dst = next;
+        next += sbytes;
+        const gbp_var_step *st = &v->rv->steps[vs];
+        const gbp_block *blocks = NULL;
+        GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, vs, &blocks));
+        if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
+            for (size_t b = start[0]; b < start[0] + count[0]; b++) {
+                memcpy(dst, blocks[b].str, blocks[b].str_len);
+                dst[blocks[b].str_len] = '\0';
+                dst += blocks[b].str_len + 1;
+            }
+        } else if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+            /* block b's value (in the metadata) is element b - start of the box */
+            for (size_t b = start[0]; b < start[0] + count[0]; b++) {
+                gbp_box one, d;
+                const size_t n1 = 1;
+                gbp_box_dense(&one, 1, &n1);
+                d.ndims = 1;
+                d.dims[0] = s->mem_ndims ? s->mem_count[0] : count[0];
+                d.start[0] = (s->mem_ndims ? s->mem_start[0] : 0) + b - start[0];
+                d.count[0] = 1;
+                GBP_FORWARD_IF_ERROR(gbp_mem_scatter(f->mem, space, blocks[b].mm, es,
+                                                     &one, dst, &d));
+            }
+        } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
+            const gbp_block *b = NULL;
+            GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, vs, &b));
+            GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
+        } else {
+            for (size_t b = 0; b < st->nblocks; b++)
+                GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, &blocks[b], start,
+                                                     count, s, rev, dst, 0));
+        }
+    }
+    return GPUBP_OK;
+}
+
+int gbp_reader_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mode)
+{
+    GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_get: variable '%s' belongs to another file", v->name);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_get: %s is open for writing", f->path);
+    GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ && !f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_get: '%s': no step is open (call gpubp_begin_step)", v->name);
+    GBP_RETURN_ERROR_IF(mode != GPUBP_SYNC && mode != GPUBP_DEFERRED, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_get: invalid launch mode %d", (int)mode);
+    if (mode == GPUBP_SYNC) {
+        int rc = do_get(f, v, &v->sel, data);
+        return rc == GPUBP_ERR_IO ? gbp_error_with_path(rc, f->path) : rc;
+    }
+    /* deferred: check now what can be checked, read at perform_gets / end_step */
+    size_t first, n, one;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_steps(v, &v->sel, &first, &n));
+    int rev = gbp_space_reverses(f, gbp_rvar_space(v, GPUBP_MEM_DETECT));
+    for (size_t t = 0; t < n && v->type != GPUBP_TYPE_STRING; t++)
+        GBP_FORWARD_IF_ERROR(gbp_rvar_step_bytes(v, &v->sel, first + t, rev, &one));
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->gets, &f->cap_gets, f->ngets + 1, sizeof *f->gets));
+    f->gets[f->ngets].var = v;
+    f->gets[f->ngets].sel = v->sel;
+    f->gets[f->ngets].data = data;
+    f->ngets++;
+    return GPUBP_OK;
+}
+
+int gbp_reader_perform(gpubp_file *f)
+{
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->ngets; i++) {
+        int r = do_get(f, f->gets[i].var, &f->gets[i].sel, f->gets[i].data);
+        if (rc == GPUBP_OK) rc = r;
+    }
+    f->ngets = 0;
+    return gbp_reader_get_failed(f, rc);
+}

@@ -1,0 +1,20 @@
+/* lib/engine/rvar.h: see rvar.c. */
+#ifndef GBP_ENGINE_RVAR_H
+#define GBP_ENGINE_RVAR_H
+
+#include "engine/engine_internal.h"
+
+int gbp_rvar_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, size_t *n);
+int gbp_rvar_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out);
+int gbp_rvar_select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const gbp_block **out);
+int gbp_rvar_file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size_t *dims);
+gpubp_memory_space gbp_rvar_space(const gpubp_variable *v, gpubp_memory_space space);
+int gbp_rvar_step_arg(const gpubp_variable *v, size_t step, size_t *vs);
+int gbp_rvar_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *start,
+                   size_t *count);
+int gbp_rvar_step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *bytes);
+int gbp_rvar_check_mem_sel(const gpubp_variable *v, const gbp_sel *s, int rev, const size_t *count);
+/* GPUBP_ERR_UNSUPPORTED_TYPE (naming fn) for a variable of a type this library cannot read. */
+int gbp_rvar_check_readable(const gpubp_variable *v, const char *fn);
+
+#endif /* GBP_ENGINE_RVAR_H */

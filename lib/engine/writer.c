@@ -1,0 +1,322 @@
+/* The serial writer's blocks of a step: put -> block, stripes and offsets, payloads, [VMD
+ * headers, perform, discard. */
+#include "engine/writer.h"
+
+#include "engine/dataset.h"
+#include "engine/handles.h"
+#include "engine/zblock.h"
+
+#include "compress/blosczlib.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* subfiles=auto: as many subfiles as I/O threads (io_threads, else pool_slots), at most this */
+#define GBP_AUTO_SUBFILES_MAX 64
+
+void gbp_writer_layout(gpubp_file *f)
+{
+    const gbp_params *p = &f->params;
+    /* parallel writers: one subfile per group unless asked (the groups spread the ranks) */
+    int nauto = gbp_params_io_threads(p);
+    if (nauto > GBP_AUTO_SUBFILES_MAX) nauto = GBP_AUTO_SUBFILES_MAX;
+    f->sub_auto = p->subfiles <= 0 && !f->comm && nauto > 1;
+    f->nsub = p->subfiles > 0 ? p->subfiles : f->sub_auto ? nauto : 1;
+}
+
+int gbp_writer_open(gpubp_file *f)
+{
+    f->async = f->params.async_commit;
+    int have;
+    GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
+    return gbp_open_subfiles(f, !have, 1);
+}
+
+void gbp_writer_free(gpubp_file *f)
+{
+    for (int k = 0; f->data_fd && k < f->nsub; k++)
+        if (f->data_fd[k] >= 0) close(f->data_fd[k]);
+    if (f->md0_fd >= 0) close(f->md0_fd);
+    if (f->idx_fd >= 0) close(f->idx_fd);
+    gbp_free(f->data_fd);
+    gbp_free(f->data_size);
+    gbp_free(f->pg_start);
+    gbp_free(f->cursor);
+    gbp_free(f->pg_nvars);
+    gbp_free(f->data_has_header);
+    gbp_discard_step(f);
+    gbp_free(f->blocks);
+    for (size_t i = 0; i < f->nattrs; i++) {
+        gbp_attr_def *a = &f->attrs[i];
+        gbp_free(a->name);
+        gbp_free(a->data);
+        for (size_t j = 0; a->strings && j < a->n; j++) gbp_free(a->strings[j]);
+        gbp_free(a->strings);
+    }
+    gbp_free(f->attrs);
+}
+
+size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
+{
+    gpubp_variable *v = wb->var;
+    wb->meta.dims = wb->dimstore;
+    /* the subfile with the least data in this step; subfiles=auto: data.0 and those holding
+     * data in this step only, unless the block is large enough to go to a file of its own */
+    int k = 0, wide = !f->sub_auto || wb->payload_len >= GBP_STRIPE_MIN;
+    for (int j = 1; j < f->nsub; j++)
+        if ((wide || f->pg_nvars[j] > 0) &&
+            f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k])
+            k = j;
+    size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
+    wb->subfile = (uint32_t)k;
+    wb->meta.subfile = (uint32_t)(f->sub_base + k);
+    wb->meta.vmd_offset = f->cursor[k];
+    wb->meta.payload_offset = f->cursor[k] + hs;
+    return hs;
+}
+
+void gbp_advance_block(gpubp_file *f, gbp_wblock *wb, size_t hs)
+{
+    f->cursor[wb->subfile] += hs + wb->payload_len;
+    f->pg_nvars[wb->subfile]++;
+    wb->performed = 1;
+}
+
+/* The payload of an assigned block, at its payload offset - delta of fd. */
+int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, const char *p)
+{
+    gpubp_variable *v = wb->var;
+    uint64_t at = wb->meta.payload_offset - delta;
+    if (gbp_kind_is_value(v->kind)) {
+        if (v->type == GPUBP_TYPE_STRING) {
+            uint8_t *tmp = gbp_malloc(2 + (size_t)wb->meta.str_len);
+            GBP_CHECK_ALLOC(tmp);
+            uint16_t l = (uint16_t)wb->meta.str_len;
+            memcpy(tmp, &l, 2);
+            memcpy(tmp + 2, wb->meta.str, wb->meta.str_len);
+            int rc = gbp_pwrite_all(fd, tmp, 2 + (size_t)l, at, p);
+            gbp_free(tmp);
+            return rc;
+        }
+        return gbp_pwrite_all(fd, wb->meta.mm, gbp_type_size(v->type), at, p);
+    }
+    if (wb->payload_len == 0) return GPUBP_OK;
+    /* copied aside (parallel writers): bytes and min/max are final */
+    if (wb->owned) return gbp_pwrite_all(fd, wb->owned, wb->payload_len, at, p);
+    return gbp_mem_write(f->mem, wb->space, fd, at, wb->data, v->type, &wb->box, wb->meta.has_minmax ? wb->meta.mm : NULL,
+                         wb->meta.has_minmax ? wb->meta.mm + 16 : NULL);
+}
+
+static int gbp_writer_perform_block(gpubp_file *f, gbp_wblock *wb)
+{
+    gpubp_variable *v = wb->var;
+    size_t hs = gbp_assign_block(f, wb);
+    int k = (int)wb->subfile;
+    GBP_FORWARD_IF_ERROR(gbp_dataset_use_subfile(f, k));
+    char p[4200];
+    gbp_sub_name(f, k, p, sizeof p);
+    if (v->op && wb->payload_len > 0 && !gbp_kind_is_value(v->kind)) {
+        /* The compressed length is known only once the payload is written. */
+        int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
+        if (rc != GPUBP_OK) return rc;
+        gbp_advance_block(f, wb, hs);
+        return GPUBP_OK;
+    }
+    gbp_advance_block(f, wb, hs);
+    return gbp_write_payload(f, wb, f->data_fd[k], 0, p);
+}
+
+/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
+ * offset - delta[k] for stripe k; delta NULL: 0). */
+int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
+{
+    gbp_buf b;
+    gbp_buf_init(&b);
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++) {
+        gbp_wblock *wb = &f->blocks[i];
+        if (!wb->performed || wb->header_written) continue;
+        wb->meta.dims = wb->dimstore;
+        wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
+        gbp_buf_reset(&b);
+        bp4_put_vmd_header(&b, wb->var->member_id, wb->var->name, wb->var->type, &wb->meta,
+                           wb->var->kind == GPUBP_SHAPE_LOCAL_ARRAY, wb->payload_len);
+        if (!gbp_buf_ok(&b)) {
+            rc = gbp_nomem();
+            break;
+        }
+        char p[4200];
+        uint64_t d = delta ? delta[wb->subfile] : 0;
+        rc = gbp_pwrite_all(fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset - d,
+                            gbp_sub_name(f, (int)wb->subfile, p, sizeof p));
+        wb->header_written = 1;
+    }
+    gbp_buf_free(&b);
+    return rc;
+}
+
+int gbp_writer_perform(gpubp_file *f)
+{
+    int rc = GPUBP_OK;
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
+        if (!f->blocks[i].performed) rc = gbp_writer_perform_block(f, &f->blocks[i]);
+    /* async_commit: the caller's buffers are free once the data left them; the writes go on */
+    int rc2 = f->async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
+    if (rc == GPUBP_OK) rc = rc2;
+    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
+    if (rc != GPUBP_OK) {
+        f->failed_step = 1;
+        rc = gbp_error_with_path(rc, f->path);
+    }
+    return rc;
+}
+
+int gbp_writer_fail(gpubp_file *f, int rc)
+{
+    if (!f->failed_step) {
+        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
+        f->failed_rc = rc;
+    }
+    f->failed_step = 1;
+    return rc;
+}
+
+int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode,
+                   gbp_wblock **added)
+{
+    GBP_CHECK_ARG(v);
+    GBP_RETURN_ERROR_IF(v->file != f, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: variable '%s' belongs to another file", v->name);
+    GBP_RETURN_ERROR_IF(!gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_put: %s is open for reading", f->path);
+    GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE,
+                        "gpubp_put: '%s': no step is open (call gpubp_begin_step)", v->name);
+    GBP_RETURN_ERROR_IF(mode != GPUBP_SYNC && mode != GPUBP_DEFERRED, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: invalid launch mode %d", (int)mode);
+    const gbp_sel *s = &v->sel;
+    size_t nd = s->ndims, elems = 1;
+    for (size_t i = 0; i < nd; i++) elems *= s->count[i];
+    GBP_RETURN_ERROR_IF(!data && elems > 0, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_put: '%s': data is NULL", v->name);
+    gpubp_memory_space space = GPUBP_MEM_HOST;
+    if (data && v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
+    if (v->type == GPUBP_TYPE_STRING && v->space == GPUBP_MEM_GPU)
+        return gbp_error(GPUBP_ERR_MEMORY_SPACE, 0, "gpubp_put: string '%s' must be in host memory",
+                         v->name);
+    /* the device min/max kernels have no 80-bit arithmetic */
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_LONG_DOUBLE && space == GPUBP_MEM_GPU &&
+                        !gbp_kind_is_value(v->kind), GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_put: long double array '%s' from device memory is not supported "
+                        "(copy it to host memory first)", v->name);
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + 1,
+                                  sizeof *f->blocks));
+    gbp_wblock *wb = &f->blocks[f->nblocks];
+    memset(wb, 0, sizeof *wb);
+    wb->var = v;
+    wb->data = data;
+    wb->space = space;
+    wb->meta.dims = wb->dimstore;
+    wb->meta.ndims = (uint8_t)nd;
+    wb->meta.step = f->step;
+    size_t shape[GBP_MAX_DIMS], start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
+    size_t mstart[GBP_MAX_DIMS], mcount[GBP_MAX_DIMS];
+    memcpy(shape, s->shape, nd * sizeof *shape);
+    memcpy(start, s->start, nd * sizeof *start);
+    memcpy(count, s->count, nd * sizeof *count);
+    memcpy(mstart, s->mem_start, nd * sizeof *mstart);
+    memcpy(mcount, s->mem_count, nd * sizeof *mcount);
+    if (gbp_space_reverses(f, space)) {
+        gbp_reverse(shape, nd);
+        gbp_reverse(start, nd);
+        gbp_reverse(count, nd);
+        gbp_reverse(mstart, nd);
+        gbp_reverse(mcount, nd);
+    }
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        /* ADIOS2's local value block: count 1, shape LocalValueDim, start 0 */
+        shape[0] = GPUBP_LOCAL_VALUE_DIM;
+        start[0] = 0;
+        count[0] = 1;
+    }
+    int shaped = v->kind == GPUBP_SHAPE_GLOBAL_ARRAY || v->kind == GPUBP_SHAPE_LOCAL_VALUE;
+    if (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY)
+        for (size_t i = 0; i < nd; i++)
+            if (start[i] > shape[i] || count[i] > shape[i] - start[i])
+                return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                                 "gpubp_put: '%s': block start %zu + count %zu exceeds shape %zu "
+                                 "in file dimension %zu", v->name, start[i], count[i], shape[i], i);
+    for (size_t i = 0; i < nd; i++) {
+        GBP_COUNT(&wb->meta)[i] = count[i];
+        GBP_SHAPE(&wb->meta)[i] = shaped ? shape[i] : 0;
+        GBP_START(&wb->meta)[i] = shaped ? start[i] : 0;
+    }
+    /* the user's buffer box: the whole block, or the block inside a larger memory box */
+    if (s->mem_ndims) {
+        for (size_t i = 0; i < nd; i++)
+            if (mstart[i] > mcount[i] || count[i] > mcount[i] - mstart[i])
+                return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                                 "gpubp_put: '%s': memory selection start %zu + count %zu exceeds "
+                                 "the buffer's %zu in dimension %zu", v->name, mstart[i], count[i],
+                                 mcount[i], i);
+        wb->box.ndims = nd;
+        for (size_t i = 0; i < nd; i++) {
+            wb->box.dims[i] = mcount[i];
+            wb->box.start[i] = mstart[i];
+            wb->box.count[i] = count[i];
+        }
+    } else {
+        gbp_box_dense(&wb->box, nd, count);
+    }
+    size_t es = gbp_type_size(v->type);
+    if (gbp_kind_is_value(v->kind)) {
+        wb->meta.has_value = 1;
+        if (v->type == GPUBP_TYPE_STRING) {
+            size_t l = strlen(data);
+            GBP_RETURN_ERROR_IF(l > 65535, GPUBP_ERR_INVALID_ARG,
+                                "gpubp_put: string '%s' is longer than 65535 bytes", v->name);
+            wb->meta.str = gbp_strdup(data);
+            GBP_CHECK_ALLOC(wb->meta.str);
+            wb->meta.str_len = (uint32_t)l;
+            wb->payload_len = 2 + l;
+        } else {
+            GBP_FORWARD_IF_ERROR(gbp_mem_copy_out(f->mem, space, wb->meta.mm, data, es));
+            if (v->type == GPUBP_TYPE_LONG_DOUBLE) memset(wb->meta.mm + 10, 0, 6); /* padding */
+            wb->payload_len = es;
+        }
+    } else {
+        wb->meta.has_minmax = 1; /* an empty block records 0 / 0, as ADIOS2 does */
+        wb->payload_len = (uint64_t)elems * es;
+    }
+    f->nblocks++;
+    v->in_step = 1;
+    v->puts++;
+    *added = wb;
+    return GPUBP_OK;
+}
+
+/* ---- the commit ------------------------------------------------------------------------------ */
+
+void gbp_discard_step(gpubp_file *f)
+{
+    for (size_t i = 0; i < f->nblocks; i++) {
+        gbp_free(f->blocks[i].meta.str);
+        f->blocks[i].meta.str = NULL;
+        gbp_free(f->blocks[i].owned);
+        f->blocks[i].owned = NULL;
+        gbp_free(f->blocks[i].zahead);
+        f->blocks[i].zahead = NULL;
+    }
+    f->nblocks = 0;
+    f->in_step = 0;
+}
+
+size_t gbp_dirty_attrs(const gpubp_file *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->nattrs; i++) n += f->attrs[i].dirty;
+    return n;
+}

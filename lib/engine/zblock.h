@@ -1,0 +1,19 @@
+/* lib/engine/zblock.h: see zblock.c. */
+#ifndef GBP_ENGINE_ZBLOCK_H
+#define GBP_ENGINE_ZBLOCK_H
+
+#include "engine/engine_internal.h"
+
+/* writes the compressed payload of block wb (a blosc-framed zlib operator buffer
+ * of its values, which may be in device memory or strided) to fd at wb->meta.payload_offset; sets
+ * wb->payload_len to the bytes written, wb->meta.op and the min/max of the uncompressed values.
+ * fname names fd in errors. */
+int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname);
+/* decodes the compressed block z (zlen bytes; raw bytes uncompressed, elements of
+ * es bytes) into the box dbox of the device array dst (the box fbox of the block) span by span
+ * through the pinned pool, the host-to-device copies overlapped with the decoding. Synchronous:
+ * z may be freed when it returns. */
+int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
+                               size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox);
+
+#endif /* GBP_ENGINE_ZBLOCK_H */
