@@ -1,3 +1,4 @@
+/* The public API, Attributes section of <gpubp.h>: define, list, inquire and read attributes. */
 #include "engine/handles.h"
 
 #include "compress/blosczlib.h"

@@ -1,3 +1,4 @@
+/* The public API of <gpubp/comm.h>: gpubp_open_comm and gpubp_comm_error. */
 #include "engine/collective.h"
 #include "engine/engine.h"
 

@@ -1,3 +1,4 @@
+/* The public API of <gpubp/cuda.h>: gpubp_set_stream. */
 #include "engine/engine_internal.h"
 
 #include "gpubp/cuda.h"

@@ -1,3 +1,4 @@
+/* The public API, Data section of <gpubp.h>: puts and gets, perform_puts and perform_gets. */
 #include "engine/engine.h"
 #include "engine/get.h"
 #include "engine/handles.h"

@@ -1,3 +1,5 @@
+/* The public API, Files section of <gpubp.h>: open, close and the step calls (argument and mode
+ * checks; lib/engine/engine.c chooses the role). */
 #include "engine/engine.h"
 #include "engine/handles.h"
 

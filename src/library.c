@@ -1,3 +1,5 @@
+/* The public API, Library section of <gpubp.h>: version, features, status strings, the error
+ * record, type tables. */
 #include "engine/engine_internal.h"
 
 #include "compress/blosczlib.h"

@@ -1,3 +1,5 @@
+/* The public API, Variables section of <gpubp.h>: define and inquire, shapes and selections, the
+ * reader's queries (steps, blocks, min/max, sizes), the variable list. */
 #include "engine/handles.h"
 #include "engine/reader.h"
 #include "engine/rvar.h"
