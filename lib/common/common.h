@@ -134,7 +134,7 @@ int gbp_value_cmp(int type, const void *a, const void *b);
  * The parsed params string of gpubp_open (keys in docs/parameters.md). */
 typedef struct gbp_params {
     int gpu_row_major;      /* gpu_layout=row_major */
-    int pool_slots;         /* 4 */
+    int pool_slots;         /* 0 = auto: gbp_params_pool_slots */
     size_t chunk_bytes;     /* chunk_mib (16) in bytes */
     size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
@@ -159,7 +159,9 @@ typedef struct gbp_params {
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1
 
 int gbp_params_parse(gbp_params *p, const char *s);
-/* The I/O threads of the staging pipeline: io_threads, else pool_slots (4). */
+/* The I/O threads of the staging pipeline: io_threads, else pool_slots when given, else the
+ * online cores within [4, 16]. The pinned slots: pool_slots, else one per I/O thread, 4 at least. */
 int gbp_params_io_threads(const gbp_params *p);
+int gbp_params_pool_slots(const gbp_params *p);
 
 #endif /* GBP_COMMON_H */

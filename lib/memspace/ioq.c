@@ -226,7 +226,7 @@ static void *io_main(void *arg)
 int gbp_ioq_open(gbp_mem *m)
 {
     if (m->threads_started) return GPUBP_OK;
-    int slots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
+    int slots = gbp_params_pool_slots(&m->params);
     m->nthreads = gbp_params_io_threads(&m->params);
     m->qcap = slots + GBP_HOST_JOBS;
     if (!m->queue) m->queue = gbp_calloc((size_t)m->qcap, sizeof *m->queue);

@@ -115,7 +115,7 @@ size_t gbp_mem_pool_cache_bytes(void)
 static int pool_alloc(gbp_mem *m)
 {
     GBP_FORWARD_IF_ERROR(gbp_ioq_open(m));
-    int nslots = m->params.pool_slots > 0 ? m->params.pool_slots : 4;
+    int nslots = gbp_params_pool_slots(&m->params);
     m->slot_bytes = m->params.chunk_bytes ? m->params.chunk_bytes : (size_t)16 << 20;
     m->slot_alloc = m->slot_bytes + (m->params.direct_io ? 2 * GBP_DIRECT_ALIGN : 0);
     /* the slot table first, its count after: nothing may walk a table that does not exist */

@@ -1214,6 +1214,57 @@ static void host_transfers(void **state)
     host_read_case(3, b4, f4, c4, c4, z4, 4);
 }
 
+/* ---- defaults from the machine ------------------------------------------------------------------ */
+/* The I/O threads default to the online cores within [4, 16], the pool to one slot per thread
+ * (4 at least); a pool or a thread count asked for wins, and the pipeline allocates what
+ * gbp_params_pool_slots says. Then one large block read into device memory by those threads:
+ * the bytes, and no slot reused while a copy touched it. */
+static void machine_defaults(void **state)
+{
+    (void)state;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = cores < 4 ? 4 : cores > 16 ? 16 : (int)cores;
+    gbp_params p;
+    TS_OK(gbp_params_parse(&p, ""));
+    assert_int_equal(gbp_params_io_threads(&p), want);
+    assert_int_equal(gbp_params_pool_slots(&p), want);
+    TS_OK(gbp_params_parse(&p, "pool_slots=7"));
+    assert_int_equal(gbp_params_io_threads(&p), 7);
+    assert_int_equal(gbp_params_pool_slots(&p), 7);
+    TS_OK(gbp_params_parse(&p, "io_threads=2"));
+    assert_int_equal(gbp_params_io_threads(&p), 2);
+    assert_int_equal(gbp_params_pool_slots(&p), 4);
+    TS_OK(gbp_params_parse(&p, "io_threads=9,pool_slots=3"));
+    assert_int_equal(gbp_params_io_threads(&p), 9);
+    assert_int_equal(gbp_params_pool_slots(&p), 3);
+
+    TS_OK(gbp_params_parse(&p, "device=simulated,chunk_mib=1,piece_kib=256,io_threads=6"));
+    size_t n = (size_t)24 << 20; /* 24 chunks: every thread reads several */
+    uint8_t *src = malloc(n);
+    assert_non_null(src);
+    fill_pattern(src, n, 23);
+    int fd = open_tmp("defaults.dat");
+    TS_OK(gbp_pwrite_all(fd, src, n, 0, "test"));
+    uint8_t *dev = gbp_sim_alloc(n);
+    assert_non_null(dev);
+    memset(dev, 0, n);
+    gbp_sim_reset();
+    gbp_mem *m;
+    TS_OK(gbp_mem_open(&m, &p));
+    size_t dims[1] = {n}, start[1] = {0};
+    gbp_box fb;
+    make_box(&fb, 1, dims, start, dims);
+    TS_OK(gbp_mem_read(m, GPUBP_MEM_GPU, fd, 0, 1, &fb, dev, &fb));
+    TS_OK(gbp_mem_sync(m));
+    assert_int_equal(gbp_mem_footprint(m), 6 * ((size_t)1 << 20)); /* six 1 MiB slots */
+    assert_memory_equal(dev, src, n);
+    assert_int_equal(hazards(), 0);
+    gbp_mem_close(m);
+    close(fd);
+    gbp_sim_free(dev);
+    free(src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1242,6 +1293,7 @@ int main(void)
         cmocka_unit_test(host_transfers),
         cmocka_unit_test(pool_cache),
         cmocka_unit_test(commits_after_writes),
+        cmocka_unit_test(machine_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
