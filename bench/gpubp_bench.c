@@ -4,11 +4,12 @@
  *
  * (the medians of --repeat runs; GB = 1e9 bytes; a run's time covers open, every step and close).
  *
- *   gpubp-bench --dir D --mib-per-step N --steps S --blocks B --mem host|gpu
+ *   gpubp-bench --dir D --mib-per-step N --steps S --blocks B --mem host|gpu [--vars V]
  *               [--repeat R] [--params "key=value,..."] [--cold] [--baseline] [--keep]
  *
  * Each step is a global 2-D array of doubles (rows of 1024 doubles, N MiB) put as B blocks of
- * rows; the reader gets the whole array of every step and checks the values.
+ * rows; the reader gets the whole array of every step and checks the values. --vars V (1 to 64):
+ * the step's rows are cut into V variables (field0 ...), each a global array put as B blocks.
  * --mem gpu: the arrays live in device memory (cudaMalloc); GPU memory space, GPU layout.
  * --cold: before each read, the dataset's files are flushed and dropped from the page cache
  *   (fdatasync + posix_fadvise DONTNEED), so reads come from the disk.
@@ -33,7 +34,13 @@
  *     device, whereas the raw write's one 16 MiB buffer per thread stays in the cache), and
  *     "ratios: write/raw=... write/loop=... read/raw=... write/raw_fresh=..." (the medians of the
  *     ratios of each repetition, whose library run follows its own baselines: steadier than
- *     ratios of medians where the machine's speed drifts between repetitions).
+ *     ratios of medians where the machine's speed drifts between repetitions);
+ *   both: "baseline: raw_best_write_GBps=..." (raw_best, once per run on min(data, 2 GiB): the
+ *     best rate of N threads writing pinned 16 MiB buffers into N files, N = 1, 2, 4, 8, 16, the
+ *     core count and the library's threads, then reading them back warm and cold; and the one-file
+ *     rates, 1 and the library's threads writing one file) and "ratios_best: write/raw_best=...
+ *     read/raw_best_warm|cold=..." (the library's medians against them; for a dataset of one data
+ *     file also against the one-file rates).
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
 #include "bench_compress.h"
 #include "bench_meta.h"
@@ -61,6 +68,7 @@ typedef struct opts {
     size_t mib, steps, blocks;
     int gpu, baseline, cold, keep, repeat;
     const char *params;
+    size_t vars; /* the step's array cut into this many variables (rows), each put as `blocks` */
 } opts;
 
 static int fail(const char *what, int rc)
@@ -155,11 +163,19 @@ typedef struct run {
     double *back;       /* host or device: the read buffer */
 } run;
 
-static size_t block_rows(const run *r, size_t b, size_t *first)
+/* part b of n parts of `rows` rows: its first row and its count */
+static size_t split_rows(size_t rows, size_t n, size_t b, size_t *first)
 {
-    size_t per = r->rows / r->o->blocks, extra = r->rows % r->o->blocks;
+    size_t per = rows / n, extra = rows % n;
     *first = b * per + (b < extra ? b : extra);
     return per + (b < extra ? 1 : 0);
+}
+
+/* variable k's name: "field" alone, else field0, field1, ... */
+static void var_name(const opts *o, size_t k, char *name, size_t cap)
+{
+    if (o->vars == 1) snprintf(name, cap, "field");
+    else snprintf(name, cap, "field%zu", k);
 }
 
 static int do_write(run *r, double *secs)
@@ -168,29 +184,37 @@ static int do_write(run *r, double *secs)
     double t0 = bench_now();
     gpubp_file *w;
     CHECK(gpubp_open(&w, r->path, GPUBP_MODE_WRITE, o->params));
-    gpubp_variable *v;
-    /* dims in the layout of the memory space: GPU is column-major (reversed) */
-    size_t shape[2] = {r->rows, COLS}, start[2] = {0, 0}, count[2] = {r->rows, COLS};
-    if (o->gpu) {
-        shape[0] = COLS;
-        shape[1] = r->rows;
-        count[0] = COLS;
-        count[1] = r->rows;
+    gpubp_variable *vs[64];
+    for (size_t k = 0; k < o->vars; k++) {
+        size_t vfirst, vrows = split_rows(r->rows, o->vars, k, &vfirst);
+        /* dims in the layout of the memory space: GPU is column-major (reversed) */
+        size_t shape[2] = {vrows, COLS}, start[2] = {0, 0}, count[2] = {vrows, COLS};
+        if (o->gpu) {
+            shape[0] = COLS;
+            shape[1] = vrows;
+            count[0] = COLS;
+            count[1] = vrows;
+        }
+        char name[32];
+        var_name(o, k, name, sizeof name);
+        CHECK(gpubp_define_variable(&vs[k], w, name, GPUBP_TYPE_DOUBLE, 2, shape, start, count));
+        CHECK(gpubp_set_memory_space(vs[k], o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
     }
-    CHECK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_DOUBLE, 2, shape, start, count));
-    CHECK(gpubp_set_memory_space(v, o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
     for (size_t s = 0; s < o->steps; s++) {
         CHECK(gpubp_begin_step(w));
-        for (size_t b = 0; b < o->blocks; b++) {
-            size_t first, n = block_rows(r, b, &first);
-            if (o->gpu) {
-                size_t st[2] = {0, first}, ct[2] = {COLS, n};
-                CHECK(gpubp_set_selection(v, 2, st, ct));
-            } else {
-                size_t st[2] = {first, 0}, ct[2] = {n, COLS};
-                CHECK(gpubp_set_selection(v, 2, st, ct));
+        for (size_t k = 0; k < o->vars; k++) {
+            size_t vfirst, vrows = split_rows(r->rows, o->vars, k, &vfirst);
+            for (size_t b = 0; b < o->blocks; b++) {
+                size_t first, n = split_rows(vrows, o->blocks, b, &first);
+                if (o->gpu) {
+                    size_t st[2] = {0, first}, ct[2] = {COLS, n};
+                    CHECK(gpubp_set_selection(vs[k], 2, st, ct));
+                } else {
+                    size_t st[2] = {first, 0}, ct[2] = {n, COLS};
+                    CHECK(gpubp_set_selection(vs[k], 2, st, ct));
+                }
+                CHECK(gpubp_put(w, vs[k], r->data + (vfirst + first) * COLS, GPUBP_DEFERRED));
             }
-            CHECK(gpubp_put(w, v, r->data + first * COLS, GPUBP_DEFERRED));
         }
         CHECK(gpubp_end_step(w));
     }
@@ -217,14 +241,22 @@ static int do_read(run *r, int half, double *secs)
     size_t steps = 0;
     int rc;
     while ((rc = gpubp_begin_step(f)) == GPUBP_OK) {
-        gpubp_variable *v;
-        CHECK(gpubp_inquire_variable(&v, f, "field"));
-        CHECK(gpubp_set_memory_space(v, o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
-        size_t st[2] = {0, 0}, ct[2];
-        CHECK(gpubp_variable_shape(v, GPUBP_MEM_DETECT, ct));
-        if (half) ct[o->gpu ? 0 : 1] = COLS / 2;
-        CHECK(gpubp_set_selection(v, 2, st, ct));
-        CHECK(gpubp_get(f, v, r->back, GPUBP_SYNC));
+        for (size_t k = 0; k < o->vars; k++) {
+            size_t vfirst;
+            (void)split_rows(r->rows, o->vars, k, &vfirst);
+            char name[32];
+            var_name(o, k, name, sizeof name);
+            gpubp_variable *v;
+            CHECK(gpubp_inquire_variable(&v, f, name));
+            CHECK(gpubp_set_memory_space(v, o->gpu ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+            size_t st[2] = {0, 0}, ct[2];
+            CHECK(gpubp_variable_shape(v, GPUBP_MEM_DETECT, ct));
+            if (half) ct[o->gpu ? 0 : 1] = COLS / 2;
+            CHECK(gpubp_set_selection(v, 2, st, ct));
+            /* the variables' rows lie one after the other in the step array (halves: packed) */
+            size_t at = vfirst * (half ? COLS / 2 : COLS);
+            CHECK(gpubp_get(f, v, r->back + at, o->vars == 1 ? GPUBP_SYNC : GPUBP_DEFERRED));
+        }
         CHECK(gpubp_end_step(f));
         steps++;
     }
@@ -302,6 +334,7 @@ typedef struct raw_thread {
      * multiple of chunk), written 16 MiB piece after piece, in turn */
     const char *fresh;
     size_t fresh_bytes;
+    int heap; /* buf is malloc'ed: no pinned memory in this build (host runs) */
 } raw_thread;
 
 /* The device-to-file loop's chunk c: waits for its copy (queued by the previous chunk, or now
@@ -377,9 +410,14 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
      * library's pool is pinned once per process and reused, docs/performance.md) */
     for (int t = 0; t < nthreads; t++)
         th[t] = (raw_thread){o, t, nthreads, nfiles, total / (size_t)nfiles, chunk, fds,
-                             bench_pinned_alloc(chunk), rd, 0, dev, dev_bytes,
+                             o->gpu ? bench_pinned_alloc(chunk) : NULL, rd, 0, dev, dev_bytes,
                              dev ? bench_pinned_alloc(chunk) : NULL,
-                             share ? fresh + (size_t)t * share : NULL, share};
+                             share ? fresh + (size_t)t * share : NULL, share, 0};
+    for (int t = 0; !dev && t < nthreads; t++) {
+        if (th[t].buf || !(th[t].buf = malloc(chunk))) continue;
+        memset(th[t].buf, 0x5a, chunk);
+        th[t].heap = 1;
+    }
     for (int t = 0; dev && t < nthreads; t++) {
         dev_streams[t][0] = bench_stream_create();
         dev_streams[t][1] = bench_stream_create();
@@ -399,7 +437,8 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
     }
     double secs = bench_now() - t0;
     for (int t = 0; t < nthreads; t++) {
-        if (th[t].buf) bench_pinned_free(th[t].buf);
+        if (th[t].buf && th[t].heap) free(th[t].buf);
+        else if (th[t].buf) bench_pinned_free(th[t].buf);
         if (th[t].buf2) bench_pinned_free(th[t].buf2);
         for (int i = 0; dev && i < 2; i++) bench_stream_destroy(dev_streams[t][i]);
     }
@@ -463,6 +502,50 @@ static void raw_cleanup(const opts *o, int nfiles)
     }
 }
 
+/* raw_best: the best rate of N threads writing pinned 16 MiB buffers into N files, then reading
+ * them back warm (page cache) and cold (dropped first), for N in 1, 2, 4, 8, 16, the core count
+ * and the library's thread count; and the same into one file (1 and the library's threads).
+ * On min(data, 2 GiB), once per run. */
+typedef struct raw_best {
+    double w, rw, rc;    /* N files */
+    int tw, trw, trc;    /* the N that gave them */
+    double w1, rw1, rc1; /* one file */
+} raw_best;
+
+static void raw_sweep(const opts *o, size_t total, int threads, raw_best *b)
+{
+    opts warm = *o, cold = *o;
+    warm.cold = 0;
+    cold.cold = 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int ns[7] = {1, 2, 4, 8, 16, cores > 0 && cores < 256 ? (int)cores : 16, threads};
+    memset(b, 0, sizeof *b);
+    for (int i = 0; i < 7; i++) {
+        int n = ns[i], seen = 0;
+        for (int k = 0; k < i; k++) seen |= ns[k] == n;
+        if (seen || n < 1 || n > 256) continue;
+        double w = raw_io(o, n, n, total, 0, NULL, 0, NULL, 0);
+        double rw = raw_io(&warm, n, n, total, 1, NULL, 0, NULL, 0);
+        double rc = raw_io(&cold, n, n, total, 1, NULL, 0, NULL, 0);
+        raw_cleanup(o, n);
+        if (w > b->w) b->w = w, b->tw = n;
+        if (rw > b->rw) b->rw = rw, b->trw = n;
+        if (rc > b->rc) b->rc = rc, b->trc = n;
+    }
+    int one[2] = {1, threads};
+    for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
+        double w = raw_io(o, one[i], 1, total, 0, NULL, 0, NULL, 0);
+        double rw = raw_io(&warm, one[i], 1, total, 1, NULL, 0, NULL, 0);
+        double rc = raw_io(&cold, one[i], 1, total, 1, NULL, 0, NULL, 0);
+        raw_cleanup(o, 1);
+        if (w > b->w1) b->w1 = w;
+        if (rw > b->rw1) b->rw1 = rw;
+        if (rc > b->rc1) b->rc1 = rc;
+    }
+}
+
+static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
+
 /* How many data.K files the dataset at path holds (K = 0, 1, ... without a gap). */
 static int data_files(const char *path)
 {
@@ -492,7 +575,8 @@ static int param_int(const char *params, const char *key, int dflt)
 static int usage(void)
 {
     fprintf(stderr, "usage: gpubp-bench --dir D --mib-per-step N --steps S --blocks B "
-                    "--mem host|gpu [--repeat R] [--params P] [--cold] [--baseline] [--keep]\n");
+                    "--mem host|gpu [--vars V] [--repeat R] [--params P] [--cold] [--baseline] "
+                    "[--keep]\n");
     return 2;
 }
 
@@ -503,7 +587,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--meta")) return gpubp_bench_meta(argc, argv);
         if (!strcmp(argv[i], "--compress")) return gpubp_bench_compress(argc, argv);
     }
-    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL};
+    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL, 1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--dir") && v) o.dir = argv[++i];
@@ -511,6 +595,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--steps") && v) o.steps = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(a, "--blocks") && v) o.blocks = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(a, "--repeat") && v) o.repeat = atoi(argv[++i]);
+        else if (!strcmp(a, "--vars") && v) o.vars = strtoul(argv[++i], NULL, 10);
         else if (!strcmp(a, "--params") && v) o.params = argv[++i];
         else if (!strcmp(a, "--mem") && v) {
             v = argv[++i];
@@ -522,7 +607,7 @@ int main(int argc, char **argv)
         else return usage();
     }
     if (!o.dir || o.mib == 0 || o.steps == 0 || o.blocks == 0 || o.repeat < 1 ||
-        o.repeat > MAX_REPEAT)
+        o.repeat > MAX_REPEAT || o.vars < 1 || o.vars > 64)
         return usage();
     if (mkdir(o.dir, 0755) < 0 && errno != EEXIST) {
         fprintf(stderr, "gpubp-bench: cannot create %s: %s\n", o.dir, strerror(errno));
@@ -533,7 +618,7 @@ int main(int argc, char **argv)
     r.o = &o;
     snprintf(r.path, sizeof r.path, "%s/gpubp-bench.bp", o.dir);
     r.rows = (o.mib << 20) / (COLS * sizeof(double));
-    if (r.rows < o.blocks) r.rows = o.blocks;
+    if (r.rows < o.blocks * o.vars) r.rows = o.blocks * o.vars;
     r.nel = r.rows * COLS;
     size_t bytes = r.nel * sizeof(double);
 
@@ -565,20 +650,33 @@ int main(int argc, char **argv)
     double rf[MAX_REPEAT];
     double qwr[MAX_REPEAT], qwl[MAX_REPEAT], qrr[MAX_REPEAT], qwf[MAX_REPEAT]; /* per-repetition ratios */
     long rss0 = 0, hwm = 0;
-    int pool_slots = param_int(o.params, "pool_slots", 4);
+    /* the library's defaults (lib/common/params.c gbp_params_io_threads, _pool_slots): threads
+     * = the online cores within [4, 16] unless pool_slots says; one slot per thread, 4 at least */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int dflt_threads = cores < 4 ? 4 : cores > 16 ? 16 : (int)cores;
+    int threads =
+        param_int(o.params, "io_threads", param_int(o.params, "pool_slots", dflt_threads));
+    int pool_slots = param_int(o.params, "pool_slots", threads > 4 ? threads : 4);
     int chunk_mib = param_int(o.params, "chunk_mib", 16);
-    int threads = param_int(o.params, "io_threads", pool_slots);
     /* the data files the library writes: subfiles=auto (the default) spreads blocks of 4 MiB or
      * more over as many files as I/O threads; checked against the dataset after the first run */
     int files = param_int(o.params, "subfiles", 0);
     if (files <= 0)
-        files = bytes / o.blocks < ((size_t)4 << 20) ? 1 : threads < (int)o.blocks ? threads : (int)o.blocks;
+        files = bytes / o.blocks / o.vars < ((size_t)4 << 20)     ? 1
+                : threads < (int)(o.blocks * o.vars) ? threads
+                                                     : (int)(o.blocks * o.vars);
     /* the fresh bytes of the second raw write: min(data, 1 GiB) of pinned memory, more than the
      * L3 cache holds, touched before any clock starts */
     size_t fresh_bytes = (size_t)total < ((size_t)1 << 30) ? (size_t)total : ((size_t)1 << 30);
     char *fresh = NULL;
     if (o.baseline && o.gpu && (fresh = bench_pinned_alloc(fresh_bytes)) != NULL)
         memset(fresh, 0x5a, fresh_bytes);
+    raw_best best;
+    memset(&best, 0, sizeof best);
+    if (o.baseline) {
+        size_t sweep = (size_t)total < ((size_t)2 << 30) ? (size_t)total : ((size_t)2 << 30);
+        raw_sweep(&o, sweep, threads, &best);
+    }
     /* each repetition measures the raw limits first, then the library, on the same bytes; a run
      * starts from no dataset, as the raw write starts from no file */
     for (int k = 0; k < o.repeat; k++) {
@@ -622,6 +720,23 @@ int main(int argc, char **argv)
     }
     double wmed = median(wr, o.repeat), rmed = median(rd, o.repeat);
 
+    if (o.baseline) {
+        const char *rk = o.cold ? "cold" : "warm";
+        double rbest = o.cold ? best.rc : best.rw, rone = o.cold ? best.rc1 : best.rw1;
+        printf("baseline: raw_best_write_GBps=%.2f (%d threads) raw_best_warm_read_GBps=%.2f (%d) "
+               "raw_best_cold_read_GBps=%.2f (%d) one_file_write_GBps=%.2f "
+               "one_file_warm_read_GBps=%.2f one_file_cold_read_GBps=%.2f (16 MiB buffers, "
+               "pinned for gpu, N threads into N files; one file: 1 and %d threads)\n",
+               best.w, best.tw, best.rw, best.trw, best.rc, best.trc, best.w1, best.rw1, best.rc1,
+               threads);
+        printf("ratios_best: write/raw_best=%.2f read/raw_best_%s=%.2f", ratio(wmed, best.w), rk,
+               ratio(rmed, rbest));
+        if (files == 1)
+            printf(" write/one_file=%.2f read/one_file_%s=%.2f", ratio(wmed, best.w1), rk,
+                   ratio(rmed, rone));
+        printf(" (library medians: %d data files, %zu variables x %zu blocks)\n", files, o.vars,
+               o.blocks);
+    }
     if (o.baseline) {
         if (o.gpu) {
             size_t cbytes = bytes < ((size_t)1 << 30) ? bytes : ((size_t)1 << 30);

@@ -144,6 +144,19 @@ fi
     stamp "gpu O_DIRECT writes, subfiles=8"
     timeout 150 "$BENCH" --dir $D --mib-per-step 512 --steps 4 --blocks 16 --mem gpu --repeat 3 \
       --baseline --params "subfiles=8,io_threads=8,pool_slots=16,direct_io=1"
+    # issue 23: one large array per step (1, 4, 16 blocks) and 10 variables of one block, at the
+    # defaults, against raw_best and the one-file rates of the same run
+    for blk in 1 4 16; do
+      stamp "gpu 1 GiB x 4 steps, $blk blocks, defaults (raw_best)"
+      timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks $blk --mem gpu --repeat 3 \
+        --baseline
+    done
+    stamp "gpu 1 GiB x 4 steps, 10 variables of 1 block, defaults (raw_best)"
+    timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks 1 --vars 10 --mem gpu \
+      --repeat 3 --baseline
+    stamp "gpu 1 GiB x 4 steps, 1 block, cold reads, defaults (raw_best)"
+    timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks 1 --mem gpu --repeat 3 \
+      --baseline --cold
     stamp "gpu RSS: 8 GiB of device steps (1 GiB x 8), defaults"
     timeout 150 "$BENCH" --dir $D --mib-per-step 1024 --steps 8 --blocks 4 --mem gpu --repeat 1 --baseline
     stamp "host (issue 2 setting): 256 MiB x 8 steps, 4 blocks"
