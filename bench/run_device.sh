@@ -8,7 +8,7 @@
 #   OUT=/some/dir bash bench/run_device.sh
 #
 # Dependencies the machine lacks (cmocka, pkg-config, zlib headers) are taken from .carry/root
-# (Debian packages unpacked with dpkg -x) and the shared/ folder from .carry/shared when present.
+# (Debian packages unpacked with dpkg -x).
 # When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
 # working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
@@ -33,8 +33,6 @@ if [ -d "$R" ]; then
   export PKG_CONFIG_PATH=$R/usr/lib/x86_64-linux-gnu/pkgconfig
   export CMAKE_PREFIX_PATH=$R/usr
 fi
-SHARED=$PWD/../shared
-[ -d "$CARRY/shared" ] && SHARED=$CARRY/shared
 B=$SRC/build-gpu-h200
 NJ=$(nproc)
 t0=$(date +%s)
@@ -51,7 +49,7 @@ build() {
   {
     stamp configure
     cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-          -DGPUBP_SHARED_DIR="$SHARED" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+          -DCMAKE_BUILD_TYPE=RelWithDebInfo
     stamp build
     if [ $# -gt 0 ]; then cmake --build "$B" -j "$NJ" --target "$@"; else cmake --build "$B" -j "$NJ" -- -k; fi
     stamp built
@@ -90,7 +88,6 @@ cd "$B" || exit 1
   ctest -L memspace --output-on-failure --timeout 300
 } > "$OUT/ctest.log" 2>&1
 
-export GPUBP_SHARED_DIR=$SHARED GPUBP_BP4CHECK=$SHARED/tools/bp4check.py
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
      /usr/local/cuda*/compute-sanitizer/compute-sanitizer /opt/nvidia/*/compute-sanitizer* 2>/dev/null | head -1)
 mkdir -p /tmp/gpubp-san
@@ -100,7 +97,7 @@ mkdir -p /tmp/gpubp-san
    "$B/tools/gpubpls" StepsWriteReadCuda.bp && "$B/tools/gpubpls" -la StepsWriteReadCuda.bp)
   echo "exit $?"
   stamp example reading the ADIOS2-written file
-  "$B/examples/cuda/bpStepsWriteReadCuda" --read "$SHARED/interop/adios2/gpu/BP4/StepsWriteReadCuPy.bp"
+  "$B/examples/cuda/bpStepsWriteReadCuda" --read "$SRC/tests/golden/gpu/BP4/StepsWriteReadCuPy.bp"
   echo "exit $?"
 } > "$OUT/example.log" 2>&1
 

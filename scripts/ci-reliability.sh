@@ -15,7 +15,6 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${BUILD_PREFIX:-$src/build-rel-ci}
 secs=${FUZZ_SECONDS:-20}
 jobs=${JOBS:-2}
-shared=${GPUBP_SHARED_DIR:-$src/../shared}
 fail=0
 t0=$(date +%s)
 note() { printf '\n== %s (at %s s)\n' "$*" "$(( $(date +%s) - t0 ))"; }
@@ -26,7 +25,7 @@ note "fuzz build (clang, GPUBP_FUZZ=ON)"
 if command -v clang >/dev/null 2>&1; then
     mkdir -p "$prefix-fuzz"
     CC=clang cmake -S "$src" -B "$prefix-fuzz" -DGPUBP_FUZZ=ON -DGPUBP_USE_CUDA=OFF \
-        -DGPUBP_BUILD_EXAMPLES=OFF -DGPUBP_SHARED_DIR="$shared" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DGPUBP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         >"$prefix-fuzz/ci-build.log" 2>&1 &&
     cmake --build "$prefix-fuzz" -j"$jobs" --target fuzz_idx fuzz_md0 fuzz_data fuzz_open fuzz_blosc \
         >>"$prefix-fuzz/ci-build.log" 2>&1 || { bad "fuzz build (see $prefix-fuzz/ci-build.log)"; tail -5 "$prefix-fuzz/ci-build.log"; }
@@ -64,7 +63,7 @@ fi
 note "ThreadSanitizer build"
 mkdir -p "$prefix-tsan"
 cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_BUILD_EXAMPLES=OFF \
-    -DGPUBP_SHARED_DIR="$shared" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_reliability_stream \
     test_reliability_fault test_api_steps >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
@@ -79,7 +78,7 @@ note "valgrind memcheck"
 if command -v valgrind >/dev/null 2>&1; then
     mkdir -p "$prefix-vg"
     cmake -S "$src" -B "$prefix-vg" -DGPUBP_USE_CUDA=OFF -DGPUBP_BUILD_EXAMPLES=OFF \
-        -DGPUBP_SHARED_DIR="$shared" -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-vg/ci-build.log" 2>&1 &&
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-vg/ci-build.log" 2>&1 &&
     cmake --build "$prefix-vg" -j"$jobs" --target test_api_roundtrip test_api_errors test_api_steps \
         test_reliability_misuse test_reliability_fault fuzz_replay_idx fuzz_replay_open \
         >>"$prefix-vg/ci-build.log" 2>&1 ||
@@ -114,7 +113,7 @@ if command -v valgrind >/dev/null 2>&1; then
             for c in decomp device failure; do
                 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
                     OMPI_MCA_btl_vader_single_copy_mechanism=none GPUBP_TEST_TMP="$prefix-vg/mpi-$c" \
-                    GPUBP_BP4CHECK="$shared/tools/bp4check.py" timeout 300 \
+                    timeout 300 \
                     mpiexec -n 2 --oversubscribe valgrind -q --error-exitcode=99 --leak-check=no \
                     $( [ -f $ompisupp ] && echo --suppressions=$ompisupp ) \
                     --suppressions="$src/tests/mpi/valgrind.supp" "$prefix-vg/tests/mpi/test_mpi" $c \

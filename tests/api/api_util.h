@@ -151,10 +151,10 @@ static inline gpubp_variable *au_inq(gpubp_file *f, const char *name)
     return v;
 }
 
-/* asserts that bp4check.py accepts the dataset */
+/* asserts that bp4verify.py accepts the dataset */
 #define AU_CHECK(path) assert_int_equal(ts_bp4check(path), 0)
 
-/* Closes the writer w of path, asserts that bp4check.py accepts the dataset, opens it in `mode`. */
+/* Closes the writer w of path, asserts that bp4verify.py accepts the dataset, opens it in `mode`. */
 static inline gpubp_file *au_reopen(gpubp_file *w, const char *path, gpubp_mode mode)
 {
     TS_OK(gpubp_close(w));

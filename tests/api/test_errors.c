@@ -278,7 +278,7 @@ static void test_bp5_directory(void **state)
 {
     (void)state;
     char bp5[4096];
-    snprintf(bp5, sizeof bp5, "%s/interop/adios2/BP5/steps_2d.bp", ts_shared_dir());
+    snprintf(bp5, sizeof bp5, "%s/BP5/steps_2d.bp", ts_golden_dir());
     gpubp_file *f = (gpubp_file *)0x1;
     TS_ERR(gpubp_open(&f, bp5, GPUBP_MODE_READ, NULL), GPUBP_ERR_BP5);
     assert_null(f);

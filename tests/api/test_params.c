@@ -6,7 +6,7 @@
 static double big_val(size_t s, size_t i) { return (double)i * 0.5 + (double)s * 1e7; }
 
 /* A 2-D array of 6 MiB in 3 row blocks per step, 2 steps, written and read under `wparams` /
- * `rparams`; checks whole-step reads, a box across blocks and bp4check. */
+ * `rparams`; checks whole-step reads, a box across blocks and bp4verify.py. */
 static void big_round_trip(const char *name, const char *wparams, const char *rparams)
 {
     const char *path = ts_path(name);

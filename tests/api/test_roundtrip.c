@@ -1,5 +1,5 @@
 /* Round trips through the public API: every type, every variable kind, several blocks and steps,
- * attributes, append, WRITE replacing a dataset. Every dataset written passes bp4check.py. */
+ * attributes, append, WRITE replacing a dataset. Every dataset written passes bp4verify.py. */
 #include "api_util.h"
 
 enum { NARR = 7, NSTEPS_T = 2 };
@@ -27,7 +27,7 @@ static void check_var_kind(gpubp_variable *v, gpubp_type type, gpubp_shape_kind 
 }
 
 /* Every numeric type as a 1-D global array and a global single value, 2 steps; then
- * opened in `mode` after bp4check.py accepted it. */
+ * opened in `mode` after bp4verify.py accepted it. */
 static gpubp_file *open_types(const char *name, gpubp_mode mode)
 {
     const char *path = ts_path(name);

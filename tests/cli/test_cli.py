@@ -29,9 +29,10 @@ def case(fn):
     return fn
 
 
-def shared(*parts):
-    base = os.environ.get("GPUBP_SHARED_DIR") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared")
+def golden(*parts):
+    """A path below the ADIOS2-written golden data (tests/golden, or env GPUBP_GOLDEN_DIR)."""
+    base = os.environ.get("GPUBP_GOLDEN_DIR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "golden")
     return os.path.join(base, *parts)
 
 
@@ -213,7 +214,7 @@ def sel_changing_shape_one_step():
     # changing_3d: v3's last dimension changes per step, so bpls dumps single steps only. The
     # values depend on the corpus seed; step 1's length nz comes from the bpls -D listing beside
     # the dataset, and the dump of step 1 must hold 2 x 2 x nz values.
-    ds = shared("interop", "adios2", "BP4", "changing_3d.bp")
+    ds = golden("BP4", "changing_3d.bp")
     with open(ds + ".blocks.txt") as f:
         blocks = f.read()
     m = re.search(r"step 1: \n          block 0: \[0:0, 0:0, 0:(\d+)\]", blocks)
@@ -452,7 +453,7 @@ def timestep_follows_a_live_writer():
 @case
 def writer_active_flag_is_ignored():
     # the listing of a dataset whose md.idx says "writer active" is unchanged
-    src = shared("interop", "adios2", "BP4", "steps_2d.bp")
+    src = golden("BP4", "steps_2d.bp")
     dst = os.path.join(ARGS.tmp, "active.bp")
     shutil.copytree(src, dst)
     with open(os.path.join(dst, "md.idx"), "r+b") as f:
@@ -479,7 +480,7 @@ def option_version():
     rc, out, _ = run("-V")
     assert rc == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*\n", out), out
     # with a dataset: its format version, from md.idx (ADIOS 2.12.0, bytes '2' '<' '0')
-    rc, out, _ = run("--version", shared("interop", "adios2", "BP4", "types.bp"))
+    rc, out, _ = run("--version", golden("BP4", "types.bp"))
     assert rc == 0 and out == "ADIOS-BP Version 4 Little Endian - ADIOS v2.12.0 \n", out
 
 
@@ -524,13 +525,13 @@ def error_not_bp4():
 
 @case
 def error_bp5():
-    expect_error(["-la", shared("interop", "adios2", "BP5", "steps_2d.bp")], 4, r"BP5")
+    expect_error(["-la", golden("BP5", "steps_2d.bp")], 4, r"BP5")
 
 
 def golden_datasets():
     out = []
     for sub in (("BP4",), ("gpu", "BP4")):
-        d = shared("interop", "adios2", *sub)
+        d = golden(*sub)
         out += [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".bp")]
     assert out, "no golden datasets"
     return out

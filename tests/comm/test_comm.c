@@ -1,7 +1,7 @@
 /* The parallel protocol of gpubp_open_comm, with threads as ranks (fake_comm.c): decomposed,
  * uneven and local arrays over 1-4 ranks, subfile groups, parallel and funnel aggregation,
  * a one-rank communicator giving gpubp_open's bytes, failures on one rank, append, a streaming
- * parallel reader, device (simulated) buffers. Every dataset passes bp4check.py. */
+ * parallel reader, device (simulated) buffers. Every dataset passes bp4verify.py. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>

@@ -28,7 +28,7 @@ typedef struct fcase {
     int kind, rank;      /* the fault, and the rank it happens on */
     long nth;
     int fired;           /* the fault happened (faulting rank) */
-    int check;           /* run bp4check.py too (slow: a few cases only) */
+    int check;           /* run bp4verify.py too (slow: a few cases only) */
     outcome o;           /* end_step of steps 0-2 */
 } fcase;
 

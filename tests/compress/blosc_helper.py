@@ -1,44 +1,43 @@
 #!/usr/bin/env python3
-# Test helper for tests/compress, built on the independent codec shared/tools/blosczlib.py.
-#   blosc_helper.py TOOLS list DIR.bp      one line per block of a BP4 dataset:
+# Test helper for tests/compress, built on the project's own independent checkers in
+# tests/support (bp4verify.py: a BP4 reader; bloscverify.py: a blosc/zlib decoder) and the golden
+# buffers of tests/golden/blosc_layouts (made by the real Blosc2 2.19.1, tests/golden/README.md).
+#   blosc_helper.py TESTS list DIR.bp      one line per array block of a BP4 dataset:
 #       name typeid step payload_offset input_size output_size ndims count.. start.. shape..
 #       (output_size 0 and no operator: the block is not compressed)
-#   blosc_helper.py TOOLS check MANIFEST   each line "data ours typesize level shuffle max_chunk":
-#       decodes `ours` with decode_adios_blosc and compares with `data`; encodes `data` with
-#       encode_adios_blosc and compares the bytes with `ours`. Prints one line per case; exit 1 on
-#       any decode mismatch (byte differences are reported, counted, and fail only with --exact).
-#   blosc_helper.py TOOLS gen OUTDIR       writes reader-acceptance buffers our writer never makes
-#       (split streams, user block size, legacy single chunk, pre-2.8 payload) and OUTDIR/list:
-#       "name layout(normal|pre28) typesize"; NAME.data is the input, NAME.buf the buffer.
+#   blosc_helper.py TESTS check MANIFEST   each line "data ours typesize level shuffle max_chunk":
+#       decodes `ours` with bloscverify.decode_adios and compares it with `data`. Prints one line
+#       per case; exit 1 on any mismatch. (--exact is accepted and changes nothing: there is no
+#       second encoder to compare bytes with; test_compress_interop compares our encoder's bytes
+#       with ADIOS2's own payloads.)
+#   blosc_helper.py TESTS gen OUTDIR       writes the reader-acceptance buffers our writer never
+#       makes (split streams, user block size, legacy single chunk, pre-2.8 payload, many chunks)
+#       and OUTDIR/list: "name layout(normal|pre28) typesize"; NAME.data is the input, NAME.buf
+#       the buffer.
+# TESTS is the tests/ folder of the source tree.
 import os
-import struct
+import shutil
 import sys
 
 sys.dont_write_bytecode = True
 
 
 def main(argv):
-    tools, mode = argv[1], argv[2]
-    sys.path.insert(0, tools)
-    import blosczlib as bz
+    tests, mode = argv[1], argv[2]
+    sys.path.insert(0, os.path.join(tests, "support"))
     if mode == 'list':
-        bp = bz._bp4()
-        o = bp.read_bp4(argv[3])
-        for st in o['steps']:
-            for v in st['vars']:
-                for cs in v['sets']:
-                    if 'value' in cs:
-                        continue
-                    insz = outsz = 0
-                    if 'op' in cs:
-                        insz, outsz = struct.unpack('<QQ', cs['op']['md'][:16])
-                    cnt = cs.get('count_', [])
-                    print(v['name'], v['type'], st['step'], cs['payload'], insz, outsz, len(cnt),
-                          *cnt, *cs.get('start', []), *cs.get('shape', []))
+        import bp4verify
+        ck = bp4verify.Checker(argv[3], False, False)
+        ck.run()
+        if ck.errors:
+            print("\n".join(ck.errors), file=sys.stderr)
+            return 1
+        for line in bp4verify.block_lines(ck):
+            print(line)
         return 0
     if mode == 'check':
-        exact = '--exact' in argv
-        bad = diff = n = 0
+        import bloscverify as bv
+        bad = n = 0
         for line in open(argv[3]):
             f = line.split()
             if not f:
@@ -47,52 +46,26 @@ def main(argv):
             ts, lv, sh, mc = (int(x) for x in f[2:6])
             n += 1
             try:
-                back, info = bz.decode_adios_blosc(ours, len(data))
-                dec_ok = back == data
-            except bz.BloscError as e:
-                dec_ok, info = False, {'layout': 'error: %s' % e}
-            ref = bz.encode_adios_blosc(data, ts, lv, sh, max_chunk=mc or bz.MAX_BUFFERSIZE)
-            same = ref == ours
-            if not same:
-                # The tool, like Blosc2 2.19, writes a special-zero chunk for an all-zero piece
-                # whose size is not a multiple of typesize, which Blosc2 2.19 (and the tool)
-                # cannot read back; libgpubp keeps the zero-run chunk there. Compare only
-                # where the tool's own output is readable.
-                try:
-                    bz.decode_adios_blosc(ref, len(data))
-                except bz.BloscError:
-                    same = True
-            bad += not dec_ok
-            diff += not same
-            print('%s %s ts=%d level=%d shuffle=%d n=%d ours=%d tool=%d %s%s'
-                  % ('ok  ' if dec_ok else 'FAIL', os.path.basename(f[1]), ts, lv, sh, len(data),
-                     len(ours), len(ref), info.get('layout'), '' if same else ' BYTES-DIFFER'))
-        print('%d case(s): %d decode failure(s), %d differ from the tool encoder' % (n, bad, diff))
-        return 1 if bad or (exact and diff) else 0
+                back, info = bv.decode_adios(ours, len(data))
+                ok = back == data
+            except bv.BloscError as e:
+                ok, info = False, {'layout': 'error: %s' % e}
+            bad += not ok
+            print('%s %s ts=%d level=%d shuffle=%d max_chunk=%d n=%d ours=%d %s'
+                  % ('ok  ' if ok else 'FAIL', os.path.basename(f[1]), ts, lv, sh, mc, len(data),
+                     len(ours), info.get('layout')))
+        print('%d case(s): %d decode failure(s)' % (n, bad))
+        return 1 if bad else 0
     if mode == 'gen':
+        src = os.path.join(tests, "golden", "blosc_layouts")
         out = argv[3]
         os.makedirs(out, exist_ok=True)
-        ints = struct.pack('<5000i', *[(i * 7) % 97 - 40 for i in range(5000)])
-        dbl = struct.pack('<3001d', *[((i % 97) - 40) * 0.25 + i * 1e-3 for i in range(3001)])
-        cases = []
-        for sh in (0, 1, 2):
-            cases.append(('split_%d' % sh, 'normal', ints, 4,
-                          bz.encode_adios_blosc(ints, 4, 1, sh, splitmode=bz.ALWAYS_SPLIT)))
-            cases.append(('split_odd_%d' % sh, 'normal', dbl, 8,
-                          bz.encode_adios_blosc(dbl, 8, 1, sh, blocksize=1000,
-                                                splitmode=bz.ALWAYS_SPLIT)))
-            cases.append(('userblock_%d' % sh, 'normal', dbl, 8,
-                          bz.encode_adios_blosc(dbl, 8, 3, sh, blocksize=1000)))
-            b = bz.encode_adios_blosc(ints, 4, 1, sh)
-            cases.append(('legacy_%d' % sh, 'normal', ints, 4, b[:15] + b[23:]))
-            cases.append(('pre28_%d' % sh, 'pre28', ints, 4, b[15:]))
-            cases.append(('multichunk_%d' % sh, 'normal', ints + dbl, 8,
-                          bz.encode_adios_blosc(ints + dbl, 8, 1, sh, max_chunk=10007)))
         with open(os.path.join(out, 'list'), 'w') as lst:
-            for name, layout, data, ts, buf in cases:
-                open(os.path.join(out, name + '.data'), 'wb').write(data)
-                open(os.path.join(out, name + '.buf'), 'wb').write(buf)
-                lst.write('%s %s %d\n' % (name, layout, ts))
+            for line in open(os.path.join(src, 'list')):
+                name, layout, ts, datafile = line.split()
+                shutil.copyfile(os.path.join(src, datafile), os.path.join(out, name + '.data'))
+                shutil.copyfile(os.path.join(src, name + '.buf'), os.path.join(out, name + '.buf'))
+                lst.write('%s %s %s\n' % (name, layout, ts))
         return 0
     print('unknown mode', file=sys.stderr)
     return 2

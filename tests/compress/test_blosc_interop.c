@@ -1,12 +1,13 @@
 /* lib/compress against the outside world:
- *  - every blosc block of the ADIOS2-written files in shared/interop/adios2/compressed decodes to
+ *  - every blosc block of the ADIOS2-written files in tests/golden/compressed decodes to
  *    the values of their `bpls -d` dumps, and our encoder, given the same data, level and
  *    shuffle, reproduces ADIOS2's payloads (byte for byte with zlib 1.2.13; size ratio printed);
- *  - shared/tools/blosczlib.py decodes our encoder's output (and, with the same zlib, its own
- *    encoder writes the same bytes);
+ *  - the project's independent decoder, tests/support/bloscverify.py, decodes our encoder's
+ *    output;
  *  - layouts our writer never produces but a reader must accept (split streams, user block
- *    sizes, the legacy single chunk, pre-2.8 payloads, many chunks), made by that tool, decode.
- * usage: test_compress_interop PYTHON blosc_helper.py SHARED/tools */
+ *    sizes, the legacy single chunk, pre-2.8 payloads, many chunks), made by Blosc2 2.19.1
+ *    (tests/golden/blosc_layouts), decode.
+ * usage: test_compress_interop PYTHON blosc_helper.py TESTS (the tests/ folder) */
 #include "test_support.h"
 #include "zutil.h"
 
@@ -98,7 +99,7 @@ static void check_file(const char *name, int level, int shuffle, size_t *ours_to
                        size_t *adios_total)
 {
     char dir[4096], args[4300], path[4200];
-    snprintf(dir, sizeof dir, "%s/interop/adios2/compressed/%s", ts_shared_dir(), name);
+    snprintf(dir, sizeof dir, "%s/compressed/%s", ts_golden_dir(), name);
     snprintf(args, sizeof args, "list '%s'", dir);
     int st;
     char *list = run_helper(args, &st);
@@ -208,7 +209,7 @@ static void adios2_files(void **state)
     assert_true((double)ours <= 1.15 * (double)adios);
 }
 
-/* ---- our output through blosczlib.py --------------------------------------------------------- */
+/* ---- our output through bloscverify.py ------------------------------------------------------- */
 
 static void tool_decodes_ours(void **state)
 {
@@ -256,7 +257,7 @@ static void tool_decodes_ours(void **state)
     assert_non_null(out);
     char *lastline = strrchr(out, '\n');
     while (lastline && lastline > out && lastline[-1] != '\n') lastline--;
-    print_message("blosczlib.py: %s", lastline ? lastline : out);
+    print_message("bloscverify.py: %s", lastline ? lastline : out);
     if (st != 0) print_error("%s\n", out);
     assert_int_equal(st, 0);
     free(out);
@@ -264,7 +265,7 @@ static void tool_decodes_ours(void **state)
     free(buf);
 }
 
-/* ---- layouts made by the tool ----------------------------------------------------------------- */
+/* ---- layouts made by Blosc2 (tests/golden/blosc_layouts) ------------------------------------- */
 
 static void tool_layouts(void **state)
 {
@@ -312,7 +313,7 @@ static void tool_layouts(void **state)
 int main(int argc, char **argv)
 {
     if (argc != 4) {
-        fprintf(stderr, "usage: %s PYTHON blosc_helper.py SHARED/tools\n", argv[0]);
+        fprintf(stderr, "usage: %s PYTHON blosc_helper.py TESTS\n", argv[0]);
         return 2;
     }
     python = argv[1];

@@ -296,10 +296,10 @@ static size_t nsets;
 
 static void find_datasets(void)
 {
-    static const char *const dirs[] = {"interop/adios2/BP4", "interop/adios2/gpu/BP4"};
+    static const char *const dirs[] = {"BP4", "gpu/BP4"};
     for (size_t d = 0; d < 2; d++) {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", ts_shared_dir(), dirs[d]);
+        snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), dirs[d]);
         DIR *dp = opendir(dir);
         if (!dp) continue;
         struct dirent *e;

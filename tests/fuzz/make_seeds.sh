@@ -1,11 +1,10 @@
 #!/bin/sh
 # Builds the seed corpora of the fuzz targets from BP4 datasets: the ADIOS2-written golden files
-# in shared/interop and datasets libgpubp wrote (any *.bp folders given as arguments).
-# Usage: tests/fuzz/make_seeds.sh SHARED_DIR [DATASET.bp ...]
+# of tests/golden and datasets libgpubp wrote (any *.bp folders given as arguments).
+# Usage: tests/fuzz/make_seeds.sh [DATASET.bp ...]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-shared=$1
-shift
+golden=$(cd "$here/../golden" && pwd)
 sep='#GBPSPLIT#'
 mkdir -p "$here/corpus/idx" "$here/corpus/md0" "$here/corpus/open" "$here/corpus/data"
 seed() { # dataset name
@@ -20,8 +19,8 @@ seed() { # dataset name
     { cat "$d/md.idx"; printf '%s' "$sep"; cat "$d/md.0"; printf '%s' "$sep";
       head -c 16384 "$d/data.0" 2>/dev/null || true; } > "$here/corpus/open/$n"
 }
-for d in $(find "$shared/interop" -name '*.bp' -type d | sort); do
-    seed "$d" "adios2_$(echo "$d" | sed "s|$shared/interop/||; s|/|_|g")"
+for d in $(find "$golden" -name '*.bp' -type d | sort); do
+    seed "$d" "adios2_$(echo "$d" | sed "s|$golden/||; s|/|_|g")"
 done
 for d in "$@"; do
     seed "$d" "gpubp_$(basename "$d" .bp)"

@@ -426,7 +426,7 @@ static void tc_adios2_file(void **state)
 {
     (void)state;
     char path[4096];
-    snprintf(path, sizeof path, "%s/interop/adios2/gpu/BP4/StepsWriteReadCuPy.bp", ts_shared_dir());
+    snprintf(path, sizeof path, "%s/gpu/BP4/StepsWriteReadCuPy.bp", ts_golden_dir());
     gpubp_file *r;
     TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, tc_params(NULL)));
     float *d = tc_dev_fill(6 * sizeof(float), 0xFF);

@@ -5,8 +5,8 @@
 #
 # 1. gpubp_write_corpus (from BUILD_DIR) writes steps_2d, local, types, changing_3d, appended for
 #    SEED; ADIOS2's bpls -la / -d / -D on each must print exactly what it prints for ADIOS2's own
-#    file of the same content (shared/interop/adios2/BP4 for seed 1, or a corpus that MAKE_CORPUS
-#    writes for another seed).
+#    file of the same content (tests/golden/BP4 for seed 1, or a corpus that MAKE_CORPUS
+#    writes for another seed, tests/golden/generators/make_corpus.c).
 # 2. With MAKE_CORPUS (ADIOS2's make_corpus.c built against ADIOS2_PREFIX) and a seed other than
 #    1: the libgpubp golden reader test runs on that fresh ADIOS2 corpus (with its bpls dumps).
 # Exit status: number of datasets with differences.
@@ -17,23 +17,22 @@ ADIOS2=${3:-/opt/adios2}
 MAKE_CORPUS=${4:-}
 BPLS=$ADIOS2/bin/bpls
 HERE=$(cd "$(dirname "$0")" && pwd)
-SHARED=${GPUBP_SHARED_DIR:-$HERE/../../../shared}
 export LD_LIBRARY_PATH="$ADIOS2/lib:$ADIOS2/lib64:${LD_LIBRARY_PATH:-}"
 WORK=$(mktemp -d /tmp/gpubp-oracle-XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-REF=$SHARED/interop/adios2/BP4
+REF=$HERE/../golden/BP4
 if [ "$SEED" != 1 ]; then
     [ -n "$MAKE_CORPUS" ] || { echo "seed $SEED needs MAKE_CORPUS"; exit 2; }
-    mkdir -p "$WORK/adios2/interop/adios2/BP4" "$WORK/adios2/interop/adios2/gpu/BP4"
-    "$MAKE_CORPUS" BP4 "$WORK/adios2/interop/adios2/BP4" "$SEED" || exit 2
-    REF=$WORK/adios2/interop/adios2/BP4
+    mkdir -p "$WORK/golden/BP4" "$WORK/golden/gpu/BP4"
+    "$MAKE_CORPUS" BP4 "$WORK/golden/BP4" "$SEED" || exit 2
+    REF=$WORK/golden/BP4
     for d in "$REF"/*.bp; do
         "$BPLS" -la "$d" > "$d.la.txt" 2>&1
         "$BPLS" -d "$d" > "$d.d.txt" 2>&1
         "$BPLS" -D "$d" > "$d.blocks.txt" 2>&1
     done
-    (cd "$BUILD/tests/interop" && GPUBP_SHARED_DIR="$WORK/adios2" GPUBP_TEST_TMP="$WORK/t" \
+    (cd "$BUILD/tests/interop" && GPUBP_GOLDEN_DIR="$WORK/golden" GPUBP_TEST_TMP="$WORK/t" \
         ./test_interop_read_golden) || echo "golden reader test FAILED on the seed $SEED corpus"
 fi
 

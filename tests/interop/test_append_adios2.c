@@ -1,5 +1,5 @@
 /* APPEND to datasets that ADIOS2 wrote: a copy of every golden dataset gets an empty step and
- * then a step with a new variable from libgpubp. Afterwards it passes bp4check, has the steps
+ * then a step with a new variable from libgpubp. Afterwards it passes bp4verify.py, has the steps
  * it should, and every variable ADIOS2 wrote still reads exactly like its bpls dumps. */
 #include <dirent.h>
 #include <stdint.h>
@@ -76,12 +76,12 @@ static int cmp_items(const void *a, const void *b)
 
 int main(void)
 {
-    static const char *const dirs[] = {"interop/adios2/BP4", "interop/adios2/gpu/BP4"};
+    static const char *const dirs[] = {"BP4", "gpu/BP4"};
     item *items = NULL;
     size_t n = 0;
     for (size_t d = 0; d < 2; d++) {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", ts_shared_dir(), dirs[d]);
+        snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), dirs[d]);
         DIR *dp = opendir(dir);
         if (!dp) continue;
         struct dirent *e;

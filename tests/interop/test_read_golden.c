@@ -1,4 +1,4 @@
-/* Every dataset under $GPUBP_SHARED_DIR/interop/adios2/BP4 and gpu/BP4 (whatever seed made it)
+/* Every dataset under tests/golden/BP4 and gpu/BP4 (whatever seed made it)
  * reads back through libgpubp with exactly the values, shapes and blocks that ADIOS2's bpls
  * printed for it (NAME.bp.d.txt, NAME.bp.blocks.txt, NAME.bp.la.txt beside NAME.bp), in random
  * access and in READ mode. One test case per dataset and mode. */
@@ -31,12 +31,12 @@ static int cmp_str(const void *a, const void *b)
 
 int main(void)
 {
-    static const char *const dirs[] = {"interop/adios2/BP4", "interop/adios2/gpu/BP4"};
+    static const char *const dirs[] = {"BP4", "gpu/BP4"};
     struct CMUnitTest *tests = NULL;
     size_t n = 0;
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         char dir[4096];
-        snprintf(dir, sizeof dir, "%s/%s", ts_shared_dir(), dirs[d]);
+        snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), dirs[d]);
         DIR *dp = opendir(dir);
         if (!dp) {
             fprintf(stderr, "cannot open %s\n", dir);
@@ -76,7 +76,7 @@ int main(void)
         free(names);
     }
     if (n == 0) {
-        fprintf(stderr, "no golden datasets found under %s\n", ts_shared_dir());
+        fprintf(stderr, "no golden datasets found under %s\n", ts_golden_dir());
         return 1;
     }
     int rc = _cmocka_run_group_tests("read_golden", tests, n, NULL, NULL);

@@ -1,6 +1,6 @@
 /* Writer interop: gpubp_write_corpus (argv[1]) writes with libgpubp, for seed 1, the content that
- * make_corpus.c wrote with ADIOS2 into shared/interop/adios2/BP4. Each dataset must pass
- * bp4check.py, read back value for value like ADIOS2's file of the same name (variables, types,
+ * make_corpus.c wrote with ADIOS2 into tests/golden/BP4. Each dataset must pass
+ * bp4verify.py, read back value for value like ADIOS2's file of the same name (variables, types,
  * shapes, blocks, steps, values, min/max, attributes), and match the bpls text of ADIOS2's file.
  * One test case per dataset. */
 #include <stdio.h>
@@ -35,7 +35,7 @@ static void check(const char *name)
     assert_non_null(dir);
     char ours[4200], theirs[4200];
     snprintf(ours, sizeof ours, "%s/%s", dir, name);
-    snprintf(theirs, sizeof theirs, "%s/interop/adios2/BP4/%s", ts_shared_dir(), name);
+    snprintf(theirs, sizeof theirs, "%s/BP4/%s", ts_golden_dir(), name);
     assert_int_equal(ts_bp4check(ours), 0);
     int d1 = dump_compare_datasets(ours, theirs);
     int d2 = dump_check_dataset(ours, theirs, GPUBP_MODE_READ_RANDOM_ACCESS);

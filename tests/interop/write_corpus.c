@@ -1,4 +1,4 @@
-/* Writes with libgpubp the content that shared/interop/adios2/make_corpus.c writes with ADIOS2:
+/* Writes with libgpubp the content that tests/golden/generators/make_corpus.c writes with ADIOS2:
  * steps_2d.bp, local.bp, types.bp, changing_3d.bp and appended.bp (colmajor.bp needs a
  * column-major writer, which the API does not have).
  * Usage: gpubp_write_corpus OUTDIR SEED

@@ -71,7 +71,7 @@ static void check_steps(const char *path, size_t nsteps)
     TS_OK(gpubp_close(r));
 }
 
-/* asserts that bp4check.py accepts path and that it reads back as nsteps steps of writer_step */
+/* asserts that bp4verify.py accepts path and that it reads back as nsteps steps of writer_step */
 static void check_dataset(const char *path, size_t nsteps)
 {
     assert_int_equal(ts_bp4check(path), 0);
@@ -349,7 +349,7 @@ static void test_write_replaces_bp5(void **state)
 {
     (void)state;
     char bp5[4096];
-    snprintf(bp5, sizeof bp5, "%s/interop/adios2/BP5/types.bp", ts_shared_dir());
+    snprintf(bp5, sizeof bp5, "%s/BP5/types.bp", ts_golden_dir());
     const char *path = ts_path("was_bp5.bp");
     assert_int_equal(ts_copy_dataset(bp5, path), 0);
     assert_true(ts_exists(ts_join(path, "mmd.0")));

@@ -40,8 +40,8 @@ int mt_size(void);
  * rotating buffer (8 slots). Collective. */
 const char *mt_path(const char *name);
 
-/* Runs ../shared/tools/bp4check.py (env GPUBP_BP4CHECK) on a dataset (ts_bp4check) and prints its
- * report when it fails; returns its exit status. */
+/* Runs the project's checker, tests/support/bp4verify.py, on a dataset (ts_bp4check: its report
+ * goes to stderr); returns its exit status. */
 int mt_bp4check(const char *dataset);
 
 /* Runs `gpubpls FLAGS dataset` and returns its standard output (caller frees), NULL on failure. */

@@ -11,7 +11,7 @@
  *       sparse      a variable of the last rank only, a value in one step only, an attribute of
  *                   one rank only, aggregators=8 (more than ranks)
  *
- * Every dataset written is then checked the same way (check_dataset): bp4check.py; read back
+ * Every dataset written is then checked the same way (check_dataset): bp4verify.py; read back
  * exactly, serially (plain gpubp_open on rank 0, step mode and random access) and in parallel by
  * P ranks in step mode and by P, P-1 and P-2 ranks (sub-communicators) in random access, each
  * reader rank reading a different box that spans several writers' blocks; the blocks of every step
@@ -423,7 +423,7 @@ static void check_dataset(const char *path, const char *params, const size_t *ta
     int rank = mt_rank(), size = mt_size();
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        MT_CHECK(mt_bp4check(path) == 0, "bp4check.py %s failed (written with %s)", path,
+        MT_CHECK(mt_bp4check(path) == 0, "bp4verify.py %s failed (written with %s)", path,
                  params ? params : "defaults");
         for (int ra = 0; ra < 2; ra++) {
             gpubp_file *f;
@@ -544,7 +544,7 @@ static void case_device(void)
         gbp_sim_free(dg);
         gbp_sim_free(dl);
         MPI_Barrier(MPI_COMM_WORLD);
-        if (r == 0) MT_CHECK(mt_bp4check(path) == 0, "bp4check.py %s (%s)", path, params[lay]);
+        if (r == 0) MT_CHECK(mt_bp4check(path) == 0, "bp4verify.py %s (%s)", path, params[lay]);
 
         /* host readers (serial on rank 0, then all ranks) see the file's row-major array */
         for (int par = 0; par < 2; par++) {
@@ -738,7 +738,7 @@ static void case_sparse(void)
     MT_OK(gpubp_close(f));
     MPI_Barrier(MPI_COMM_WORLD);
     if (r == 0) {
-        MT_CHECK(mt_bp4check(path) == 0, "bp4check.py %s", path);
+        MT_CHECK(mt_bp4check(path) == 0, "bp4verify.py %s", path);
         int n = mt_count_subfiles(path);
         MT_CHECK(n == p, "aggregators=8 with %d ranks: %d data subfiles, expected %d", p, n, p);
         MT_OK(gpubp_open(&f, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));

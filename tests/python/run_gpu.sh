@@ -31,7 +31,7 @@ fi
 export GPUBP_LIBRARY="$lib"
 export PYTHONPATH="$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 export GPUBP_BPLS="$build/tools/gpubpls"
-export GPUBP_SHARED_DIR="${GPUBP_SHARED_DIR:-$root/../shared}"
+export GPUBP_GOLDEN_DIR="${GPUBP_GOLDEN_DIR:-$root/tests/golden}"
 export PYTHONDONTWRITEBYTECODE=1
 rc=0
 

@@ -280,11 +280,10 @@ def test_multi_block_device_write_row_major(device, tmp_bp):
 
 def test_adios2_written_file_on_device(device):
     """The file ADIOS2 2.12 wrote for the seed scenario reads back the same on the device."""
-    shared = os.environ.get("GPUBP_SHARED_DIR") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "shared")
-    path = os.path.join(shared, "interop", "adios2", "gpu", "BP4", "StepsWriteReadCuPy.bp")
-    if not os.path.isdir(path):
-        pytest.skip("shared interop file missing: %s" % path)
+    golden = os.environ.get("GPUBP_GOLDEN_DIR") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "golden")
+    path = os.path.join(golden, "gpu", "BP4", "StepsWriteReadCuPy.bp")
+    assert os.path.isdir(path), "golden dataset missing: %s" % path
     with gpubp.Stream(path, "r", device.params) as s:
         steps = 0
         for _ in s.steps():

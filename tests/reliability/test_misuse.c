@@ -121,8 +121,8 @@ R(open_missing, gpubp_file *f; return gpubp_open(&f, ts_path("no_such.bp"), GPUB
 R(open_missing_ra, gpubp_file *f; return gpubp_open(&f, ts_path("no_such.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, NULL);)
 R(open_plain_file, gpubp_file *f; ts_write_file(ts_path("plain"), "x", 1); return gpubp_open(&f, ts_path("plain"), GPUBP_MODE_READ, NULL);)
 R(open_write_plain_file, gpubp_file *f; ts_write_file(ts_path("plain"), "x", 1); return gpubp_open(&f, ts_path("plain"), GPUBP_MODE_WRITE, NULL);)
-R(open_bp5, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/interop/adios2/BP5/local.bp", ts_shared_dir()); return gpubp_open(&f, p, GPUBP_MODE_READ, NULL);)
-R(open_bp5_append, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/interop/adios2/BP5/local.bp", ts_shared_dir()); char q[4200]; snprintf(q, sizeof q, "%s", ts_path("bp5copy.bp")); ts_copy_dataset(p, q); return gpubp_open(&f, q, GPUBP_MODE_APPEND, NULL);)
+R(open_bp5, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/BP5/local.bp", ts_golden_dir()); return gpubp_open(&f, p, GPUBP_MODE_READ, NULL);)
+R(open_bp5_append, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/BP5/local.bp", ts_golden_dir()); char q[4200]; snprintf(q, sizeof q, "%s", ts_path("bp5copy.bp")); ts_copy_dataset(p, q); return gpubp_open(&f, q, GPUBP_MODE_APPEND, NULL);)
 R(open_no_parent, gpubp_file *f; return gpubp_open(&f, ts_path("nodir/sub/x.bp"), GPUBP_MODE_WRITE, NULL);)
 R(open_foreign_idx, gpubp_file *f; const char *d = ts_path("foreign.bp"); mkdir(d, 0777); char z[200] = "NOT A BP FILE AT ALL"; ts_write_file(ts_join(d, "md.idx"), z, sizeof z); return gpubp_open(&f, d, GPUBP_MODE_READ, NULL);)
 /* ---- steps ---- */
@@ -586,7 +586,7 @@ static void test_misuse_bug3_multistep_local_overflow(void **state)
 {
     (void)state;
     char p[4200];
-    snprintf(p, sizeof p, "%s/interop/adios2/BP4/local.bp", ts_shared_dir());
+    snprintf(p, sizeof p, "%s/BP4/local.bp", ts_golden_dir());
     gpubp_file *r;
     TS_OK(gpubp_open(&r, p, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
     gpubp_variable *v;

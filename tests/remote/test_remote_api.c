@@ -321,7 +321,7 @@ int main(void)
         fprintf(stderr, "no fixture server (GPUBP_REMOTE_PORT_FILE)\n");
         return 1;
     }
-    snprintf(g_adios, sizeof g_adios, "%s/interop/adios2", ts_shared_dir());
+    snprintf(g_adios, sizeof g_adios, "%s", ts_golden_dir());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_remote_equals_local),
         cmocka_unit_test(test_open_errors),

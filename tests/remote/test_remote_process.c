@@ -20,7 +20,7 @@
 
 #define BIG_BYTES ((size_t)40 << 20)
 
-static char g_adios[4200]; /* $GPUBP_SHARED_DIR/interop/adios2 */
+static char g_adios[4200]; /* tests/golden */
 
 static void sleep_ms(int ms)
 {
@@ -437,7 +437,7 @@ static void test_ipv6_loopback(void **state)
 
 int main(void)
 {
-    snprintf(g_adios, sizeof g_adios, "%s/interop/adios2", ts_shared_dir());
+    snprintf(g_adios, sizeof g_adios, "%s", ts_golden_dir());
     unsetenv("GPUBP_TOKEN"); /* these servers run without a token */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_client_before_server),

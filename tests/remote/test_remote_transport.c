@@ -1,5 +1,5 @@
 /* Transport-level tests of remote reads against the fixture server (gpubp-serve started by the
- * ctest fixture on a free loopback port, root $GPUBP_SHARED_DIR/interop/adios2, with a token):
+ * ctest fixture on a free loopback port, root tests/golden, with a token):
  * every golden dataset file read remotely is byte for byte the local file; open errors (missing,
  * not BP4, BP5, path traversal, wrong or missing token); short reads; 8 concurrent clients;
  * malformed and truncated messages (specific cases and a bounded fuzz loop) never crash the
@@ -38,7 +38,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(a, b); }
 static void scan(const char *sub)
 {
     char dir[4400];
-    snprintf(dir, sizeof dir, "%s/interop/adios2/%s", ts_shared_dir(), sub);
+    snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), sub);
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;

@@ -10,11 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-const char *ts_shared_dir(void)
+const char *ts_golden_dir(void)
 {
-    const char *s = getenv("GPUBP_SHARED_DIR");
-    return s && *s ? s : "../shared";
+    const char *s = getenv("GPUBP_GOLDEN_DIR");
+    return s && *s ? s : GPUBP_TEST_SOURCE_DIR "/golden";
 }
+
+const char *ts_bp4verify_tool(void) { return GPUBP_TEST_SOURCE_DIR "/support/bp4verify.py"; }
 
 static char tmpdir[4096];
 
@@ -62,14 +64,9 @@ const char *ts_path(const char *name)
 
 int ts_bp4check(const char *dataset)
 {
-    const char *tool = getenv("GPUBP_BP4CHECK");
-    char defpath[4096];
-    if (!tool || !*tool) {
-        snprintf(defpath, sizeof defpath, "%s/tools/bp4check.py", ts_shared_dir());
-        tool = defpath;
-    }
     char cmd[9000];
-    snprintf(cmd, sizeof cmd, "python3 '%s' '%s' > /dev/null", tool, dataset);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' > /dev/null", GPUBP_TEST_PYTHON, ts_bp4verify_tool(),
+             dataset);
     int st = system(cmd);
     if (st == -1 || !WIFEXITED(st)) return -1;
     return WEXITSTATUS(st);

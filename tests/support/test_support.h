@@ -12,15 +12,19 @@
 
 #define TS_SKIP_CODE 77
 
-/* The shared/ folder (env GPUBP_SHARED_DIR, else ../shared relative to the source tree). */
-const char *ts_shared_dir(void);
+/* The ADIOS2-written golden datasets: tests/golden of the source tree (tests/golden/README.md),
+ * or the folder in env GPUBP_GOLDEN_DIR (a corpus of the same layout, e.g. another seed's). */
+const char *ts_golden_dir(void);
+/* The project's BP4 consistency checker, tests/support/bp4verify.py of the source tree. */
+const char *ts_bp4verify_tool(void);
 /* A fresh empty scratch directory for this test process; created on first use. */
 const char *ts_tmpdir(void);
 /* ts_tmpdir() + "/" + name, in a static rotating buffer shared with ts_join (16 slots): the
  * result is overwritten by the 16th call of either after it (from any thread), so a path kept
  * longer, or handed to a thread, is copied first. */
 const char *ts_path(const char *name);
-/* Runs shared/tools/bp4check.py on a dataset; returns its exit status (0 = consistent). */
+/* Runs bp4verify.py on a dataset (its report on stderr); returns its exit status: 0 consistent,
+ * 1 inconsistent, 2 not a BP4 dataset, -1 it could not run. */
 int ts_bp4check(const char *dataset);
 /* Reads a whole text file into a new NUL-terminated buffer (caller frees), NULL if absent. */
 char *ts_read_text(const char *path);
