@@ -1,5 +1,5 @@
 /* The error statuses the header documents; each leaves a non-empty gpubp_last_error(). */
-#include "api_util.h"
+#include "support/api_util.h"
 
 #include <sys/stat.h>
 

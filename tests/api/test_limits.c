@@ -1,7 +1,7 @@
 /* Limits of the format and odd inputs: strings and names longer than a BP string holds (u16
  * length), read-only and unknown types, ndims of single values, name lists in write mode,
  * thread-local errors and files used from distinct threads. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 #include <pthread.h>
 

@@ -1,7 +1,7 @@
 /* Less common sequences: memory selections on local arrays and deferred puts, block selections in
  * READ mode, variables defined but never put, two puts of one box, values put twice, attributes
  * defined between steps, gets without a step selection. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 /* ghost cells around local-array blocks, put deferred; get into a larger buffer too */
 static void test_memory_selection_local_deferred(void **state)

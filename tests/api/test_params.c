@@ -1,7 +1,7 @@
 /* Round trips under the open parameters that change how data moves (chunk_mib, pool_slots,
  * io_threads, subfiles, direct_io), and larger or unusual content: blocks larger than a staging
  * chunk, many variables, long names, many steps, empty blocks, GPU-layout shapes. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 static double big_val(size_t s, size_t i) { return (double)i * 0.5 + (double)s * 1e7; }
 

@@ -1,14 +1,14 @@
 /* Round trips through the public API: every type, every variable kind, several blocks and steps,
  * attributes, append, WRITE replacing a dataset. Every dataset written passes bp4verify.py. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 enum { NARR = 7, NSTEPS_T = 2 };
 
-/* "kind/<short name of au_types[k]>", in a static buffer */
+/* "kind/<short name of ts_types[k]>", in a static buffer */
 static const char *types_name(const char *kind, size_t k)
 {
     static char nm[64];
-    snprintf(nm, sizeof nm, "%s/%s", kind, au_types[k].name);
+    snprintf(nm, sizeof nm, "%s/%s", kind, ts_types[k].name);
     return nm;
 }
 
@@ -32,20 +32,20 @@ static gpubp_file *open_types(const char *name, gpubp_mode mode)
 {
     const char *path = ts_path(name);
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    gpubp_variable *arr[AU_NTYPES], *val[AU_NTYPES];
+    gpubp_variable *arr[TS_NTYPES], *val[TS_NTYPES];
     size_t shape[1] = {NARR};
-    for (size_t k = 0; k < AU_NTYPES; k++) {
-        arr[k] = ts_define(w, types_name("arr", k), au_types[k].type, 1, shape, NULL);
-        val[k] = ts_define(w, types_name("val", k), au_types[k].type, 0, NULL, NULL);
+    for (size_t k = 0; k < TS_NTYPES; k++) {
+        arr[k] = ts_define(w, types_name("arr", k), ts_types[k].type, 1, shape, NULL);
+        val[k] = ts_define(w, types_name("val", k), ts_types[k].type, 0, NULL, NULL);
     }
     for (int s = 0; s < NSTEPS_T; s++) {
         TS_OK(gpubp_begin_step(w));
-        for (size_t k = 0; k < AU_NTYPES; k++) {
+        for (size_t k = 0; k < TS_NTYPES; k++) {
             unsigned char buf[NARR * 16];
-            au_fill(au_types[k].type, buf, NARR, s);
+            ts_fill(ts_types[k].type, buf, NARR, s);
             TS_OK(gpubp_put(w, arr[k], buf, GPUBP_SYNC));
             /* the single value: element 3 + s of the array */
-            TS_OK(gpubp_put(w, val[k], buf + (3 + (size_t)s) * au_types[k].size, GPUBP_SYNC));
+            TS_OK(gpubp_put(w, val[k], buf + (3 + (size_t)s) * ts_types[k].size, GPUBP_SYNC));
         }
         TS_OK(gpubp_end_step(w));
     }
@@ -70,27 +70,27 @@ static void test_types_arrays(void **state)
     (void)state;
     gpubp_file *r = open_types("types_arr.bp", GPUBP_MODE_READ_RANDOM_ACCESS);
     au_steps(r, NSTEPS_T);
-    for (size_t k = 0; k < AU_NTYPES; k++) {
+    for (size_t k = 0; k < TS_NTYPES; k++) {
         gpubp_variable *v = au_inq(r, types_name("arr", k));
-        check_var_kind(v, au_types[k].type, GPUBP_SHAPE_GLOBAL_ARRAY, 1);
-        assert_string_equal(gpubp_type_name(au_types[k].type), au_types[k].adios);
-        assert_int_equal(gpubp_type_size(au_types[k].type), au_types[k].size);
+        check_var_kind(v, ts_types[k].type, GPUBP_SHAPE_GLOBAL_ARRAY, 1);
+        assert_string_equal(gpubp_type_name(ts_types[k].type), ts_types[k].adios);
+        assert_int_equal(gpubp_type_size(ts_types[k].type), ts_types[k].size);
         size_t dims[1] = {0};
         TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, dims));
         assert_int_equal(dims[0], NARR);
         au_var_steps(v, NSTEPS_T);
         for (int s = 0; s < NSTEPS_T; s++) {
             unsigned char want[NARR * 16], got[NARR * 16 + 16];
-            au_fill(au_types[k].type, want, NARR, s);
+            ts_fill(ts_types[k].type, want, NARR, s);
             memset(got, 0xA5, sizeof got);
-            au_get_step(r, v, (size_t)s, got, NARR * au_types[k].size);
-            assert_memory_equal(got, want, NARR * au_types[k].size);
-            assert_int_equal(got[NARR * au_types[k].size], 0xA5); /* nothing past the box */
+            au_get_step(r, v, (size_t)s, got, NARR * ts_types[k].size);
+            assert_memory_equal(got, want, NARR * ts_types[k].size);
+            assert_int_equal(got[NARR * ts_types[k].size], 0xA5); /* nothing past the box */
             /* per-block min/max as the writer computed them */
             unsigned char wmn[16], wmx[16];
-            au_minmax(au_types[k].type, au_types[k].size, want, NARR, wmn, wmx);
+            ts_minmax(ts_types[k].type, ts_types[k].size, want, NARR, wmn, wmx);
             size_t bst[1] = {99}, bct[1] = {0};
-            check_block_minmax(v, (size_t)s, bst, bct, wmn, wmx, au_types[k].size);
+            check_block_minmax(v, (size_t)s, bst, bct, wmn, wmx, ts_types[k].size);
             assert_int_equal(bst[0], 0);
             assert_int_equal(bct[0], NARR);
         }
@@ -102,17 +102,17 @@ static void test_types_single_values(void **state)
 {
     (void)state;
     gpubp_file *r = open_types("types_val.bp", GPUBP_MODE_READ_RANDOM_ACCESS);
-    for (size_t k = 0; k < AU_NTYPES; k++) {
+    for (size_t k = 0; k < TS_NTYPES; k++) {
         gpubp_variable *v = au_inq(r, types_name("val", k));
-        check_var_kind(v, au_types[k].type, GPUBP_SHAPE_GLOBAL_VALUE, 0);
+        check_var_kind(v, ts_types[k].type, GPUBP_SHAPE_GLOBAL_VALUE, 0);
         for (int s = 0; s < NSTEPS_T; s++) {
             unsigned char all[NARR * 16], got[16];
-            au_fill(au_types[k].type, all, NARR, s);
-            const unsigned char *want = all + (3 + (size_t)s) * au_types[k].size;
-            au_get_step(r, v, (size_t)s, got, au_types[k].size);
-            assert_memory_equal(got, want, au_types[k].size);
+            ts_fill(ts_types[k].type, all, NARR, s);
+            const unsigned char *want = all + (3 + (size_t)s) * ts_types[k].size;
+            au_get_step(r, v, (size_t)s, got, ts_types[k].size);
+            assert_memory_equal(got, want, ts_types[k].size);
             /* for single values min = max = the value */
-            check_block_minmax(v, (size_t)s, NULL, NULL, want, want, au_types[k].size);
+            check_block_minmax(v, (size_t)s, NULL, NULL, want, want, ts_types[k].size);
         }
     }
     TS_OK(gpubp_close(r));
@@ -126,15 +126,15 @@ static void test_types_read_mode(void **state)
     int s = 0;
     int rc;
     while ((rc = gpubp_begin_step(r)) == GPUBP_OK) {
-        for (size_t k = 0; k < AU_NTYPES; k++) {
+        for (size_t k = 0; k < TS_NTYPES; k++) {
             unsigned char want[NARR * 16], got[NARR * 16];
-            au_fill(au_types[k].type, want, NARR, s);
+            ts_fill(ts_types[k].type, want, NARR, s);
             gpubp_variable *v = au_inq(r, types_name("arr", k));
             TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
-            assert_memory_equal(got, want, NARR * au_types[k].size);
+            assert_memory_equal(got, want, NARR * ts_types[k].size);
             v = au_inq(r, types_name("val", k));
             TS_OK(gpubp_get(r, v, got, GPUBP_SYNC));
-            assert_memory_equal(got, want + (3 + (size_t)s) * au_types[k].size, au_types[k].size);
+            assert_memory_equal(got, want + (3 + (size_t)s) * ts_types[k].size, ts_types[k].size);
         }
         TS_OK(gpubp_end_step(r));
         s++;
@@ -192,14 +192,14 @@ static void test_attributes_numeric(void **state)
     (void)state;
     const char *path = ts_path("attr_num.bp");
     gpubp_file *w = au_open(path, GPUBP_MODE_WRITE);
-    for (size_t k = 0; k < AU_NTYPES; k++) {
+    for (size_t k = 0; k < TS_NTYPES; k++) {
         unsigned char buf[4 * 16];
         char nm[64];
-        au_fill(au_types[k].type, buf, 4, (int)k);
-        snprintf(nm, sizeof nm, "one/%s", au_types[k].name);
-        TS_OK(gpubp_define_attribute(w, nm, au_types[k].type, buf + 2 * au_types[k].size, 1));
-        snprintf(nm, sizeof nm, "four/%s", au_types[k].name);
-        TS_OK(gpubp_define_attribute(w, nm, au_types[k].type, buf, 4));
+        ts_fill(ts_types[k].type, buf, 4, (int)k);
+        snprintf(nm, sizeof nm, "one/%s", ts_types[k].name);
+        TS_OK(gpubp_define_attribute(w, nm, ts_types[k].type, buf + 2 * ts_types[k].size, 1));
+        snprintf(nm, sizeof nm, "four/%s", ts_types[k].name);
+        TS_OK(gpubp_define_attribute(w, nm, ts_types[k].type, buf, 4));
     }
     /* attributes go out with a step */
     int32_t x = 5;
@@ -208,30 +208,30 @@ static void test_attributes_numeric(void **state)
     size_t na = 0;
     const char *const *names = NULL;
     TS_OK(gpubp_available_attributes(r, &na, &names));
-    assert_int_equal(na, 2 * AU_NTYPES);
+    assert_int_equal(na, 2 * TS_NTYPES);
     for (size_t i = 1; i < na; i++) assert_true(strcmp(names[i - 1], names[i]) < 0);
-    for (size_t k = 0; k < AU_NTYPES; k++) {
+    for (size_t k = 0; k < TS_NTYPES; k++) {
         unsigned char want[4 * 16], got[4 * 16];
         char nm[64];
-        au_fill(au_types[k].type, want, 4, (int)k);
+        ts_fill(ts_types[k].type, want, 4, (int)k);
         gpubp_type t;
         size_t n = 0;
         int is_array = -1;
-        snprintf(nm, sizeof nm, "one/%s", au_types[k].name);
+        snprintf(nm, sizeof nm, "one/%s", ts_types[k].name);
         TS_OK(gpubp_inquire_attribute(r, nm, &t, &n, &is_array));
-        assert_int_equal(t, au_types[k].type);
+        assert_int_equal(t, ts_types[k].type);
         assert_int_equal(n, 1);
         assert_int_equal(is_array, 0);
         memset(got, 0, sizeof got);
         TS_OK(gpubp_attribute_data(r, nm, got));
-        assert_memory_equal(got, want + 2 * au_types[k].size, au_types[k].size);
-        snprintf(nm, sizeof nm, "four/%s", au_types[k].name);
+        assert_memory_equal(got, want + 2 * ts_types[k].size, ts_types[k].size);
+        snprintf(nm, sizeof nm, "four/%s", ts_types[k].name);
         TS_OK(gpubp_inquire_attribute(r, nm, &t, &n, &is_array));
-        assert_int_equal(t, au_types[k].type);
+        assert_int_equal(t, ts_types[k].type);
         assert_int_equal(n, 4);
         assert_int_equal(is_array, 1);
         TS_OK(gpubp_attribute_data(r, nm, got));
-        assert_memory_equal(got, want, 4 * au_types[k].size);
+        assert_memory_equal(got, want, 4 * ts_types[k].size);
     }
     TS_OK(gpubp_close(r));
 }

@@ -1,6 +1,6 @@
 /* Selections: sub-boxes crossing block boundaries (1-D, 2-D, 3-D), block selections, step
  * selections (the step is the slowest dimension), memory selections (ghost cells) on put and get. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 /* value of element (i, j, k) at step s */
 static double val3(size_t s, size_t i, size_t j, size_t k)
@@ -19,7 +19,7 @@ static void write_blocked(const char *path, size_t nd, const size_t *dims, const
     size_t zero[3] = {0, 0, 0}, cnt[3];
     for (size_t d = 0; d < nd; d++) cnt[d] = dims[d] / nb[d];
     TS_OK(gpubp_define_variable(&v, w, "a", GPUBP_TYPE_DOUBLE, nd, dims, zero, cnt));
-    size_t nblocks = au_prod(nd, nb);
+    size_t nblocks = ts_prod(nd, nb);
     for (size_t s = 0; s < nsteps; s++) {
         TS_OK(gpubp_begin_step(w));
         for (size_t b = 0; b < nblocks; b++) {
@@ -29,7 +29,7 @@ static void write_blocked(const char *path, size_t nd, const size_t *dims, const
                 rem /= nb[d];
                 st[d] = bi[d] * cnt[d];
             }
-            size_t n = au_prod(nd, cnt);
+            size_t n = ts_prod(nd, cnt);
             double *buf = malloc(n * sizeof *buf);
             assert_non_null(buf);
             size_t c3[3] = {1, 1, 1}, s3[3] = {0, 0, 0};
@@ -58,7 +58,7 @@ static void check_box(gpubp_file *r, gpubp_variable *v, size_t nd, size_t s, con
 {
     TS_OK(gpubp_set_step_selection(v, s, 1));
     TS_OK(gpubp_set_selection(v, nd, start, count));
-    size_t n = au_prod(nd, count), bytes = 0;
+    size_t n = ts_prod(nd, count), bytes = 0;
     TS_OK(gpubp_selection_size(v, &bytes));
     assert_int_equal(bytes, n * sizeof(double));
     double *got = malloc((n + 1) * sizeof *got);

@@ -1,6 +1,6 @@
 /* Steps and inquiry: the READ step loop, random access, sparse variables, available variables,
  * deferred puts and gets with perform_puts / perform_gets. */
-#include "api_util.h"
+#include "support/api_util.h"
 
 /* 4 steps; "always" in every step, "even" in steps 0 and 2, "late" from step 2 on (a 1-D array of
  * 3 int16). "always" and "even" are int32 single values. */

@@ -5,7 +5,8 @@
  * out of order, NaN / repeated-value / uninitialised special chunks, foreign codec bits on
  * memcpyed chunks, empty chunks) decode. */
 #include "test_support.h"
-#include "zutil.h"
+#include "support/values.h"
+#include "blosczlib.h"
 
 #include <stdio.h>
 
@@ -51,7 +52,7 @@ static size_t make_samples(sample *s)
         gbp_blosc_set_max_chunk(def[i].maxchunk);
         s[k].n = def[i].n;
         s[k].src = malloc(def[i].n);
-        z_fill(s[k].src, def[i].n, def[i].ts, def[i].pat);
+        ts_fill_bytes(s[k].src, def[i].n, def[i].ts, def[i].pat);
         s[k].buf = encode(s[k].src, def[i].n, def[i].ts, def[i].level, def[i].sh, &s[k].len);
     }
     gbp_blosc_set_max_chunk(0);
@@ -112,11 +113,11 @@ static void bit_flips(void **state)
         /* bytes of garbage */
         for (int r = 0; r < 2000; r++) {
             memcpy(b, s[i].buf, s[i].len);
-            for (int m = 0; m < 1 + r % 4; m++) b[z_rand() % s[i].len] = (uint8_t)z_rand();
+            for (int m = 0; m < 1 + r % 4; m++) b[ts_rand() % s[i].len] = (uint8_t)ts_rand();
             if (r % 5 == 0) { /* plausible header fields: large or negative sizes */
-                size_t at = 23 + 4 * (z_rand() % 4);
+                size_t at = 23 + 4 * (ts_rand() % 4);
                 if (at + 4 <= s[i].len) {
-                    uint32_t v = (uint32_t)z_rand();
+                    uint32_t v = (uint32_t)ts_rand();
                     memcpy(b + at, &v, 4);
                 }
             }
@@ -137,7 +138,7 @@ static uint8_t *chunk_sample(size_t n, size_t ts, int pat, int level, int sh, ui
                              size_t *len)
 {
     *src = malloc(n);
-    z_fill(*src, n, ts, pat);
+    ts_fill_bytes(*src, n, ts, pat);
     return encode(*src, n, ts, level, sh, len);
 }
 

@@ -9,7 +9,8 @@
  *    (tests/golden/blosc_layouts), decode.
  * usage: test_compress_interop PYTHON blosc_helper.py TESTS (the tests/ folder) */
 #include "test_support.h"
-#include "zutil.h"
+#include "support/values.h"
+#include "blosczlib.h"
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -235,7 +236,7 @@ static void tool_decodes_ours(void **state)
                         if (mc && (s != 2 || l == 2)) continue;
                         int pat = (int)((t + s + l) % NPAT);
                         size_t n = sizes[s], len;
-                        z_fill(src, n, tss[t], pat);
+                        ts_fill_bytes(src, n, tss[t], pat);
                         assert_int_equal(gbp_blosc_compress(src, n, tss[t], levels[l], sh, 2, buf,
                                                             cap, &len), 0);
                         char dn[32], on[32];

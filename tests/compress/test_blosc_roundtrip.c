@@ -3,7 +3,8 @@
  * multiples), data that does not shrink, thread-count independence, the multi-chunk layout, the
  * filters against their bit-by-bit definitions, and the parameter parser. */
 #include "test_support.h"
-#include "zutil.h"
+#include "support/values.h"
+#include "blosczlib.h"
 
 #include <stdio.h>
 
@@ -57,7 +58,7 @@ static void all_sizes_shuffles_levels(void **state)
     for (size_t t = 0; t < 5; t++)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
             for (int pat = 0; pat < NPAT; pat++) {
-                z_fill(src, sizes[s], ts_list[t], pat);
+                ts_fill_bytes(src, sizes[s], ts_list[t], pat);
                 for (int sh = 0; sh < 3; sh++)
                     for (int lv = 0; lv <= 9; lv++)
                         roundtrip(src, sizes[s], ts_list[t], lv, sh, 1);
@@ -77,7 +78,7 @@ static void block_boundaries(void **state)
     for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
         for (int pat = 0; pat < NPAT; pat++) {
             size_t ts = (size_t)1 << (pat % 5);
-            z_fill(src, sizes[s], ts, pat);
+            ts_fill_bytes(src, sizes[s], ts, pat);
             for (int sh = 0; sh < 3; sh++)
                 for (size_t l = 0; l < sizeof levels / sizeof *levels; l++) {
                     if (sizes[s] > 100000 && levels[l] != 1 && levels[l] != 9) continue;
@@ -101,7 +102,7 @@ static void layouts_written(void **state)
         assert_int_equal(buf[23 + 31], 0x10);
     }
     /* random: does not shrink, memcpyed chunk 0x77 */
-    z_fill(src, sizeof src, 4, PAT_RANDOM);
+    ts_fill_bytes(src, sizeof src, 4, PAT_RANDOM);
     assert_int_equal(gbp_blosc_compress(src, sizeof src, 4, 5, 1, 1, buf, sizeof buf, &len), 0);
     assert_int_equal(len, 23 + 32 + sizeof src);
     assert_int_equal(buf[23 + 2], 0x77);
@@ -119,7 +120,7 @@ static void layouts_written(void **state)
     assert_int_equal((int32_t)gbp_ld32(buf + 23 + 40), -65);
     assert_int_equal(buf[23 + 44], 1);
     /* partly compressible: some streams raw, chunk kept */
-    z_fill(src, 65536, 4, PAT_HALF);
+    ts_fill_bytes(src, 65536, 4, PAT_HALF);
     size_t l2 = roundtrip(src, 65536, 4, 1, 0, 1);
     assert_true(l2 < 65536 / 2 + 2000);
 }
@@ -145,8 +146,8 @@ static void threads_do_not_change_output(void **state)
     uint8_t *src = malloc(n);
     size_t cap = gbp_blosc_bound(n), l1, lt;
     uint8_t *a = malloc(cap), *b = malloc(cap), *back = malloc(n);
-    z_fill(src, n, 4, PAT_SMOOTH);
-    for (size_t i = n / 3; i < n / 3 + 200000; i++) src[i] = (uint8_t)(z_rand() >> 24);
+    ts_fill_bytes(src, n, 4, PAT_SMOOTH);
+    for (size_t i = n / 3; i < n / 3 + 200000; i++) src[i] = (uint8_t)(ts_rand() >> 24);
     for (int sh = 0; sh < 3; sh++) {
         assert_int_equal(gbp_blosc_compress(src, n, 4, 1, sh, 1, a, cap, &l1), 0);
         for (int th = 0; th <= 5; th++) {
@@ -168,8 +169,8 @@ static void multi_chunk(void **state)
 {
     (void)state;
     uint8_t src[40000];
-    z_fill(src, 20000, 4, PAT_INTS);
-    z_fill(src + 20000, 20000, 8, PAT_SMOOTH);
+    ts_fill_bytes(src, 20000, 4, PAT_INTS);
+    ts_fill_bytes(src + 20000, 20000, 8, PAT_SMOOTH);
     gbp_blosc_set_max_chunk(10007);
     for (int sh = 0; sh < 3; sh++) {
         uint8_t buf[41000];
@@ -198,8 +199,8 @@ static void filters(void **state)
     uint8_t in[16 * 1000 + 16], a[sizeof in], b[sizeof in], ref[sizeof in];
     for (size_t t = 0; t < 6; t++)
         for (size_t k = 0; k < 7; k++) {
-            size_t ts = tss[t], n = ns[k] * ts + z_rand() % ts;
-            z_fill(in, n, ts, PAT_RANDOM);
+            size_t ts = tss[t], n = ns[k] * ts + ts_rand() % ts;
+            ts_fill_bytes(in, n, ts, PAT_RANDOM);
             size_t ne = n / ts, m = ne - ne % 8;
             memset(ref, 0, n);
             for (size_t j = 0; j < ts; j++)
@@ -279,7 +280,7 @@ static void bad_arguments(void **state)
     assert_int_equal(gbp_blosc_bound(SIZE_MAX - 10), 0);
     /* typesize above 255 is typesize 1, as in Blosc2 */
     uint8_t big[3000];
-    z_fill(big, sizeof big, 4, PAT_SMOOTH);
+    ts_fill_bytes(big, sizeof big, 4, PAT_SMOOTH);
     roundtrip(big, sizeof big, 1000, 1, 1, 1);
 }
 
@@ -288,7 +289,7 @@ static void allocation_failures(void **state)
     (void)state;
     size_t n = 200000, cap = gbp_blosc_bound(n), len;
     uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n);
-    z_fill(src, n, 4, PAT_SMOOTH);
+    ts_fill_bytes(src, n, 4, PAT_SMOOTH);
     assert_int_equal(gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &len), 0);
     int seen_fail = 0;
     for (long k = 0; k < 40; k++) {
@@ -369,9 +370,9 @@ static void staged_equals_whole(void **state)
         gbp_blosc_set_max_chunk(mc ? 50007 : 0);
         for (int pat = 0; pat <= NPAT; pat++) {
             if (pat < NPAT) {
-                z_fill(src, n, 4, pat);
+                ts_fill_bytes(src, n, 4, pat);
             } else { /* zeros, then random: zero runs held back, then written */
-                z_fill(src, n, 4, PAT_RANDOM);
+                ts_fill_bytes(src, n, 4, PAT_RANDOM);
                 memset(src, 0, n / 2);
             }
             for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++)
@@ -440,7 +441,7 @@ static void ranges(void **state)
         for (int pat = 0; pat < NPAT; pat++)
             for (int level = 0; level <= 1; level++) {
                 size_t m = pat == PAT_CONST ? 100 : n, len = 0; /* PAT_CONST: stored raw */
-                z_fill(src, m, 4, pat);
+                ts_fill_bytes(src, m, 4, pat);
                 assert_int_equal(gbp_blosc_compress(src, m, 4, level, 1, 2, buf,
                                                     gbp_blosc_bound(m) + 4096, &len), GPUBP_OK);
                 const size_t los[] = {0, 1, 32767, 32768, 50000, m - 1, m};

@@ -1,11 +1,11 @@
-/* The GPU cases of gpu_cases.h on a real CUDA device (label `gpu`), plus what only a real device
+/* The GPU cases of support/device_cases.h on a real CUDA device (label `gpu`), plus what only a real device
  * can show: pointer detection of device, pinned and managed memory. Without a device the test
  * exits with 77 (the SKIP_RETURN_CODE of gpubp_add_test), so ctest reports it as skipped. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "gpu_cases.h"
+#include "support/device_cases.h"
 
 static void die_cuda(cudaError_t e, const char *what)
 {

@@ -1,8 +1,8 @@
-/* The GPU cases of tests/gpu/gpu_cases.h through the public API, against the simulated device
+/* The GPU cases of tests/support/device_cases.h through the public API, against the simulated device
  * ("device=simulated"): the pipeline, layouts, deferred puts and failure handling run in CI. */
 #include <string.h>
 
-#include "../gpu/gpu_cases.h"
+#include "support/device_cases.h"
 
 static void *sim_alloc(size_t n) { return gbp_sim_alloc(n); }
 static void sim_free(void *p) { gbp_sim_free(p); }

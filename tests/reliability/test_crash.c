@@ -7,7 +7,7 @@
  *     killed writer stays set), or GPUBP_END_OF_STREAM when the writer finished;
  *   - append mode continues the dataset: one more step, and all of them read back exactly.
  * Kill points cover data writes, the PG tails, md.0, md.idx and the flag update at close. */
-#include "rel_util.h"
+#include "support/rel_util.h"
 
 #define NSTEPS 5
 

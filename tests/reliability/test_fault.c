@@ -6,7 +6,7 @@
  * committed step. */
 #include <sys/resource.h>
 
-#include "rel_util.h"
+#include "support/rel_util.h"
 
 static long g_faults, g_runs;
 

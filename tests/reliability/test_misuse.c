@@ -2,7 +2,7 @@
  * wrong order or mode, wrong ndims, selections outside the shape, unknown names and type
  * mismatches. Each row expects one specific status and a non-empty gpubp_last_error(); none may
  * crash or abort. Every row runs on fresh handles (ctx), so rows are independent. */
-#include "rel_util.h"
+#include "support/rel_util.h"
 #include "gpubp/cuda.h"
 #define SKIPPED_ROW 1000
 

@@ -7,7 +7,7 @@
  *   - after the writer's close: the remaining steps, then GPUBP_END_OF_STREAM, without waiting
  *     (even with timeout=-1);
  *   - random access never waits: it sees the steps committed at open; begin_step is WRONG_MODE. */
-#include "rel_util.h"
+#include "support/rel_util.h"
 
 #define SSTEPS 4
 
@@ -137,9 +137,9 @@ static void check_step(gpubp_file *r, const rel_opts *o, size_t s)
     }
     TS_OK(gpubp_end_step(r)); /* performs the deferred gets */
     assert_int_equal(nv, (int64_t)s);
-    for (size_t i = 0; i < REL_ROWS * REL_COLS; i++) assert_true(gv[i] == rel_g(s, i));
+    for (size_t i = 0; i < REL_ROWS * REL_COLS; i++) assert_true(gv[i] == ts_step_f(s, i));
     if (o->dev) {
-        for (size_t i = 0; i < REL_DEV_N; i++) assert_true(dv[i] == rel_d(s, i));
+        for (size_t i = 0; i < REL_DEV_N; i++) assert_true(dv[i] == ts_step_d(s, i));
         gbp_sim_free(dv);
     }
 }

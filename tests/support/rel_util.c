@@ -1,55 +1,14 @@
-/* Shared by the reliability tests: a deterministic step workload (host arrays, values, strings,
- * local arrays, attributes, and optionally simulated-device arrays) and its exact verifier. */
-#ifndef GBP_REL_UTIL_H
-#define GBP_REL_UTIL_H
+/* The reliability fixtures (tests/support/rel_util.h). */
+#include "rel_util.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "common.h"
-#include "fileio.h"
-#include "simdev.h"
-#include "test_support.h"
-
-#define REL_ROWS 8
-#define REL_COLS 16
-#define REL_DEV_N 4096 /* > one staging chunk with chunk_mib... small, many chunks not needed */
-#define REL_LOC 5
-
-typedef struct rel_opts {
-    int dev;      /* also a simulated-device variable "d" (device=simulated) */
-    int subfiles; /* 1 or 2 */
-    int fsync;
-    int no_attr;  /* leave out the attribute (known bug 7 crashes after its NOMEM) */
-} rel_opts;
-
-static inline void rel_params(const rel_opts *o, char *buf, size_t n)
+void rel_params(const rel_opts *o, char *buf, size_t n)
 {
     snprintf(buf, n, "subfiles=%d%s%s", o->subfiles ? o->subfiles : 1,
              o->dev ? ",device=simulated,gpu_layout=row_major,chunk_mib=1,pool_slots=2" : "",
              o->fsync ? ",fsync=1" : "");
 }
 
-static inline float rel_g(size_t s, size_t i) { return (float)(s * 1000 + i); }
-static inline double rel_d(size_t s, size_t i) { return (double)s * 1e6 + (double)i * 0.5; }
-
-/* Writes steps [first, first + n) (global step numbers) into an open writer. Returns the first
- * failing status (with the step it failed in, in *failed_step), GPUBP_OK when all committed.
- * *committed receives how many end_step calls returned GPUBP_OK. */
-typedef struct rel_vars {
-    gpubp_variable *g, *n, *s, *loc, *d;
-} rel_vars;
-
-static inline int rel_define(gpubp_file *w, const rel_opts *o, rel_vars *v)
+int rel_define(gpubp_file *w, const rel_opts *o, rel_vars *v)
 {
     size_t shape[2] = {REL_ROWS, REL_COLS}, st[2] = {0, 0}, ct[2] = {REL_ROWS / 2, REL_COLS};
     size_t lc[1] = {REL_LOC}, dn[1] = {REL_DEV_N}, z[1] = {0};
@@ -66,15 +25,14 @@ static inline int rel_define(gpubp_file *w, const rel_opts *o, rel_vars *v)
     return GPUBP_OK;
 }
 
-/* One step's puts (global step number s). devbuf: REL_DEV_N doubles of simulated device memory. */
-static inline int rel_put_step(gpubp_file *w, const rel_opts *o, rel_vars *v, size_t s,
-                               double *devbuf)
+int rel_put_step(gpubp_file *w, const rel_opts *o, rel_vars *v, size_t s,
+                 double *devbuf)
 {
     int rc;
     float g[REL_ROWS / 2 * REL_COLS];
     for (size_t b = 0; b < 2; b++) {
         size_t st[2] = {b * REL_ROWS / 2, 0}, ct[2] = {REL_ROWS / 2, REL_COLS};
-        for (size_t i = 0; i < REL_ROWS / 2 * REL_COLS; i++) g[i] = rel_g(s, b * REL_ROWS / 2 * REL_COLS + i);
+        for (size_t i = 0; i < REL_ROWS / 2 * REL_COLS; i++) g[i] = ts_step_f(s, b * REL_ROWS / 2 * REL_COLS + i);
         if ((rc = gpubp_set_selection(v->g, 2, st, ct))) return rc;
         if ((rc = gpubp_put(w, v->g, g, GPUBP_SYNC))) return rc;
     }
@@ -87,7 +45,7 @@ static inline int rel_put_step(gpubp_file *w, const rel_opts *o, rel_vars *v, si
     for (int i = 0; i < REL_LOC; i++) loc[i] = (int32_t)(s * 10 + (size_t)i);
     if ((rc = gpubp_put(w, v->loc, loc, GPUBP_SYNC))) return rc;
     if (o->dev) {
-        for (size_t i = 0; i < REL_DEV_N; i++) devbuf[i] = rel_d(s, i);
+        for (size_t i = 0; i < REL_DEV_N; i++) devbuf[i] = ts_step_d(s, i);
         if ((rc = gpubp_put(w, v->d, devbuf, GPUBP_DEFERRED))) return rc;
     }
     if (o->no_attr) return GPUBP_OK;
@@ -95,11 +53,8 @@ static inline int rel_put_step(gpubp_file *w, const rel_opts *o, rel_vars *v, si
     return gpubp_define_attribute(w, "last_step", GPUBP_TYPE_DOUBLE, &a, 1);
 }
 
-/* Writes steps [first, first + n) with mode into path. *committed: end_steps that returned OK
- * (their global step numbers are first, first+1, ...: the workload stops at the first failure
- * unless keep_going). Returns the first failure or the close status. */
-static inline int rel_write(const char *path, gpubp_mode mode, const rel_opts *o, size_t first,
-                            size_t n, int keep_going, size_t *committed, size_t *ok_steps)
+int rel_write(const char *path, gpubp_mode mode, const rel_opts *o, size_t first,
+              size_t n, int keep_going, size_t *committed, size_t *ok_steps)
 {
     char params[256];
     rel_params(o, params, sizeof params);
@@ -140,20 +95,14 @@ static inline int rel_write(const char *path, gpubp_mode mode, const rel_opts *o
     return first_rc;
 }
 
-/* Checks that path holds exactly the steps `steps[0..nsteps)` (global step numbers, in order),
- * each exactly as written. Returns 0 or prints what differs and returns -1. */
-static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t *steps,
-                               size_t nsteps, int extra_ok);
-static inline int rel_verify(const char *path, const rel_opts *o, const size_t *steps,
-                             size_t nsteps)
+int rel_verify(const char *path, const rel_opts *o, const size_t *steps,
+               size_t nsteps)
 {
     return rel_verify_x(path, o, steps, nsteps, 0);
 }
 
-/* extra_ok: the dataset may hold one more step after those checked (a step committed without
- * some of its puts, because a put failed and end_step still committed the rest) */
-static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t *steps,
-                               size_t nsteps, int extra_ok)
+int rel_verify_x(const char *path, const rel_opts *o, const size_t *steps,
+                 size_t nsteps, int extra_ok)
 {
     char params[256];
     rel_params(o, params, sizeof params);
@@ -204,9 +153,9 @@ static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t
             break;
         }
         for (size_t i = 0; i < REL_ROWS * REL_COLS; i++)
-            if (gv[i] != rel_g(st, i)) {
+            if (gv[i] != ts_step_f(st, i)) {
                 fprintf(stderr, "verify %s: step %zu g[%zu] = %g, expected %g\n", path, k, i,
-                        (double)gv[i], (double)rel_g(st, i));
+                        (double)gv[i], (double)ts_step_f(st, i));
                 bad = 1;
                 break;
             }
@@ -226,7 +175,7 @@ static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t
                 bad = 1;
             }
             for (size_t i = 0; i < REL_DEV_N && !bad; i++)
-                if (dv[i] != rel_d(st, i)) {
+                if (dv[i] != ts_step_d(st, i)) {
                     fprintf(stderr, "verify %s: step %zu d[%zu] = %g\n", path, k, i, dv[i]);
                     bad = 1;
                 }
@@ -237,8 +186,7 @@ static inline int rel_verify_x(const char *path, const rel_opts *o, const size_t
     return bad ? -1 : 0;
 }
 
-/* Complete md.idx records of a dataset (the commit points written), or 0. */
-static inline size_t rel_idx_records(const char *path)
+size_t rel_idx_records(const char *path)
 {
     char p[1024];
     snprintf(p, sizeof p, "%s/md.idx", path);
@@ -247,13 +195,12 @@ static inline size_t rel_idx_records(const char *path)
     return (size_t)(st.st_size - 64) / 64;
 }
 
-/* Sweeps take every rel_stride()-th point: 1, or 7 with GPUBP_RELIABILITY_QUICK=1 (valgrind). */
-static inline long rel_stride(void)
+long rel_stride(void)
 {
     const char *q = getenv("GPUBP_RELIABILITY_QUICK");
     return q && *q == '1' ? 7 : 1;
 }
 
-static inline void rel_rmdir(const char *path) { ts_remove_tree(path); }
+void rel_rmdir(const char *path)
+{ ts_remove_tree(path); }
 
-#endif

@@ -1,9 +1,10 @@
 /* GPU memory-space cases through the public API, written once and run twice: against the
  * simulated device (tests/memspace/test_api_sim.c, every build, CI) and against a real CUDA
- * device (tests/gpu/test_gpu_api.c, label `gpu`, skipped without a device). A test file defines
+ * device (tests/gpu/test_gpu_api.c, label `gpu`, skipped without a device). The cases are
+ * static functions compiled into each of the two tests, on purpose. A test file defines
  * the device helpers in `tdev` and includes this header. */
-#ifndef GPUBP_TEST_GPU_CASES_H
-#define GPUBP_TEST_GPU_CASES_H
+#ifndef GPUBP_TEST_DEVICE_CASES_H
+#define GPUBP_TEST_DEVICE_CASES_H
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "common.h"
 #include "simdev.h"
 #include "test_support.h"
+#include "values.h"
 
 typedef struct tdev {
     const char *name;
@@ -59,30 +61,6 @@ static void *tc_dev_fill(size_t n, unsigned char byte)
     void *d = tc_dev_from(h, n);
     free(h);
     return d;
-}
-
-static void tc_pattern(gpubp_type t, void *buf, size_t n, int salt)
-{
-    for (size_t i = 0; i < n; i++) {
-        long long s = (long long)((i * 2654435761u + (size_t)salt * 97u) % 20011u) - 10005;
-        switch (t) {
-        case GPUBP_TYPE_INT8: ((int8_t *)buf)[i] = (int8_t)(s % 120); break;
-        case GPUBP_TYPE_INT16: ((int16_t *)buf)[i] = (int16_t)s; break;
-        case GPUBP_TYPE_INT32: ((int32_t *)buf)[i] = (int32_t)(s * 1000); break;
-        case GPUBP_TYPE_INT64: ((int64_t *)buf)[i] = s * 1000000007LL; break;
-        case GPUBP_TYPE_UINT8: ((uint8_t *)buf)[i] = (uint8_t)s; break;
-        case GPUBP_TYPE_UINT16: ((uint16_t *)buf)[i] = (uint16_t)s; break;
-        case GPUBP_TYPE_UINT32: ((uint32_t *)buf)[i] = (uint32_t)(s * 7777); break;
-        case GPUBP_TYPE_UINT64: ((uint64_t *)buf)[i] = (uint64_t)s * 3000000019ULL; break;
-        case GPUBP_TYPE_FLOAT: ((float *)buf)[i] = (float)s * 0.25f; break;
-        case GPUBP_TYPE_DOUBLE: ((double *)buf)[i] = (double)s * 0.125; break;
-        case GPUBP_TYPE_FLOAT_COMPLEX:
-            ((float *)buf)[2 * i] = (float)s; ((float *)buf)[2 * i + 1] = (float)(s % 17); break;
-        case GPUBP_TYPE_DOUBLE_COMPLEX:
-            ((double *)buf)[2 * i] = (double)s; ((double *)buf)[2 * i + 1] = (double)(-s % 13); break;
-        default: break;
-        }
-    }
 }
 
 /* ---- the ADIOS2 CuPy/CUDA steps scenario ------------------------------------------------------- */
@@ -183,7 +161,7 @@ static void tc_all_types(void **state)
     for (size_t t = 0; t < nt; t++) {
         size_t es = gpubp_type_size(types[t]);
         host[t] = malloc(n * es);
-        tc_pattern(types[t], host[t], n, (int)t);
+        ts_fill_spread(types[t], host[t], n, (int)t);
         dev[t] = tc_dev_from(host[t], n * es);
         char name[32];
         snprintf(name, sizeof name, "v%zu", t);
