@@ -3,27 +3,39 @@
 ADIOS2's bpls printed (the DATASET.MODE.txt file beside the dataset).
 
 usage: run_golden.py GPUBPLS DATASET MODE [--skip-codec]
-  MODE: la (bpls -la), d (bpls -d), blocks (bpls -D)
+  MODE: la (bpls -la), d (bpls -d), blocks (bpls -D), laD (bpls -laD), or any other name whose
+        bpls arguments are in DATASET.MODE.args beside the output: one argument a line, the
+        line DATASET standing for the dataset's path
   --skip-codec: exit 77 (skipped) when libgpubp lacks the dataset's compression codec
 """
 import difflib
 import subprocess
 import sys
 
-FLAGS = {"la": ["-la"], "d": ["-d"], "blocks": ["-D"]}
+FLAGS = {"la": ["-la"], "d": ["-d"], "blocks": ["-D"], "laD": ["-laD"]}
 SKIP = 77
+
+
+def command(gpubpls, dataset, mode):
+    if mode in FLAGS:
+        return [gpubpls] + FLAGS[mode] + [dataset]
+    with open(f"{dataset}.{mode}.args") as f:
+        args = f.read().splitlines()
+    if "DATASET" not in args:
+        raise SystemExit(f"{dataset}.{mode}.args names no DATASET")
+    return [gpubpls] + [dataset if a == "DATASET" else a for a in args]
 
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     skip_codec = "--skip-codec" in sys.argv
-    if len(args) != 3 or args[2] not in FLAGS:
+    if len(args) != 3:
         print(__doc__, file=sys.stderr)
         return 2
     gpubpls, dataset, mode = args
     with open(f"{dataset}.{mode}.txt", "rb") as f:
         expected = f.read()
-    cmd = [gpubpls] + FLAGS[mode] + [dataset]
+    cmd = command(gpubpls, dataset, mode)
     try:
         p = subprocess.run(cmd, capture_output=True, timeout=120)
     except subprocess.TimeoutExpired:

@@ -587,6 +587,24 @@ def damaged_truncated_data():
 
 
 @case
+def damaged_data_lists_every_variable():
+    # A variable whose data cannot be read is reported on stderr and the listing goes on: every
+    # variable's header line still comes, in order, and the status is 1 at the end.
+    for src in golden_datasets():
+        rc, plain, err = run(src)
+        heads = plain.splitlines()
+        assert rc == 0 and heads, (src, rc, err)
+        ds = damaged_copy(src, "data.0", lambda p: os.truncate(p, 64))
+        rc, out, err = run("-dD", ds)
+        assert rc == 1 and "error" in err, (src, rc, err)
+        lines = out.splitlines()
+        at = 0
+        for h in heads:
+            assert h in lines[at:], f"{src}: {h!r} missing after a failed read:\n{out}"
+            at = lines.index(h, at) + 1
+
+
+@case
 def damaged_flipped_bytes():
     rng = random.Random(20261202)
     for src in golden_datasets():

@@ -7,7 +7,8 @@
  * (-D) or data (-d). Column widths, number formats and messages follow bpls so that its users'
  * scripts keep working; docs/gpubpls.md lists the differences.
  *
- * Exit status (as bpls): 0 success; 1 bad options or a read failure; 2 a bad regular expression;
+ * Exit status (as bpls): 0 success; 1 bad options or a read failure (a variable or attribute that
+ * cannot be read is reported on stderr and the listing goes on); 2 a bad regular expression;
  * 4 a path that does not exist or cannot be opened as BP4, or masks that matched nothing; 30 an
  * output file that cannot be created; 200 a bad -s/-c spec.
  */
@@ -448,7 +449,7 @@ static void print_dims(ls_ctx *c, const size_t *d, size_t n)
     fputc('}', c->out);
 }
 
-/* " = min / max" over all steps, from metadata. */
+/* " = min / max" over all steps, from metadata (ls_var_minmax). */
 static int print_minmax(ls_ctx *c, const ls_var *v)
 {
     if (v->type == GPUBP_TYPE_STRING) {
@@ -456,17 +457,27 @@ static int print_minmax(ls_ctx *c, const ls_var *v)
         return LS_OK;
     }
     unsigned char min[16], max[16];
-    int rc = ls_select_steps(c, v, 0, v->nsteps);
+    int rc = ls_var_minmax(c, v, min, max);
     if (rc != LS_OK)
         return rc;
-    rc = gpubp_variable_minmax(v->v, min, max);
-    if (rc < 0)
-        return ls_lib_error(c, rc, "reading min/max of", v->name);
     fputs(" = ", c->out);
     ls_print_value(c, v->type, min, 0, false);
     fputs(" / ", c->out);
     ls_print_value(c, v->type, max, 0, false);
     return LS_OK;
+}
+
+/* Ends the output of an entry that failed with rc inside its header line (in_line) or its data:
+ * the line it stopped in is completed, so that the next entry starts on its own line. Returns rc. */
+static int end_entry(ls_ctx *c, int rc, bool in_line)
+{
+    if (rc == LS_FAIL) {
+        if (in_line)
+            fputc('\n', c->out);
+        else
+            ls_print_endline(c);
+    }
+    return rc;
 }
 
 /* The rest of a variable's line, then its blocks (-D) or data (-d); bpls printVariableInfo. */
@@ -484,7 +495,7 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
         if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
             size_t nblocks;
             if ((rc = ls_local_signature(c, v, &nblocks, d)) != LS_OK)
-                return rc;
+                return end_entry(c, rc, true);
             if (nblocks > 0)
                 fprintf(c->out, "[%zu]*", nblocks);
             else
@@ -494,31 +505,33 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
             fputs("scalar", c->out);
         } else {
             if ((rc = ls_global_signature(c, v, d)) != LS_OK)
-                return rc;
+                return end_entry(c, rc, true);
             print_dims(c, d, v->ndims);
         }
-        if (o->longopt && !o->timestep && (rc = print_minmax(c, v)) != LS_OK)
-            return rc;
+        /* like bpls, whose min/max failures are caught: the line, blocks and data still follow */
+        if (o->longopt && !o->timestep && print_minmax(c, v) == LS_FAIL)
+            c->failed = true;
     } else {
         fputs("  scalar", c->out);
         if (o->longopt && !o->timestep) {
             fputs(" = ", c->out);
-            if ((rc = ls_print_block_value(c, v, 0, 0, false)) != LS_OK)
-                return rc;
+            if (ls_print_block_value(c, v, 0, 0, false) == LS_FAIL)
+                c->failed = true;
         }
     }
     fputc('\n', c->out);
 
     if (o->decomp && (rc = ls_print_decomp(c, v)) != LS_OK)
-        return rc;
+        return end_entry(c, rc, false);
 
     if (o->dump && !o->decomp) {
         if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
             rc = ls_print_decomp(c, v);
         else
             rc = ls_read_var(c, v);
-        if (rc != LS_FAIL)
-            fputc('\n', c->out);
+        if (rc == LS_FAIL)
+            return end_entry(c, rc, false);
+        fputc('\n', c->out);
     }
     return rc;
 }
@@ -593,7 +606,7 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
     }
 
     rc = LS_OK;
-    for (size_t i = 0; i < n && rc == LS_OK; i++) {
+    for (size_t i = 0; i < n && rc != LS_STOP; i++) {
         if (!matches_a_mask(o, m, e[i].name))
             continue;
         (*matched)++;
@@ -607,11 +620,17 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
             } else {
                 fputs("  attr\n", c->out);
             }
-            continue;
+        } else {
+            ls_var v;
+            if ((rc = open_var(c, e[i].name, &v)) == LS_OK)
+                rc = print_variable_info(c, &v);
+            else
+                end_entry(c, rc, true);
         }
-        ls_var v;
-        if ((rc = open_var(c, e[i].name, &v)) == LS_OK)
-            rc = print_variable_info(c, &v);
+        if (rc == LS_FAIL) { /* the message is on stderr: go on with the next entry */
+            c->failed = true;
+            rc = LS_OK;
+        }
     }
     free(e);
     return rc;
@@ -711,7 +730,7 @@ static int do_list(ls_ctx *c, const masks *m)
                 "\nError: None of the variables/attributes matched any name/regexp you provided\n");
         return 4;
     }
-    return 0;
+    return c->failed ? 1 : 0;
 }
 
 /* ---- -V ------------------------------------------------------------------------------------- */

@@ -28,7 +28,8 @@
 
 /* Outcomes of the listing functions. LS_STOP is bpls's "stop listing, exit 0" for a selection it
  * cannot print (the message is already on stdout); LS_FAIL is a library or system failure (the
- * message is already on stderr). */
+ * message is already on stderr). A failure ends the entry it happened in, never the listing: the
+ * next variable or attribute is listed and the tool exits 1 at the end (ls_ctx.failed). */
 enum { LS_OK = 0, LS_STOP = -1, LS_FAIL = -2 };
 
 typedef struct ls_options {
@@ -81,6 +82,8 @@ typedef struct ls_ctx {
     bool random_access; /* GPUBP_MODE_READ_RANDOM_ACCESS (everything but -t) */
     size_t file_steps;
     int nextcol;        /* column of the next dumped value (a line may span reads) */
+    bool failed;        /* an entry could not be listed (the message is on stderr): exit 1 once
+                         * the listing is complete */
     /* Absolute steps of variables that skip steps, found once on demand (see ls_abs_step). */
     bool stepmap_done;
     ls_stepmap_entry *stepmap; /* sorted by name */

@@ -575,48 +575,118 @@ static int read_block(ls_ctx *c, const ls_var *v, size_t step, size_t block, con
                           global ? SIZE_MAX : block);
 }
 
-static bool greater(gpubp_type t, const void *a, const void *b)
+/* -1, 0 or 1 as a is less than, equal to or greater than b (complex numbers by modulus, as
+ * ADIOS2 compares them); *ok is false for a type that has no order here (strings, unknown). */
+static int compare(gpubp_type t, const void *a, const void *b, bool *ok)
 {
-    union {
-        int64_t i;
-        uint64_t u;
-        double d;
-    } x = {0}, y = {0};
+    *ok = true;
     switch (t) {
-#define CMP(T, field)                                                                              \
+#define CMP(T)                                                                                     \
     {                                                                                              \
         T p, q;                                                                                    \
         memcpy(&p, a, sizeof p);                                                                   \
         memcpy(&q, b, sizeof q);                                                                   \
-        x.field = p;                                                                               \
-        y.field = q;                                                                               \
-        return x.field > y.field;                                                                  \
+        return p < q ? -1 : (q < p ? 1 : 0);                                                       \
+    }
+#define CMPC(T)                                                                                    \
+    {                                                                                              \
+        T p[2], q[2];                                                                              \
+        memcpy(p, a, sizeof p);                                                                    \
+        memcpy(q, b, sizeof q);                                                                    \
+        T np = p[0] * p[0] + p[1] * p[1], nq = q[0] * q[0] + q[1] * q[1];                          \
+        return np < nq ? -1 : (nq < np ? 1 : 0);                                                   \
     }
     case GPUBP_TYPE_INT8:
     case GPUBP_TYPE_CHAR:
-        CMP(int8_t, i)
+        CMP(int8_t)
     case GPUBP_TYPE_INT16:
-        CMP(int16_t, i)
+        CMP(int16_t)
     case GPUBP_TYPE_INT32:
-        CMP(int32_t, i)
+        CMP(int32_t)
     case GPUBP_TYPE_INT64:
-        CMP(int64_t, i)
+        CMP(int64_t)
     case GPUBP_TYPE_UINT8:
-        CMP(uint8_t, u)
+        CMP(uint8_t)
     case GPUBP_TYPE_UINT16:
-        CMP(uint16_t, u)
+        CMP(uint16_t)
     case GPUBP_TYPE_UINT32:
-        CMP(uint32_t, u)
+        CMP(uint32_t)
     case GPUBP_TYPE_UINT64:
-        CMP(uint64_t, u)
+        CMP(uint64_t)
     case GPUBP_TYPE_FLOAT:
-        CMP(float, d)
+        CMP(float)
     case GPUBP_TYPE_DOUBLE:
-        CMP(double, d)
+        CMP(double)
+    case GPUBP_TYPE_FLOAT_COMPLEX:
+        CMPC(float)
+    case GPUBP_TYPE_DOUBLE_COMPLEX:
+        CMPC(double)
 #undef CMP
+#undef CMPC
     default:
-        return false;
+        *ok = false;
+        return 0;
     }
+}
+
+/* A block's min above its max: bpls prints "N/A / N/A" for it. Never for complex numbers. */
+static bool greater(gpubp_type t, const void *a, const void *b)
+{
+    bool ok;
+    if (t == GPUBP_TYPE_FLOAT_COMPLEX || t == GPUBP_TYPE_DOUBLE_COMPLEX)
+        return false;
+    return compare(t, a, b, &ok) > 0 && ok;
+}
+
+/* bpls's fold over the blocks (ADIOS2's BP4 reader: the first block's min/max, then every later
+ * block's, a global value counting once a step), with zeros for a block that has none; the
+ * library's gpubp_variable_block_info gives exactly those zeros. */
+static int fold_blocks(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned char *max)
+{
+    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+    unsigned char bmin[16], bmax[16];
+    bool first = true, ok;
+    for (size_t s = 0; s < v->nsteps; s++) {
+        size_t n;
+        int rc = nblocks_at(c, v, s, &n);
+        if (rc != LS_OK)
+            return rc;
+        if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE && n > 1)
+            n = 1;
+        for (size_t b = 0; b < n; b++) {
+            if ((rc = block_info(c, v, s, b, start, count, bmin, bmax)) != LS_OK)
+                return rc;
+            if (first || compare(v->type, bmin, min, &ok) < 0)
+                memcpy(min, bmin, v->esize);
+            if (first || compare(v->type, bmax, max, &ok) > 0)
+                memcpy(max, bmax, v->esize);
+            first = false;
+        }
+    }
+    return LS_OK;
+}
+
+int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max)
+{
+    int rc = ls_select_steps(c, v, 0, v->nsteps);
+    if (rc != LS_OK)
+        return rc;
+    memset(min, 0, 16);
+    memset(max, 0, 16);
+    rc = gpubp_variable_minmax(v->v, min, max);
+    if (rc == GPUBP_ERR_NOT_FOUND) /* no block has statistics: every block counts as 0 / 0 */
+        return LS_OK;
+    if (rc < 0)
+        return ls_lib_error(c, rc, "reading min/max of", v->name);
+    /* The library skips blocks without statistics where bpls counts them as zeros. That changes
+     * nothing when 0 lies between min and max; otherwise fold the blocks as bpls does. */
+    unsigned char zero[16] = {0};
+    bool ok;
+    if (compare(v->type, min, zero, &ok) <= 0 && compare(v->type, max, zero, &ok) >= 0)
+        return LS_OK;
+    if (!ok)
+        return LS_OK;
+    return fold_blocks(c, v, min, max);
 }
 
 /* One "block j: [a:b, c:d]" line (with min/max under -l) and, when dumping, the block's data. */

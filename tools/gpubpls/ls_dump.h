@@ -19,6 +19,11 @@ int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims);
 int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims);
 int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims);
 
+/* Min and max over all steps (one element each into 16-byte buffers) as bpls prints them for
+ * -l: ADIOS2 counts a block written without statistics (StatsLevel=0) as 0 / 0, so a variable
+ * without any prints 0 / 0 and one with some blocks lacking them folds zeros in. Not for strings. */
+int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max);
+
 /* The data dump of a global array or value (bpls readVar). */
 int ls_read_var(ls_ctx *c, const ls_var *v);
 
