@@ -1186,18 +1186,25 @@ static void check_read_mode(ctx *c, gpubp_file *f, dump_set *ds)
 
 int dump_check_dataset(const char *dataset, const char *prefix, gpubp_mode mode)
 {
-    ctx c = {dataset, 0};
     dump_set ds;
     if (dump_load(&ds, prefix) != 0) {
         dump_free(&ds);
         fprintf(stderr, "cannot parse the dumps of %s\n", prefix);
         return 1;
     }
+    int diffs = dump_check_loaded(dataset, &ds, mode);
+    dump_free(&ds);
+    return diffs;
+}
+
+int dump_check_loaded(const char *dataset, dump_set *dsp, gpubp_mode mode)
+{
+    ctx c = {dataset, 0};
+    dump_set ds = *dsp;
     gpubp_file *f = NULL;
     int rc = gpubp_open(&f, dataset, mode, NULL);
     if (rc != GPUBP_OK) {
         fprintf(stderr, "open %s -> %d (%s): %s\n", dataset, rc, gpubp_strerror(rc), gpubp_last_error());
-        dump_free(&ds);
         return -1;
     }
     if (mode == GPUBP_MODE_READ) {
@@ -1212,7 +1219,6 @@ int dump_check_dataset(const char *dataset, const char *prefix, gpubp_mode mode)
     }
     rc = gpubp_close(f);
     if (rc != GPUBP_OK) diff(&c, "-", "close -> %d", rc);
-    dump_free(&ds);
     return c.diffs;
 }
 

@@ -66,6 +66,8 @@ int dump_match(gpubp_type type, const void *got, const char *token);
  * GPUBP_MODE_READ. Prints each difference on stderr; returns the number of differences (0 =
  * identical), or -1 when the dataset cannot be opened. */
 int dump_check_dataset(const char *dataset, const char *prefix, gpubp_mode mode);
+/* The same against dumps already loaded (and adjusted by the caller); ds stays the caller's. */
+int dump_check_loaded(const char *dataset, dump_set *ds, gpubp_mode mode);
 
 /* Compares two datasets through libgpubp: variables, types, shape kinds, steps, shapes, blocks
  * (start, count, min, max), all values, min/max, attributes. Returns the number of differences
