@@ -83,7 +83,7 @@ int main(int argc, char **argv)
                 size_t len = 0;
                 for (int r = 0; r < runs; r++) {
                     double t0 = now();
-                    if (gbp_blosc_compress(src, n, 4, level, sh, thr[t], buf, cap, &len)) {
+                    if (gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, level, sh, thr[t], buf, cap, &len)) {
                         fprintf(stderr, "compress: %s\n", gbp_error_message());
                         return 1;
                     }

@@ -258,6 +258,7 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     v->member_id = f->next_member++;
     if (f->params.compress && !gbp_kind_is_value(kind)) {
         v->op = 1;
+        v->op_codec = f->params.compress_codec;
         v->op_level = f->params.compress_level;
         v->op_shuffle = f->params.compress_shuffle;
     }
@@ -280,9 +281,11 @@ int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *
                         v->name);
     GBP_RETURN_ERROR_IF(v->puts > 0, GPUBP_ERR_WRONG_MODE,
                         "gpubp_variable_add_operation: '%s' has been put already", v->name);
-    GBP_RETURN_ERROR_IF(strcmp(op, "zlib") != 0, GPUBP_ERR_CODEC,
-                        "gpubp_variable_add_operation: operator '%s' is not supported (only zlib)",
-                        op);
+    int codec;
+    GBP_RETURN_ERROR_IF(gbp_blosc_codec_from_name(op, &codec) != GPUBP_OK, GPUBP_ERR_CODEC,
+                        "gpubp_variable_add_operation: operator '%s' is not supported (blosclz, "
+                        "lz4, lz4hc, zlib or zstd)", op);
+    GBP_FORWARD_IF_ERROR(gbp_blosc_check_codec(codec));
     GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || gbp_kind_is_value(v->kind),
                         GPUBP_ERR_NOT_SUPPORTED,
                         "gpubp_variable_add_operation: '%s' is a single value; only arrays are "
@@ -291,6 +294,7 @@ int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *
     int threads = 0;
     if (params) GBP_FORWARD_IF_ERROR(gbp_blosc_parse_params(params, &level, &shuffle, &threads));
     v->op = 1;
+    v->op_codec = codec;
     v->op_level = level;
     v->op_shuffle = shuffle;
     v->op_threads = threads;

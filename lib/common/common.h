@@ -151,7 +151,8 @@ typedef struct gbp_params {
     double retry_delay;
     int simulated_device;   /* test hook: "device=simulated" uses the simulated device */
     char token_file[1024];  /* remote reads: a file whose first line is the server's token */
-    int compress;           /* compress=zlib: every array variable gets the zlib operator */
+    int compress;           /* compress=CODEC: every array variable gets the blosc operator */
+    int compress_codec;     /* its codec: a Blosc2 codec code (lib/compress GBP_BLOSC_*) */
     int compress_level;     /* 1 */
     int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
 } gbp_params;

@@ -85,10 +85,20 @@ static int set_param(gbp_params *p, const char *k, const char *v)
     if (!strcmp(k, "retries")) return parse_int(k, v, 0, 1000000, &p->retries);
     if (!strcmp(k, "retry_delay")) return parse_double(k, v, 0, 1e6, &p->retry_delay);
     if (!strcmp(k, "compress")) {
-        if (!strcmp(v, "zlib")) p->compress = 1;
-        else if (!strcmp(v, "none")) p->compress = 0;
-        else return gbp_error(GPUBP_ERR_PARAM, 0, "parameter compress: '%s' is not zlib or none", v);
-        return 0;
+        /* the blosc operator's codecs, as Blosc2 codec codes (lib/compress GBP_BLOSC_*) */
+        static const struct { const char *name; int code; } codecs[] = {
+            {"blosclz", 0}, {"lz4", 1}, {"lz4hc", 2}, {"zlib", 4}, {"zstd", 5}};
+        p->compress = 0;
+        if (!strcmp(v, "none")) return 0;
+        for (size_t i = 0; i < sizeof codecs / sizeof *codecs; i++)
+            if (!strcmp(v, codecs[i].name)) {
+                p->compress = 1;
+                p->compress_codec = codecs[i].code;
+                return 0;
+            }
+        return gbp_error(GPUBP_ERR_PARAM, 0,
+                         "parameter compress: '%s' is not blosclz, lz4, lz4hc, zlib, zstd or none",
+                         v);
     }
     if (!strcmp(k, "compress_level")) return parse_int(k, v, 0, 9, &p->compress_level);
     if (!strcmp(k, "compress_shuffle")) {
@@ -156,6 +166,7 @@ int gbp_params_parse(gbp_params *p, const char *s)
     p->retries = 20;
     p->retry_delay = 0.1;
     p->compress_level = 1;
+    p->compress_codec = 4; /* zlib */
     p->compress_shuffle = 1;
     if (!s) return GPUBP_OK;
     char *copy = gbp_strdup(s);

@@ -117,3 +117,86 @@ int gbp_codec_decode(gbp_codec_ws *w, int format, const uint8_t *in, size_t n, u
     default: return GPUBP_ERR_CODEC;
     }
 }
+
+int gbp_blosc_check_codec(int codec)
+{
+    int fmt = gbp_codec_format(codec);
+    GBP_RETURN_ERROR_IF(fmt < 0, GPUBP_ERR_INVALID_ARG, "blosc: unknown codec %d", codec);
+    const char *why = gbp_codec_unavailable(fmt);
+    GBP_RETURN_ERROR_IF(why, GPUBP_ERR_CODEC, "blosc: cannot compress with the %s codec: %s",
+                        gbp_blosc_codec_str(codec), why);
+    return GPUBP_OK;
+}
+
+int gbp_codec_format(int codec)
+{
+    switch (codec) {
+    case GBP_BLOSC_BLOSCLZ: return GBP_FMT_BLOSCLZ;
+    case GBP_BLOSC_LZ4:
+    case GBP_BLOSC_LZ4HC: return GBP_FMT_LZ4;
+    case GBP_BLOSC_ZLIB: return GBP_FMT_ZLIB;
+    case GBP_BLOSC_ZSTD: return GBP_FMT_ZSTD;
+    default: return -1;
+    }
+}
+
+/* compress2() at the level, limited to maxout bytes */
+static size_t deflate_limited(gbp_codec_ws *w, int level, const uint8_t *in, size_t n,
+                              uint8_t *out, size_t maxout)
+{
+    z_stream *z = &w->zs;
+    if (w->zmode != 2 || w->zlevel != level) {
+        if (w->zmode == 2) deflateEnd(z);
+        w->zmode = 0;
+        memset(z, 0, sizeof *z);
+        z->zalloc = gbp_blosc_zalloc;
+        z->zfree = gbp_blosc_zfree;
+        z->opaque = Z_NULL;
+        if (deflateInit(z, level) != Z_OK) return SIZE_MAX;
+        w->zmode = 2;
+        w->zlevel = level;
+    } else if (deflateReset(z) != Z_OK) {
+        return SIZE_MAX;
+    }
+    z->next_in = (Bytef *)(uintptr_t)in;
+    z->avail_in = (uInt)n;
+    z->next_out = out;
+    z->avail_out = (uInt)maxout;
+    return deflate(z, Z_FINISH) == Z_STREAM_END ? maxout - z->avail_out : 0;
+}
+
+size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in, size_t n,
+                        uint8_t *out, size_t maxout)
+{
+    if (n > INT32_MAX) return 0;
+    if (maxout > INT32_MAX) maxout = INT32_MAX;
+    switch (codec) {
+    case GBP_BLOSC_BLOSCLZ: return gbp_blosclz_compress(level, in, n, out, maxout);
+    case GBP_BLOSC_ZLIB: return deflate_limited(w, level, in, n, out, maxout);
+#ifdef GPUBP_HAVE_LZ4
+    case GBP_BLOSC_LZ4: {
+        if (!w->lz4 && !(w->lz4 = gbp_malloc((size_t)LZ4_sizeofState()))) return SIZE_MAX;
+        int r = LZ4_compress_fast_extState(w->lz4, (const char *)in, (char *)out, (int)n,
+                                           (int)maxout, 1);
+        return r > 0 ? (size_t)r : 0;
+    }
+    case GBP_BLOSC_LZ4HC: {
+        if (!w->lz4 && !(w->lz4 = gbp_malloc((size_t)LZ4_sizeofStateHC()))) return SIZE_MAX;
+        int r = LZ4_compress_HC_extStateHC(w->lz4, (const char *)in, (char *)out, (int)n,
+                                           (int)maxout, level);
+        return r > 0 ? (size_t)r : 0;
+    }
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+    case GBP_BLOSC_ZSTD: {
+        if (!w->zcctx && !(w->zcctx = ZSTD_createCCtx())) return SIZE_MAX;
+        int zl = level < 9 ? 2 * level - 1 : ZSTD_maxCLevel();
+        size_t r = ZSTD_compressCCtx(w->zcctx, out, maxout, in, n, zl);
+        if (ZSTD_isError(r))
+            return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? SIZE_MAX : 0;
+        return r;
+    }
+#endif
+    default: return 0;
+    }
+}

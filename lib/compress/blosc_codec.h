@@ -21,6 +21,7 @@ typedef struct gbp_codec_ws {
     void *zdctx; /* ZSTD_DCtx */
     void *zcctx; /* ZSTD_CCtx */
     void *lz4;  /* lz4 or lz4hc compression state */
+    int zlevel; /* deflate: the level zs was set up for */
 } gbp_codec_ws;
 
 void gbp_codec_ws_free(gbp_codec_ws *w);
@@ -34,5 +35,15 @@ const char *gbp_codec_unavailable(int format);
  * GPUBP_ERR_CODEC (gbp_codec_unavailable); records no error message. */
 int gbp_codec_decode(gbp_codec_ws *w, int format, const uint8_t *in, size_t n, uint8_t *out,
                      size_t want);
+
+/* Codec format (flags bits 5-7) of a codec code (GBP_BLOSC_BLOSCLZ ...); -1 for an unknown one. */
+int gbp_codec_format(int codec);
+
+/* Compresses n bytes with codec `codec` (a GBP_BLOSC_* code) at Blosc2 level `level` (1..9;
+ * mapped per codec as Blosc2 does: zstd 2 * level - 1, 22 at 9; lz4 ignores it) into at most
+ * maxout bytes at out. Returns the length; 0 when the result does not fit (the caller stores the
+ * stream raw); SIZE_MAX when out of memory. */
+size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in, size_t n,
+                        uint8_t *out, size_t maxout);
 
 #endif /* GBP_BLOSC_CODEC_H */

@@ -9,9 +9,11 @@
  * calling thread walks the batch in order, applies blosc_c's rules and writes the block starts
  * and stream sizes, then the workers copy the streams into place. The result is the same for
  * any number of threads. */
+#include "blosc_codec.h"
 #include "blosc_frame.h"
 #include "pool.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
@@ -35,13 +37,41 @@ size_t gbp_blosc_bound(size_t n)
     return out + HDR_EXT * chunks;
 }
 
-size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int level)
+/* Blosc2's split rule (stune.c split_block, default split mode): fast codecs (blosclz, lz4, zstd
+ * up to level 5) cut each block into typesize streams when byte shuffle acts. */
+static int split_rule(int codec, int level, int shuffle, size_t ts, size_t bsz)
 {
-    /* stune for a high-ratio codec: 64 KiB scaled by clevel; in units of 16 KiB */
-    static const unsigned units[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 64};
+    int fast = codec == GBP_BLOSC_BLOSCLZ || codec == GBP_BLOSC_LZ4 ||
+               (codec == GBP_BLOSC_ZSTD && level <= 5);
+    return fast && shuffle == GBP_BLOSC_SHUFFLE && ts > 1 && ts <= GBP_MAX_STREAMS &&
+           bsz / ts >= MIN_BUFFERSIZE;
+}
+
+int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle)
+{
+    if (typesize > 255) typesize = 1;
+    if (level == 0 || nbytes < MIN_BUFFERSIZE) return 0;
+    return split_rule(codec, level, shuffle, typesize,
+                      gbp_blosc_blocksize(nbytes, typesize, codec, level, shuffle));
+}
+
+size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle)
+{
+    /* stune: 32 KiB (64 KiB for the high-ratio codecs lz4hc, zlib, zstd) scaled by clevel, in
+     * units of 8 KiB; 9 doubles again for those; split codecs: 32 KiB .. 512 KiB x typesize */
+    static const unsigned units[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 32};
+    static const unsigned split_kib[10] = {0, 32, 32, 32, 64, 64, 64, 128, 256, 512};
+    if (typesize > 255) typesize = 1;
     if (nbytes < typesize) return 1;
+    int hcr = codec == GBP_BLOSC_LZ4HC || codec == GBP_BLOSC_ZLIB || codec == GBP_BLOSC_ZSTD;
+    int lv = level < 0 ? 0 : level > 9 ? 9 : level;
     size_t bs = nbytes;
-    if (nbytes >= 32768) bs = (size_t)16384 * units[level < 0 ? 0 : level > 9 ? 9 : level];
+    if (nbytes >= 32768) bs = (size_t)8192 * units[lv] * (hcr ? 2 : 1) * (hcr && lv == 9 ? 2 : 1);
+    if (lv > 0 && split_rule(codec, lv, shuffle, typesize, nbytes)) {
+        bs = (size_t)split_kib[lv] * 1024 * typesize;
+        if (bs > ((size_t)4 << 20)) bs = (size_t)4 << 20;
+        if (bs < 32768) bs = 32768;
+    }
     if (bs > nbytes) bs = nbytes;
     if (bs > typesize) bs = bs / typesize * typesize;
     return bs;
@@ -99,23 +129,24 @@ static void parallel_copy(uint8_t *dst, const uint8_t *src, size_t n, int worker
 }
 
 static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t bsz, size_t cbytes,
-                   int filter, uint8_t b2flags)
+                   int filter, int codec, uint8_t b2flags)
 {
     memset(h, 0, HDR_EXT);
     h[0] = CHUNK_VERSION;
-    h[1] = ZLIB_VERSIONLZ;
+    h[1] = CODEC_VERSIONLZ;
     h[2] = flags;
     h[3] = (uint8_t)ts;
     st32(h + 4, (uint32_t)nbytes);
     st32(h + 8, (uint32_t)bsz);
     st32(h + 12, (uint32_t)cbytes);
     h[21] = (uint8_t)filter; /* filter slot 5 */
-    h[22] = ZLIB_COMPCODE;
+    h[22] = (uint8_t)codec;
     h[31] = b2flags;
 }
 
-enum { BLK_RUN, BLK_ZLIB, BLK_RAW, BLK_NOMEM, BLK_SKIP };
-enum { STORE_NONE, STORE_ZLIB, STORE_FILTERED, STORE_PLAIN };
+enum { BLK_DONE, BLK_NOMEM, BLK_SKIP };
+enum { S_RUN, S_CODED, S_RAW };
+enum { STORE_NONE, STORE_CODED, STORE_FILTERED, STORE_PLAIN };
 enum { CK_NORMAL, CK_MEMCPY, CK_ABANDONED };
 
 #define NO_CHUNK SIZE_MAX /* a unit of an input under the threshold: stored raw after the prefix */
@@ -126,10 +157,14 @@ typedef struct unit {
     size_t chunk, block; /* its chunk and its index there (NO_CHUNK: raw input) */
     size_t in_off;       /* offset of its first byte in the whole input */
     int kind;            /* BLK_* (what a worker found) */
-    uint8_t run;         /* BLK_RUN: the byte value */
-    size_t clen;         /* BLK_ZLIB: deflated length, in the scratch slot */
-    int store;           /* STORE_*: what the copy phase writes */
-    uint8_t *dst;        /* where */
+    int store;           /* STORE_PLAIN: the whole block raw, at dst */
+    uint8_t *dst;
+    unsigned nst;        /* streams of the block: typesize when split, else 1 */
+    uint8_t sk[GBP_MAX_STREAMS];       /* per stream: S_* */
+    uint8_t run[GBP_MAX_STREAMS];      /* S_RUN: the byte value */
+    uint8_t sstore[GBP_MAX_STREAMS];   /* STORE_CODED / STORE_FILTERED / STORE_NONE */
+    uint32_t clen[GBP_MAX_STREAMS];    /* S_CODED: length, at scratch + stream * neblock */
+    uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
 } unit;
 
 typedef struct chunk_rec {
@@ -140,7 +175,8 @@ typedef struct chunk_rec {
 
 struct gbp_blosc_enc {
     size_t n, ts, m; /* input size, typesize, chunk size */
-    int level, filter, threads;
+    int level, filter, threads, codec, shuffle, fmt;
+    atomic_int store_nomem; /* a copy task found no memory */
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
     size_t bsz_max;
     /* put */
@@ -155,11 +191,11 @@ struct gbp_blosc_enc {
     size_t scratch_units;
     int nw;               /* workers at most */
     uint8_t **fbuf;       /* per worker: the filtered block */
-    z_stream *zs;
-    int *zs_ready;
+    gbp_codec_ws *ws;     /* per worker: codec state */
     /* walk */
     int started;          /* a chunk is being walked */
     size_t ck, ck_in0, ck_n, ck_bsz, ck_nb;
+    int ck_split;
     uint64_t ck_base, nt;
     int ck_mode;
     int all_zero;
@@ -200,8 +236,8 @@ static int grow(void **p, size_t *cap, size_t need, size_t el)
     return GPUBP_OK;
 }
 
-int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level, int shuffle,
-                       int threads)
+int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int codec, int level,
+                       int shuffle, int threads)
 {
     GBP_CHECK_ARG(out);
     *out = NULL;
@@ -211,6 +247,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level
     GBP_RETURN_ERROR_IF(shuffle < 0 || shuffle > 2, GPUBP_ERR_INVALID_ARG,
                         "blosc: shuffle %d is not 0 (none), 1 (byte) or 2 (bit)", shuffle);
     GBP_RETURN_ERROR_IF(threads < 0, GPUBP_ERR_INVALID_ARG, "blosc: threads %d < 0", threads);
+    GBP_FORWARD_IF_ERROR(gbp_blosc_check_codec(codec));
     GBP_RETURN_ERROR_IF(gbp_blosc_bound(n) == 0, GPUBP_ERR_INVALID_ARG,
                         "blosc: %zu input bytes is too many", n);
     gbp_blosc_enc *e = gbp_calloc(1, sizeof *e);
@@ -220,18 +257,20 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level
     e->ts = typesize;
     e->m = gbp_blosc_max_chunk();
     e->level = level;
+    e->codec = codec;
+    e->fmt = gbp_codec_format(codec);
+    e->shuffle = shuffle;
     e->threads = threads;
     e->filter = FILTER_NONE;
     if (shuffle == GBP_BLOSC_SHUFFLE && typesize > 1) e->filter = FILTER_SHUFFLE;
     else if (shuffle == GBP_BLOSC_BITSHUFFLE) e->filter = FILTER_BITSHUFFLE;
-    e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, level) : 1;
+    e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, codec, level, shuffle) : 1;
     e->carry[0] = gbp_malloc(e->bsz_max);
     e->carry[1] = gbp_malloc(e->bsz_max);
     /* per worker state, never moved (a z_stream must stay where deflateInit saw it) */
     e->nw = gbp_pool_workers(threads, SIZE_MAX);
     e->fbuf = gbp_calloc((size_t)e->nw, sizeof *e->fbuf);
-    e->zs = gbp_calloc((size_t)e->nw, sizeof *e->zs);
-    e->zs_ready = gbp_calloc((size_t)e->nw, sizeof *e->zs_ready);
+    e->ws = gbp_calloc((size_t)e->nw, sizeof *e->ws);
     uint8_t *p = e->prefix;
     p[0] = 0; /* core::Operator::COMPRESS_BLOSC */
     p[1] = 1; /* buffer version */
@@ -240,7 +279,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level
     p[13] = 19;
     p[14] = 1;
     e->out_end = GBP_BLOSC_PREFIX;
-    if (!e->carry[0] || !e->carry[1] || !e->fbuf || !e->zs || !e->zs_ready) {
+    if (!e->carry[0] || !e->carry[1] || !e->fbuf || !e->ws) {
         gbp_blosc_enc_close(e);
         return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
     }
@@ -251,13 +290,12 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int level
 void gbp_blosc_enc_close(gbp_blosc_enc *e)
 {
     if (!e) return;
-    for (int w = 0; e->fbuf && e->zs_ready && w < e->nw; w++) {
+    for (int w = 0; e->fbuf && e->ws && w < e->nw; w++) {
         gbp_free(e->fbuf[w]);
-        if (e->zs_ready[w]) deflateEnd(&e->zs[w]);
+        gbp_codec_ws_free(&e->ws[w]);
     }
     gbp_free(e->fbuf);
-    gbp_free(e->zs);
-    gbp_free(e->zs_ready);
+    gbp_free(e->ws);
     gbp_free(e->carry[0]);
     gbp_free(e->carry[1]);
     gbp_free(e->u);
@@ -273,7 +311,13 @@ size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len)
 {
     /* the units of a put: its bytes and a carried partial block, at most 5 bytes of fields each;
      * a block holds at least 16 KiB except in chunks under 32 KiB, which have 2 blocks at most */
-    return len + e->bsz_max + 5 * (len / 16384 + 2 * (len / e->m) + 10) + 64;
+    return len + e->bsz_max + 5 * GBP_MAX_STREAMS * (len / 8192 + 2 * (len / e->m) + 10) + 64;
+}
+
+static uint8_t *worker_fbuf(gbp_blosc_enc *e, int worker)
+{
+    if (!e->fbuf[worker]) e->fbuf[worker] = gbp_malloc(e->bsz_max);
+    return e->fbuf[worker];
 }
 
 static void compress_task(void *ctx, size_t task, int worker)
@@ -281,60 +325,68 @@ static void compress_task(void *ctx, size_t task, int worker)
     gbp_blosc_enc *e = ctx;
     unit *r = &e->u[task];
     if (r->kind == BLK_SKIP) return;
-    if (e->filter != FILTER_NONE && !e->fbuf[worker] && !(e->fbuf[worker] = gbp_malloc(e->bsz_max))) {
+    if (e->filter != FILTER_NONE && !worker_fbuf(e, worker)) {
         r->kind = BLK_NOMEM;
         return;
     }
     const uint8_t *blk = filter_block(e->filter, r->src, e->fbuf[worker], r->len, e->ts);
-    if (all_equal(blk, r->len)) {
-        r->kind = BLK_RUN;
-        r->run = blk[0];
-        return;
-    }
-    z_stream *z = &e->zs[worker];
-    if (!e->zs_ready[worker]) {
-        z->zalloc = gbp_blosc_zalloc;
-        z->zfree = gbp_blosc_zfree;
-        z->opaque = Z_NULL;
-        if (deflateInit(z, e->level) != Z_OK) {
+    size_t neblock = r->len / r->nst;
+    uint8_t *scratch = e->scratch + task * e->bsz_max;
+    for (unsigned s = 0; s < r->nst; s++) {
+        const uint8_t *in = blk + s * neblock;
+        if (all_equal(in, neblock)) {
+            r->sk[s] = S_RUN;
+            r->run[s] = in[0];
+            continue;
+        }
+        /* limited to neblock - 1 bytes: a longer stream is stored raw */
+        size_t c = gbp_codec_encode(&e->ws[worker], e->codec, e->level, in, neblock,
+                                    scratch + s * neblock, neblock - 1);
+        if (c == SIZE_MAX) {
             r->kind = BLK_NOMEM;
             return;
         }
-        e->zs_ready[worker] = 1;
-    } else if (deflateReset(z) != Z_OK) {
-        r->kind = BLK_NOMEM;
-        return;
+        r->sk[s] = c ? S_CODED : S_RAW;
+        r->clen[s] = (uint32_t)c;
     }
-    /* compress2() at this level, limited to len - 1 bytes: a longer stream is stored raw */
-    z->next_in = (Bytef *)(uintptr_t)blk;
-    z->avail_in = (uInt)r->len;
-    z->next_out = e->scratch + task * e->bsz_max;
-    z->avail_out = (uInt)(r->len - 1);
-    int zr = deflate(z, Z_FINISH);
-    if (zr == Z_STREAM_END) {
-        r->kind = BLK_ZLIB;
-        r->clen = r->len - 1 - z->avail_out;
-    } else {
-        r->kind = BLK_RAW;
-    }
+    r->kind = BLK_DONE;
 }
 
 /* The copy phase: each unit's bytes go to their place, in parallel. */
 static void store_task(void *ctx, size_t task, int worker)
 {
-    (void)worker;
     gbp_blosc_enc *e = ctx;
     const unit *r = &e->u[task];
-    if (r->store == STORE_ZLIB) memcpy(r->dst, e->scratch + task * e->bsz_max, r->clen);
-    else if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
-    else if (r->store != STORE_FILTERED) return;
-    else if (e->filter == FILTER_SHUFFLE) gbp_byte_shuffle(r->src, r->dst, r->len, e->ts);
-    else if (e->filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(r->src, r->dst, r->len, e->ts);
-    else memcpy(r->dst, r->src, r->len);
+    if (r->store == STORE_PLAIN) {
+        memcpy(r->dst, r->src, r->len);
+        return;
+    }
+    size_t neblock = r->len / (r->nst ? r->nst : 1);
+    const uint8_t *scratch = e->scratch + task * e->bsz_max, *filtered = NULL;
+    for (unsigned s = 0; s < r->nst; s++) {
+        if (r->sstore[s] == STORE_CODED) {
+            memcpy(r->sdst[s], scratch + s * neblock, r->clen[s]);
+        } else if (r->sstore[s] == STORE_FILTERED) {
+            if (r->nst == 1) { /* the whole block: filtered straight into place */
+                if (filter_block(e->filter, r->src, r->sdst[s], r->len, e->ts) == r->src)
+                    memcpy(r->sdst[s], r->src, r->len);
+                continue;
+            }
+            if (!filtered) {
+                uint8_t *f = e->filter != FILTER_NONE ? worker_fbuf(e, worker) : NULL;
+                if (e->filter != FILTER_NONE && !f) {
+                    atomic_store(&e->store_nomem, 1);
+                    return;
+                }
+                filtered = filter_block(e->filter, r->src, f, r->len, e->ts);
+            }
+            memcpy(r->sdst[s], filtered + s * neblock, neblock);
+        }
+    }
 }
 
 static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chunk, size_t block,
-                    size_t in_off, int skip)
+                    size_t in_off, int skip, unsigned nst)
 {
     GBP_FORWARD_IF_ERROR(grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
     unit *r = &e->u[e->nu++];
@@ -345,6 +397,7 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
     r->block = block;
     r->in_off = in_off;
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
+    r->nst = nst;
     return GPUBP_OK;
 }
 
@@ -371,15 +424,19 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
     const uint8_t *p = in;
     size_t left = len;
     if (e->n < GBP_BLOSC_THRESHOLD) { /* stored raw after the prefix */
-        if (left) GBP_FORWARD_IF_ERROR(add_unit(e, p, left, NO_CHUNK, 0, e->taken, 1));
+        if (left) GBP_FORWARD_IF_ERROR(add_unit(e, p, left, NO_CHUNK, 0, e->taken, 1, 1));
         e->taken += left;
         return GPUBP_OK;
     }
     while (left > 0) {
         size_t pos = e->taken - e->carry_len, k = pos / e->m, c0 = k * e->m;
-        size_t cn = chunk_bytes(e, k), bsz = gbp_blosc_blocksize(cn, e->ts, e->level);
+        size_t cn = chunk_bytes(e, k);
+        size_t bsz = gbp_blosc_blocksize(cn, e->ts, e->codec, e->level, e->shuffle);
         size_t j = (pos - c0) / bsz, blen = c0 + cn - (c0 + j * bsz);
         if (blen > bsz) blen = bsz;
+        /* split chunks: a whole block is cut into typesize streams, the leftover block not */
+        unsigned nst = blen == bsz && gbp_blosc_split(cn, e->ts, e->codec, e->level, e->shuffle)
+                           ? (unsigned)e->ts : 1;
         size_t need = blen - e->carry_len;
         if (e->carry_len > 0 || left < blen) {
             size_t t = need < left ? need : left;
@@ -389,12 +446,12 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
             left -= t;
             e->taken += t;
             if (e->carry_len < blen) break; /* the rest comes with the next put */
-            GBP_FORWARD_IF_ERROR(add_unit(e, e->carry[e->cur], blen, k, j, pos, chunk_skips(e, k)));
+            GBP_FORWARD_IF_ERROR(add_unit(e, e->carry[e->cur], blen, k, j, pos, chunk_skips(e, k), nst));
             e->cur ^= 1;
             e->carry_len = 0;
             continue;
         }
-        GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, chunk_skips(e, k)));
+        GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, chunk_skips(e, k), nst));
         p += blen;
         left -= blen;
         e->taken += blen;
@@ -440,7 +497,8 @@ static int start_chunk(gbp_blosc_enc *e, size_t k, size_t first_unit)
     e->ck = k;
     e->ck_in0 = k * e->m;
     e->ck_n = chunk_bytes(e, k);
-    e->ck_bsz = gbp_blosc_blocksize(e->ck_n, e->ts, e->level);
+    e->ck_bsz = gbp_blosc_blocksize(e->ck_n, e->ts, e->codec, e->level, e->shuffle);
+    e->ck_split = gbp_blosc_split(e->ck_n, e->ts, e->codec, e->level, e->shuffle);
     e->ck_nb = e->ck_n / e->ck_bsz + (e->ck_n % e->ck_bsz != 0);
     e->ck_base = e->out_end;
     e->ck_mode = (e->level == 0 || e->ck_n < MIN_BUFFERSIZE) ? CK_MEMCPY : CK_NORMAL;
@@ -484,29 +542,31 @@ static int abandon(gbp_blosc_enc *e, size_t upto)
 
 static void finish_chunk(gbp_blosc_enc *e)
 {
-    const uint8_t flags = F_SHUFFLE | F_BITSHUFFLE | F_DONTSPLIT | (ZLIB_FORMAT << 5);
+    const uint8_t flags = (uint8_t)(F_SHUFFLE | F_BITSHUFFLE | (e->ck_split ? 0 : F_DONTSPLIT) |
+                                    e->fmt << 5);
     chunk_rec *c = &e->ch[e->nch];
     uint8_t *h = e->hdrs + c->hoff;
     size_t cbytes;
     if (e->ck_mode == CK_MEMCPY) {
         header(h, F_SHUFFLE | F_BITSHUFFLE | F_MEMCPYED, e->ts, e->ck_n, e->ck_bsz,
-               e->ck_n + HDR_EXT, e->filter, 0);
+               e->ck_n + HDR_EXT, e->filter, e->codec, 0);
         cbytes = e->ck_n + HDR_EXT;
         c->len = HDR_EXT;
     } else if (e->ck_mode == CK_ABANDONED) { /* did not shrink: flags 0x77 */
-        header(h, flags | F_MEMCPYED, e->ts, e->ck_n, e->ck_bsz, e->ck_n + HDR_EXT, e->filter, 0);
+        header(h, flags | F_MEMCPYED, e->ts, e->ck_n, e->ck_bsz, e->ck_n + HDR_EXT, e->filter, e->codec, 0);
         cbytes = e->ck_n + HDR_EXT;
         c->len = HDR_EXT;
     } else if (e->all_zero && e->ck_n % e->ts == 0) {
         /* every stream a zero run: the special-zero chunk. Blosc2 2.19 writes it for any size
          * but reads it back only when nbytes is a multiple of typesize (a piece of an odd split
          * may not be); then the chunk of zero runs, which decodes to the same bytes, is kept. */
-        header(h, flags, e->ts, e->ck_n, e->ck_bsz, HDR_EXT, e->filter, SPECIAL_ZERO << 4);
+        header(h, flags, e->ts, e->ck_n, e->ck_bsz, HDR_EXT, e->filter, e->codec,
+               SPECIAL_ZERO << 4);
         cbytes = HDR_EXT;
         c->len = HDR_EXT;
     } else {
         emit_zeros(e, e->zpend_at, 4 * e->zpend);
-        header(h, flags, e->ts, e->ck_n, e->ck_bsz, (size_t)e->nt, e->filter, 0);
+        header(h, flags, e->ts, e->ck_n, e->ck_bsz, (size_t)e->nt, e->filter, e->codec, 0);
         cbytes = (size_t)e->nt;
     }
     e->zpend = 0;
@@ -524,45 +584,49 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
     if (r->kind == BLK_NOMEM)
         return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory compressing a block");
     st32(e->hdrs + e->bst + 4 * r->block, (uint32_t)e->nt);
-    uint64_t at = e->ck_base + e->nt; /* nt counts from the chunk's start */
-    e->nt += 4;
-    if (r->kind == BLK_RUN) {
-        if (e->nt > room) return abandon(e, t);
-        if (r->run) {
-            if (++e->nt > room) return abandon(e, t);
-        } else if (e->all_zero) { /* written once the chunk is known not to be special */
-            if (e->zpend++ == 0) e->zpend_at = at;
-            return GPUBP_OK;
+    size_t neblock = r->len / r->nst;
+    for (unsigned s = 0; s < r->nst; s++) {
+        r->sstore[s] = STORE_NONE;
+        uint64_t at = e->ck_base + e->nt; /* nt counts from the chunk's start */
+        e->nt += 4;
+        if (r->sk[s] == S_RUN) {
+            if (e->nt > room) return abandon(e, t);
+            if (r->run[s]) {
+                if (++e->nt > room) return abandon(e, t);
+            } else if (e->all_zero) { /* written once the chunk is known not to be special */
+                if (e->zpend++ == 0) e->zpend_at = at;
+                continue;
+            }
+            if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);
+            e->all_zero = 0;
+            e->zpend = 0;
+            uint8_t *p = emit_bytes(e, at, r->run[s] ? 5 : 4);
+            st32(p, (uint32_t)-(int32_t)r->run[s]);
+            if (r->run[s]) p[4] = 0x01;
+            continue;
+        }
+        size_t maxout = neblock;
+        if (e->nt + maxout > room) {
+            if (e->nt >= room) return abandon(e, t);
+            maxout = (size_t)(room - e->nt);
+        }
+        size_t slen;
+        if (r->sk[s] == S_CODED && r->clen[s] <= maxout) {
+            r->sstore[s] = STORE_CODED;
+            slen = r->clen[s];
+        } else {
+            if (e->nt + neblock > room) return abandon(e, t); /* stored raw does not fit */
+            r->sstore[s] = STORE_FILTERED;
+            slen = neblock;
         }
         if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);
         e->all_zero = 0;
         e->zpend = 0;
-        uint8_t *p = emit_bytes(e, at, r->run ? 5 : 4);
-        st32(p, (uint32_t)-(int32_t)r->run);
-        if (r->run) p[4] = 0x01;
-        return GPUBP_OK;
+        uint8_t *p = emit_bytes(e, at, 4 + slen);
+        st32(p, (uint32_t)slen);
+        r->sdst[s] = p + 4;
+        e->nt += slen;
     }
-    size_t maxout = r->len;
-    if (e->nt + maxout > room) {
-        if (e->nt >= room) return abandon(e, t);
-        maxout = (size_t)(room - e->nt);
-    }
-    size_t slen;
-    if (r->kind == BLK_ZLIB && r->clen <= maxout) {
-        r->store = STORE_ZLIB;
-        slen = r->clen;
-    } else {
-        if (e->nt + r->len > room) return abandon(e, t); /* stored raw does not fit */
-        r->store = STORE_FILTERED;
-        slen = r->len;
-    }
-    if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);
-    e->all_zero = 0;
-    e->zpend = 0;
-    uint8_t *p = emit_bytes(e, at, 4 + slen);
-    st32(p, (uint32_t)slen);
-    r->dst = p + 4;
-    e->nt += slen;
     return GPUBP_OK;
 }
 
@@ -584,7 +648,9 @@ static int emit_units(gbp_blosc_enc *e)
         else GBP_FORWARD_IF_ERROR(walk_block(e, t));
         if (r->block == e->ck_nb - 1) finish_chunk(e);
     }
+    atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, store_task, e);
+    GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
     return GPUBP_OK;
 }
 
@@ -596,11 +662,12 @@ int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blo
     GBP_CHECK_ARG(next);
     size_t bytes = 0;
     for (size_t t = 0; t < e->nu; t++) bytes += e->u[t].len;
-    GBP_RETURN_ERROR_IF(out == NULL || cap < bytes + 5 * e->nu + 8, GPUBP_ERR_INVALID_ARG,
+    GBP_RETURN_ERROR_IF(out == NULL || cap < bytes + 5 * GBP_MAX_STREAMS * e->nu + 8, GPUBP_ERR_INVALID_ARG,
                         "blosc: output room of %zu bytes for %zu units of %zu bytes", cap, e->nu,
                         bytes);
     /* extents: one per unit at most, plus zero runs written late (one per chunk) */
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, 2 * e->nu + 2, sizeof *e->ext));
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, 2 * GBP_MAX_STREAMS * e->nu + 2,
+                              sizeof *e->ext));
     e->out = out;
     e->ocap = cap;
     e->o = 0;
@@ -634,15 +701,15 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
     return GPUBP_OK;
 }
 
-int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int level, int shuffle,
-                       int threads, void *dst, size_t cap, size_t *outlen)
+int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, int level,
+                       int shuffle, int threads, void *dst, size_t cap, size_t *outlen)
 {
     GBP_CHECK_ARG(dst);
     GBP_CHECK_ARG(outlen);
     GBP_RETURN_ERROR_IF(src == NULL && n > 0, GPUBP_ERR_INVALID_ARG,
                         "blosc: NULL source for %zu bytes", n);
     gbp_blosc_enc *e;
-    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&e, n, typesize, level, shuffle, threads));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&e, n, typesize, codec, level, shuffle, threads));
     size_t bound = gbp_blosc_bound(n);
     if (cap < bound) {
         gbp_blosc_enc_close(e);

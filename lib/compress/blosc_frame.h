@@ -15,9 +15,9 @@
 #define MIN_BUFFERSIZE 32          /* BLOSC_MIN_BUFFERSIZE: smaller pieces are memcpyed */
 #define MAX_BLOCKSIZE 536866816    /* BLOSC2_MAXBLOCKSIZE */
 #define CHUNK_VERSION 5            /* BLOSC2_VERSION_FORMAT_STABLE */
-#define ZLIB_VERSIONLZ 1
+#define CODEC_VERSIONLZ 1          /* every codec's format version (byte 1) */
+#define GBP_MAX_STREAMS 16         /* split blocks: at most this many streams (typesize) */
 #define ZLIB_FORMAT 3              /* codec number in flags bits 5-7 */
-#define ZLIB_COMPCODE 4            /* BLOSC_ZLIB, header byte 22 */
 
 #define F_SHUFFLE 0x01
 #define F_MEMCPYED 0x02

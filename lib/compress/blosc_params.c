@@ -84,3 +84,26 @@ int gbp_blosc_parse_params(const char *params, int *level, int *shuffle, int *th
     if (threads) *threads = th;
     return GPUBP_OK;
 }
+
+static const struct { const char *name; int code; } codec_names[] = {
+    {"blosclz", GBP_BLOSC_BLOSCLZ}, {"lz4", GBP_BLOSC_LZ4}, {"lz4hc", GBP_BLOSC_LZ4HC},
+    {"zlib", GBP_BLOSC_ZLIB},       {"zstd", GBP_BLOSC_ZSTD}};
+
+int gbp_blosc_codec_from_name(const char *name, int *codec)
+{
+    for (size_t i = 0; name && i < sizeof codec_names / sizeof *codec_names; i++)
+        if (!strcmp(name, codec_names[i].name)) {
+            *codec = codec_names[i].code;
+            return GPUBP_OK;
+        }
+    return gbp_error(GPUBP_ERR_CODEC, 0,
+                     "codec '%s' is not supported (blosclz, lz4, lz4hc, zlib or zstd)",
+                     name ? name : "(null)");
+}
+
+const char *gbp_blosc_codec_str(int codec)
+{
+    for (size_t i = 0; i < sizeof codec_names / sizeof *codec_names; i++)
+        if (codec_names[i].code == codec) return codec_names[i].name;
+    return "unknown codec";
+}

@@ -1,4 +1,7 @@
-/* BloscLZ streams (blosclz.h): the decoder. */
+/* BloscLZ streams (blosclz.h): the decoder, and an encoder of our own: greedy LZ77 over a hash
+ * of 4-byte sequences (matches of 4 bytes or more, up to 8192 + 65535 bytes back), literals in
+ * runs of up to 32, the last bytes always literals; a sample of the input is compressed first
+ * and the block is left raw when its ratio is under the level's threshold (as Blosc2 does). */
 #include "blosclz.h"
 
 #include <string.h>
@@ -65,4 +68,131 @@ long gbp_blosclz_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t ca
         op += len;
     }
     return (long)op;
+}
+
+/* ---- encoder ----------------------------------------------------------------------------- */
+
+#define MAX_LIT 32
+#define NEAR_MAX 8191                 /* distance - 1 below this: 2-byte match operands */
+#define FAR_MAX (FAR_BASE + 65535)    /* largest distance of a far match */
+#define MIN_MATCH 4
+#define TAIL 12                       /* the last bytes are never searched: literals */
+
+static uint32_t ld32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static unsigned hash4(uint32_t v, unsigned bits) { return (v * 2654435761u) >> (32 - bits); }
+
+/* Writes literal run [lit, lit + cnt) (cnt <= 32) at out + o; returns the new o or SIZE_MAX. */
+static size_t put_lits(uint8_t *out, size_t o, size_t maxout, const uint8_t *lit, size_t cnt)
+{
+    if (cnt == 0) return o;
+    if (o + 1 + cnt > maxout) return SIZE_MAX;
+    if (out) {
+        out[o] = (uint8_t)(cnt - 1);
+        memcpy(out + o + 1, lit, cnt);
+    }
+    return o + 1 + cnt;
+}
+
+static size_t put_match(uint8_t *out, size_t o, size_t maxout, size_t len, size_t dist)
+{
+    size_t l = len - 2, d = dist - 1, far = d >= NEAR_MAX;
+    uint8_t tmp[16];
+    size_t t = 0;
+    if (far) d = dist - FAR_BASE;
+    unsigned hi = far ? 31u : (unsigned)(d >> 8);
+    if (l < 7) {
+        tmp[t++] = (uint8_t)(l << 5 | hi);
+    } else {
+        tmp[t++] = (uint8_t)(7u << 5 | hi);
+        size_t x = l - 7;
+        size_t n255 = x / 255;
+        if (o + 1 + n255 > maxout) return SIZE_MAX;
+        if (out) memset(out + o + 1, 255, n255);
+        if (out) out[o] = tmp[0];
+        o += 1 + n255;
+        t = 0;
+        tmp[t++] = (uint8_t)(x % 255);
+    }
+    if (far) {
+        tmp[t++] = 255;
+        tmp[t++] = (uint8_t)(d >> 8);
+        tmp[t++] = (uint8_t)(d & 255);
+    } else {
+        tmp[t++] = (uint8_t)(d & 255);
+    }
+    if (o + t > maxout) return SIZE_MAX;
+    if (out) memcpy(out + o, tmp, t);
+    return o + t;
+}
+
+/* One pass over in[0, n): writes the stream to out (NULL: only counts). Returns its length, or
+ * SIZE_MAX when it exceeds maxout. */
+static size_t lz_pass(const uint8_t *in, size_t n, uint8_t *out, size_t maxout, unsigned bits,
+                      uint32_t *tab, int twice)
+{
+    memset(tab, 0, sizeof(uint32_t) << bits);
+    size_t o = 0, ip = 0, anchor = 0;
+    size_t limit = n > TAIL ? n - TAIL : 0, bound = n - 4;
+    while (ip < limit) {
+        uint32_t seq = ld32(in + ip);
+        unsigned h = hash4(seq, bits);
+        size_t cand = tab[h];
+        tab[h] = (uint32_t)ip;
+        size_t dist = ip - cand;
+        if (ip == 0 || cand >= ip || dist > FAR_MAX || ld32(in + cand) != seq) {
+            ip++;
+            continue;
+        }
+        size_t len = MIN_MATCH;
+        while (ip + len < bound && in[cand + len] == in[ip + len]) len++;
+        if (dist > NEAR_MAX && len < 6) { /* a far match must pay for its 4 operand bytes */
+            ip++;
+            continue;
+        }
+        while (anchor < ip) { /* pending literals */
+            size_t cnt = ip - anchor < MAX_LIT ? ip - anchor : MAX_LIT;
+            if ((o = put_lits(out, o, maxout, in + anchor, cnt)) == SIZE_MAX) return SIZE_MAX;
+            anchor += cnt;
+        }
+        if ((o = put_match(out, o, maxout, len, dist)) == SIZE_MAX) return SIZE_MAX;
+        ip += len;
+        anchor = ip;
+        if (ip < limit) {
+            tab[hash4(ld32(in + ip - 2), bits)] = (uint32_t)(ip - 2);
+            if (twice) tab[hash4(ld32(in + ip - 1), bits)] = (uint32_t)(ip - 1);
+        }
+    }
+    while (anchor < n) {
+        size_t cnt = n - anchor < MAX_LIT ? n - anchor : MAX_LIT;
+        if ((o = put_lits(out, o, maxout, in + anchor, cnt)) == SIZE_MAX) return SIZE_MAX;
+        anchor += cnt;
+    }
+    return o;
+}
+
+size_t gbp_blosclz_compress(int level, const uint8_t *in, size_t n, uint8_t *out, size_t maxout)
+{
+    static const double min_ratio[10] = {0, 2, 1.5, 1.2, 1.2, 1.2, 1.2, 1.15, 1.1, 1.0};
+    if (level < 1) level = 1;
+    if (level > 9) level = 9;
+    if (n < 16 || maxout < 66 || n > UINT32_MAX) return 0;
+    unsigned bits = level == 1 ? 12 : level == 2 ? 13 : 14;
+    uint32_t tab[1u << 14];
+    /* entropy probe: the tail of the block, at most 2^bits bytes */
+    size_t sample = level < 2 ? n / 8 : level < 4 ? n / 4 : level < 7 ? n / 2 : n;
+    if (sample > ((size_t)1 << bits)) sample = (size_t)1 << bits;
+    if (sample >= 16) {
+        size_t c = lz_pass(in + n - sample, sample, NULL, SIZE_MAX, bits, tab, 0);
+        if ((double)sample < min_ratio[level] * (double)c) return 0;
+    }
+    size_t o = lz_pass(in, n, out, maxout, bits, tab, level == 9);
+    if (o == SIZE_MAX) return 0;
+    out[0] |= 0x20; /* the marker: the first control byte is a literal run */
+    return o;
 }

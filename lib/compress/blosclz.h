@@ -24,4 +24,11 @@
  * stream only when it produces exactly the block's size; the caller checks that. */
 long gbp_blosclz_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t cap);
 
+/* Compresses n bytes at in (level 1..9, as Blosc2's clevel) into out, at most maxout bytes.
+ * Returns the stream's length, or 0 when the stream would not fit in maxout or when a sample of
+ * the input predicts too small a ratio for the level (Blosc2 then stores the block raw; the
+ * thresholds are Blosc2's: ratio 2 at level 1, 1.5 at 2, 1.2 at 3-6, 1.15 at 7, 1.1 at 8, none at
+ * 9). n under 16 bytes or maxout under 66 bytes: 0. Reentrant: the hash table is on the stack. */
+size_t gbp_blosclz_compress(int level, const uint8_t *in, size_t n, uint8_t *out, size_t maxout);
+
 #endif /* GBP_BLOSCLZ_H */

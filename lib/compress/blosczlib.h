@@ -23,6 +23,13 @@
 #define GBP_BLOSC_SHUFFLE 1    /* byte shuffle */
 #define GBP_BLOSC_BITSHUFFLE 2
 
+/* Codecs (Blosc2 codec codes, chunk header byte 22). */
+#define GBP_BLOSC_BLOSCLZ 0
+#define GBP_BLOSC_LZ4 1
+#define GBP_BLOSC_LZ4HC 2
+#define GBP_BLOSC_ZLIB 4
+#define GBP_BLOSC_ZSTD 5
+
 #define GBP_BLOSC_DEFAULT_LEVEL 1 /* ADIOS2's default clevel */
 #define GBP_BLOSC_DEFAULT_SHUFFLE GBP_BLOSC_SHUFFLE
 #define GBP_BLOSC_THRESHOLD 128   /* blocks below this many bytes are stored raw (count 0) */
@@ -38,7 +45,8 @@ size_t gbp_blosc_bound(size_t n);
  * buffer at dst, whose length goes to *outlen (the characteristic-11 "output size"; n is the
  * "input size").
  *   typesize: element size in bytes (1 .. any; above 255 Blosc2 uses 1), the shuffle unit.
- *   level:    0 .. 9 (zlib level; 0 stores memcpyed chunks).
+ *   codec:    GBP_BLOSC_BLOSCLZ, _LZ4, _LZ4HC, _ZLIB or _ZSTD (gbp_blosc_check_codec).
+ *   level:    0 .. 9 (Blosc2's clevel; 0 stores memcpyed chunks).
  *   shuffle:  GBP_BLOSC_NOSHUFFLE, GBP_BLOSC_SHUFFLE or GBP_BLOSC_BITSHUFFLE.
  *   threads:  worker threads, 0 = all online cores.
  * Layouts written (as ADIOS2): n < 128 -> DataHeader count 0 and the raw bytes (23 + n); else one
@@ -46,8 +54,8 @@ size_t gbp_blosc_bound(size_t n);
  * memcpyed chunks for level 0, pieces under 32 bytes and data that does not shrink.
  * cap must be at least gbp_blosc_bound(n). Returns GPUBP_OK, GPUBP_ERR_INVALID_ARG (NULL pointer,
  * typesize 0, level or shuffle out of range, negative threads, cap too small) or GPUBP_ERR_NOMEM. */
-int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int level, int shuffle,
-                       int threads, void *dst, size_t cap, size_t *outlen);
+int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, int level,
+                       int shuffle, int threads, void *dst, size_t cap, size_t *outlen);
 
 /* ---- staged compression ------------------------------------------------------------------------
  * The same operator buffer, byte for byte, from input that arrives in pieces (for example device
@@ -83,8 +91,8 @@ typedef struct gbp_blosc_redo {
     uint64_t out_off;   /* ... to be written raw here */
 } gbp_blosc_redo;
 
-int gbp_blosc_enc_open(gbp_blosc_enc **e, size_t n, size_t typesize, int level, int shuffle,
-                       int threads);
+int gbp_blosc_enc_open(gbp_blosc_enc **e, size_t n, size_t typesize, int codec, int level,
+                       int shuffle, int threads);
 /* Room `out` needs for the emit that follows a put of len bytes. */
 size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len);
 int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len);
@@ -131,6 +139,15 @@ int gbp_blosc_parse_params(const char *params, int *level, int *shuffle, int *th
  * (lz4 and lz4hc) and ZSTD when the build found liblz4 / libzstd. */
 unsigned gbp_blosc_features(void);
 
+/* The codec named "blosclz", "lz4", "lz4hc", "zlib" or "zstd" -> *codec (GBP_BLOSC_*);
+ * GPUBP_ERR_CODEC naming it for any other name. */
+int gbp_blosc_codec_from_name(const char *name, int *codec);
+/* The name of a codec code ("lz4hc"); "unknown codec" for others. */
+const char *gbp_blosc_codec_str(int codec);
+/* GPUBP_OK when this build writes codec `codec`; GPUBP_ERR_CODEC naming the codec and the missing
+ * library (or GPUBP_ERR_INVALID_ARG for an unknown code) otherwise. */
+int gbp_blosc_check_codec(int codec);
+
 /* Name of a Blosc codec format number (chunk flags bits 5-7): "blosclz", "lz4", "zlib", ... */
 const char *gbp_blosc_codec_name(int format);
 
@@ -140,8 +157,12 @@ void gbp_blosc_set_max_chunk(size_t bytes);
 
 /* ---- internal pieces, exposed for the tests ---------------------------------------------------- */
 
-/* Blosc2's automatic block size for the zlib codec (docs/format/blosc-zlib.md 3.9). */
-size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int level);
+/* Blosc2's automatic block size of a chunk of nbytes (docs/format/blosc-zlib.md 3.9, and stune.c for the
+ * fast codecs and split chunks), and whether the chunk's blocks are split into typesize streams
+ * (Blosc2's default split mode: blosclz, lz4 and zstd up to level 5, with byte shuffle,
+ * typesize 2..16, at least 32 elements a block). */
+size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
+int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
 
 /* Byte and bit shuffle of one block of n bytes (docs/format/blosc-zlib.md 4.1, 4.2); src and
  * dst must not overlap. bit_unshuffle's `blosc1` selects the Blosc1 (chunk version 2) leftover

@@ -76,7 +76,7 @@ struct gpubp_variable {
     gbp_sel sel;
     uint32_t member_id;      /* write */
     int op;                  /* write: 1 = zlib (blosc-framed) */
-    int op_level, op_shuffle, op_threads;
+    int op_codec, op_level, op_shuffle, op_threads;
     size_t puts;             /* write: puts so far */
     size_t steps_written;    /* write: steps in which it has blocks */
     int in_step;             /* write: has blocks in the current step */

@@ -82,7 +82,7 @@ static int is_small(const gpubp_file *f, const gbp_wblock *wb)
         return 0;
     size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
-    size_t bsz = gbp_blosc_blocksize(raw, es, v->op_level);
+    size_t bsz = gbp_blosc_blocksize(raw, es, v->op_codec, v->op_level, v->op_shuffle);
     return raw / bsz + 1 < (size_t)gbp_pool_workers(threads, SIZE_MAX);
 }
 
@@ -102,7 +102,7 @@ static void ahead_run(void *ctx, size_t t, int worker)
     const gpubp_variable *v = a->wb->var;
     size_t es = gbp_type_size(v->type), raw = (size_t)a->wb->payload_len;
     gbp_minmax(v->type, a->src, raw / es, a->wb->meta.mm, a->wb->meta.mm + 16, 0);
-    a->rc = gbp_blosc_compress(a->src, raw, es, v->op_level, v->op_shuffle, 1, a->z,
+    a->rc = gbp_blosc_compress(a->src, raw, es, v->op_codec, v->op_level, v->op_shuffle, 1, a->z,
                                gbp_blosc_bound(raw), &a->zlen);
     if (a->rc) snprintf(a->msg, sizeof a->msg, "%s", gbp_error_message());
 }
@@ -202,7 +202,8 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     gbp_blosc_enc *e = NULL;
     gbp_stage *st = NULL;
     uint8_t *out = NULL;
-    int rc = gbp_blosc_enc_open(&e, raw, es, v->op_level, v->op_shuffle, threads);
+    int rc = gbp_blosc_enc_open(&e, raw, es, v->op_codec, v->op_level, v->op_shuffle,
+                                threads);
     if (rc == GPUBP_OK)
         rc = gbp_mem_stage_open(f->mem, &st, wb->space, wb->data, es, &wb->box, 0, raw);
     size_t cap = 0;

@@ -13,7 +13,7 @@
 static uint8_t *encode(const uint8_t *src, size_t n, size_t ts, int level, int sh, size_t *len)
 {
     uint8_t *buf = malloc(gbp_blosc_bound(n));
-    assert_int_equal(gbp_blosc_compress(src, n, ts, level, sh, 1, buf, gbp_blosc_bound(n), len),
+    assert_int_equal(gbp_blosc_compress(src, n, ts, GBP_BLOSC_ZLIB, level, sh, 1, buf, gbp_blosc_bound(n), len),
                      0);
     return buf;
 }

@@ -159,7 +159,7 @@ static void check_file(const char *name, int level, int shuffle, size_t *ours_to
         }
         /* our encoder on the same content and settings */
         size_t rlen;
-        assert_int_equal(gbp_blosc_compress(blk, bytes, v->elsize, level, shuffle, 3, re,
+        assert_int_equal(gbp_blosc_compress(blk, bytes, v->elsize, GBP_BLOSC_ZLIB, level, shuffle, 3, re,
                                             gbp_blosc_bound(bytes), &rlen), 0);
         *ours_total += rlen;
         *adios_total += outsz;
@@ -237,7 +237,7 @@ static void tool_decodes_ours(void **state)
                         int pat = (int)((t + s + l) % NPAT);
                         size_t n = sizes[s], len;
                         ts_fill_bytes(src, n, tss[t], pat);
-                        assert_int_equal(gbp_blosc_compress(src, n, tss[t], levels[l], sh, 2, buf,
+                        assert_int_equal(gbp_blosc_compress(src, n, tss[t], GBP_BLOSC_ZLIB, levels[l], sh, 2, buf,
                                                             cap, &len), 0);
                         char dn[32], on[32];
                         snprintf(dn, sizeof dn, "c%d.data", ncase);

@@ -19,7 +19,7 @@ static size_t roundtrip(const uint8_t *src, size_t n, size_t ts, int level, int 
     uint8_t *back = malloc(n + 1);
     assert_non_null(buf);
     assert_non_null(back);
-    int rc = gbp_blosc_compress(src, n, ts, level, shuffle, threads, buf, cap, &len);
+    int rc = gbp_blosc_compress(src, n, ts, GBP_BLOSC_ZLIB, level, shuffle, threads, buf, cap, &len);
     if (rc) print_error("compress n=%zu ts=%zu level=%d shuffle=%d: %s\n", n, ts, level, shuffle,
                         gbp_error_message());
     assert_int_equal(rc, GPUBP_OK);
@@ -96,24 +96,24 @@ static void layouts_written(void **state)
     /* all zeros: the special-zero chunk, 23 + 32 bytes */
     memset(src, 0, sizeof src);
     for (int sh = 0; sh < 3; sh++) {
-        assert_int_equal(gbp_blosc_compress(src, 80 * 8, 8, 1, sh, 1, buf, sizeof buf, &len), 0);
+        assert_int_equal(gbp_blosc_compress(src, 80 * 8, 8, GBP_BLOSC_ZLIB, 1, sh, 1, buf, sizeof buf, &len), 0);
         assert_int_equal(len, 55);
         assert_int_equal(buf[23 + 2], 0x75);
         assert_int_equal(buf[23 + 31], 0x10);
     }
     /* random: does not shrink, memcpyed chunk 0x77 */
     ts_fill_bytes(src, sizeof src, 4, PAT_RANDOM);
-    assert_int_equal(gbp_blosc_compress(src, sizeof src, 4, 5, 1, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, sizeof src, 4, GBP_BLOSC_ZLIB, 5, 1, 1, buf, sizeof buf, &len), 0);
     assert_int_equal(len, 23 + 32 + sizeof src);
     assert_int_equal(buf[23 + 2], 0x77);
     assert_memory_equal(buf + 55, src, sizeof src);
     /* level 0: memcpyed up front, 0x07 */
-    assert_int_equal(gbp_blosc_compress(src, 1000, 4, 0, 1, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, 1000, 4, GBP_BLOSC_ZLIB, 0, 1, 1, buf, sizeof buf, &len), 0);
     assert_int_equal(len, 23 + 32 + 1000);
     assert_int_equal(buf[23 + 2], 0x07);
     /* constant 0x41: runs (csize -65, token 1) */
     memset(src, 0x41, 40000);
-    assert_int_equal(gbp_blosc_compress(src, 40000, 1, 1, 0, 1, buf, sizeof buf, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, 40000, 1, GBP_BLOSC_ZLIB, 1, 0, 1, buf, sizeof buf, &len), 0);
     assert_int_equal(buf[23 + 2], 0x75);
     assert_int_equal(gbp_ld32(buf + 23 + 8), 32768);  /* blocksize */
     assert_int_equal(gbp_ld32(buf + 23 + 12), 32 + 8 + 2 * 5); /* 2 bstarts, 2 runs */
@@ -132,11 +132,12 @@ static void block_sizes(void **state)
      * 3.9) */
     static const size_t want[10] = {16384, 32768, 65536, 131072, 262144, 262144,
                                     524288, 524288, 524288, 800000};
-    for (int l = 0; l <= 9; l++) assert_int_equal(gbp_blosc_blocksize(800000, 4, l), want[l]);
-    assert_int_equal(gbp_blosc_blocksize(25600, 8, 1), 25600);
-    assert_int_equal(gbp_blosc_blocksize(5, 8, 1), 1);
-    assert_int_equal(gbp_blosc_blocksize(40003, 3, 9), 40002);
-    assert_int_equal(gbp_blosc_blocksize(100000, 3, 1), 32766);
+    for (int l = 0; l <= 9; l++)
+        assert_int_equal(gbp_blosc_blocksize(800000, 4, GBP_BLOSC_ZLIB, l, 1), want[l]);
+    assert_int_equal(gbp_blosc_blocksize(25600, 8, GBP_BLOSC_ZLIB, 1, 1), 25600);
+    assert_int_equal(gbp_blosc_blocksize(5, 8, GBP_BLOSC_ZLIB, 1, 1), 1);
+    assert_int_equal(gbp_blosc_blocksize(40003, 3, GBP_BLOSC_ZLIB, 9, 1), 40002);
+    assert_int_equal(gbp_blosc_blocksize(100000, 3, GBP_BLOSC_ZLIB, 1, 1), 32766);
 }
 
 static void threads_do_not_change_output(void **state)
@@ -149,9 +150,9 @@ static void threads_do_not_change_output(void **state)
     ts_fill_bytes(src, n, 4, PAT_SMOOTH);
     for (size_t i = n / 3; i < n / 3 + 200000; i++) src[i] = (uint8_t)(ts_rand() >> 24);
     for (int sh = 0; sh < 3; sh++) {
-        assert_int_equal(gbp_blosc_compress(src, n, 4, 1, sh, 1, a, cap, &l1), 0);
+        assert_int_equal(gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, 1, sh, 1, a, cap, &l1), 0);
         for (int th = 0; th <= 5; th++) {
-            assert_int_equal(gbp_blosc_compress(src, n, 4, 1, sh, th, b, cap, &lt), 0);
+            assert_int_equal(gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, 1, sh, th, b, cap, &lt), 0);
             assert_int_equal(l1, lt);
             assert_memory_equal(a, b, l1);
             memset(back, 0, n);
@@ -176,12 +177,12 @@ static void multi_chunk(void **state)
         uint8_t buf[41000];
         size_t len;
         assert_true(gbp_blosc_bound(40000) == 23 + 40000 + 4 * 32);
-        assert_int_equal(gbp_blosc_compress(src, 40000, 8, 1, sh, 2, buf, sizeof buf, &len), 0);
+        assert_int_equal(gbp_blosc_compress(src, 40000, 8, GBP_BLOSC_ZLIB, 1, sh, 2, buf, sizeof buf, &len), 0);
         assert_int_equal(gbp_ld32(buf + 19), 4);
         roundtrip(src, 40000, 8, 1, sh, 3);
         /* a last piece under 32 bytes becomes a memcpyed chunk */
         gbp_blosc_set_max_chunk(10000);
-        assert_int_equal(gbp_blosc_compress(src, 20010, 4, 1, sh, 1, buf, sizeof buf, &len), 0);
+        assert_int_equal(gbp_blosc_compress(src, 20010, 4, GBP_BLOSC_ZLIB, 1, sh, 1, buf, sizeof buf, &len), 0);
         assert_int_equal(gbp_ld32(buf + 19), 3);
         assert_int_equal(buf[len - 10 - 32 + 2], 0x07);
         roundtrip(src, 20010, 4, 9, sh, 1);
@@ -259,22 +260,22 @@ static void bad_arguments(void **state)
     (void)state;
     uint8_t src[300] = {0}, buf[400];
     size_t len;
-    assert_int_equal(gbp_blosc_compress(src, 300, 0, 1, 1, 1, buf, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 0, GBP_BLOSC_ZLIB, 1, 1, 1, buf, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 10, 1, 1, buf, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 10, 1, 1, buf, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 3, 1, buf, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 1, 3, 1, buf, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, -1, buf, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 1, 1, -1, buf, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, buf, 354, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 1, 1, 1, buf, 354, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(NULL, 300, 4, 1, 1, 1, buf, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(NULL, 300, 4, GBP_BLOSC_ZLIB, 1, 1, 1, buf, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, NULL, sizeof buf, &len),
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 1, 1, 1, NULL, sizeof buf, &len),
                      GPUBP_ERR_INVALID_ARG);
-    assert_int_equal(gbp_blosc_compress(src, 300, 4, 1, 1, 1, buf, 355, &len), 0);
-    assert_int_equal(gbp_blosc_compress(NULL, 0, 4, 1, 1, 1, buf, 23, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, 300, 4, GBP_BLOSC_ZLIB, 1, 1, 1, buf, 355, &len), 0);
+    assert_int_equal(gbp_blosc_compress(NULL, 0, 4, GBP_BLOSC_ZLIB, 1, 1, 1, buf, 23, &len), 0);
     assert_int_equal(len, 23);
     assert_int_equal(gbp_blosc_decompress(buf, len, NULL, 0, 1), 0);
     assert_int_equal(gbp_blosc_bound(SIZE_MAX - 10), 0);
@@ -290,19 +291,19 @@ static void allocation_failures(void **state)
     size_t n = 200000, cap = gbp_blosc_bound(n), len;
     uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n);
     ts_fill_bytes(src, n, 4, PAT_SMOOTH);
-    assert_int_equal(gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, 1, 2, 2, buf, cap, &len), 0);
     int seen_fail = 0;
     for (long k = 0; k < 40; k++) {
         size_t l2;
         gbp_alloc_fail_after(k);
-        int rc = gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &l2);
+        int rc = gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, 1, 2, 2, buf, cap, &l2);
         gbp_alloc_fail_after(-1);
         assert_true(rc == GPUBP_OK || rc == GPUBP_ERR_NOMEM);
         if (rc == GPUBP_OK) assert_int_equal(l2, len);
         seen_fail |= rc != GPUBP_OK;
     }
     assert_true(seen_fail);
-    assert_int_equal(gbp_blosc_compress(src, n, 4, 1, 2, 2, buf, cap, &len), 0);
+    assert_int_equal(gbp_blosc_compress(src, n, 4, GBP_BLOSC_ZLIB, 1, 2, 2, buf, cap, &len), 0);
     for (long k = 0; k < 40; k++) {
         gbp_alloc_fail_after(k);
         int rc = gbp_blosc_decompress(buf, len, back, n, 2);
@@ -322,7 +323,7 @@ static uint8_t *staged(const uint8_t *src, size_t n, size_t ts, int level, int s
                        size_t piece, size_t *len)
 {
     gbp_blosc_enc *e;
-    assert_int_equal(gbp_blosc_enc_open(&e, n, ts, level, sh, threads), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_open(&e, n, ts, GBP_BLOSC_ZLIB, level, sh, threads), GPUBP_OK);
     size_t cap = gbp_blosc_bound(n) + 64;
     uint8_t *buf = malloc(cap), *out = malloc(gbp_blosc_enc_out_bound(e, piece));
     assert_non_null(buf);
@@ -381,7 +382,7 @@ static void staged_equals_whole(void **state)
                         int level = lv == 0 ? 1 : lv == 1 ? 0 : 9;
                         if ((lv == 1 || lv == 2) && (sh != 1 || s != 3)) continue;
                         size_t m = sizes[s], rl = 0, sl = 0;
-                        assert_int_equal(gbp_blosc_compress(src, m, 4, level, sh, 2, ref,
+                        assert_int_equal(gbp_blosc_compress(src, m, 4, GBP_BLOSC_ZLIB, level, sh, 2, ref,
                                                             gbp_blosc_bound(m), &rl), GPUBP_OK);
                         for (size_t p = 0; p < sizeof pieces / sizeof *pieces; p++) {
                             if (pieces[p] == 1 && m > 5000) continue;
@@ -411,9 +412,9 @@ static void staged_misuse(void **state)
     const gbp_blosc_extent *x;
     size_t nx, total;
     gbp_blosc_enc *e;
-    assert_int_equal(gbp_blosc_enc_open(&e, 0, 0, 1, 1, 1), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(gbp_blosc_enc_open(&e, 0, 0, GBP_BLOSC_ZLIB, 1, 1, 1), GPUBP_ERR_INVALID_ARG);
     assert_null(e);
-    assert_int_equal(gbp_blosc_enc_open(&e, 100000, 4, 1, 1, 1), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_open(&e, 100000, 4, GBP_BLOSC_ZLIB, 1, 1, 1), GPUBP_OK);
     assert_int_equal(gbp_blosc_enc_finish(e, &x, &nx, NULL, NULL, &total), GPUBP_ERR_INVALID_ARG);
     assert_int_equal(gbp_blosc_enc_put(e, src, 100001), GPUBP_ERR_INVALID_ARG);
     assert_int_equal(gbp_blosc_enc_put(e, src, 40000), GPUBP_OK);
@@ -442,7 +443,7 @@ static void ranges(void **state)
             for (int level = 0; level <= 1; level++) {
                 size_t m = pat == PAT_CONST ? 100 : n, len = 0; /* PAT_CONST: stored raw */
                 ts_fill_bytes(src, m, 4, pat);
-                assert_int_equal(gbp_blosc_compress(src, m, 4, level, 1, 2, buf,
+                assert_int_equal(gbp_blosc_compress(src, m, 4, GBP_BLOSC_ZLIB, level, 1, 2, buf,
                                                     gbp_blosc_bound(m) + 4096, &len), GPUBP_OK);
                 const size_t los[] = {0, 1, 32767, 32768, 50000, m - 1, m};
                 for (size_t a = 0; a < sizeof los / sizeof *los; a++)
@@ -466,6 +467,91 @@ static void ranges(void **state)
     free(win);
 }
 
+/* Every codec this build has x shuffle x typesize x pattern x level: the buffer decodes to the
+ * input, whole and staged in pieces, and its chunks carry the codec (header byte 22, flags bits
+ * 5-7) and Blosc2's split decision; the smooth data shrinks. */
+static void codecs_roundtrip(void **state)
+{
+    (void)state;
+    static const int codecs[] = {GBP_BLOSC_BLOSCLZ, GBP_BLOSC_LZ4, GBP_BLOSC_LZ4HC,
+                                 GBP_BLOSC_ZLIB, GBP_BLOSC_ZSTD};
+    static const int fmt[] = {0, 1, 1, 3, 4};
+    static const size_t tss[] = {1, 2, 4, 8, 16, 3};
+    static const int levels[] = {1, 5, 9};
+    size_t n = 300007, cap = gbp_blosc_bound(n), tested = 0;
+    uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n);
+    for (size_t c = 0; c < 5; c++) {
+        if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) {
+            assert_non_null(strstr(gbp_error_message(), "this build"));
+            continue;
+        }
+        for (size_t t = 0; t < 6; t++)
+            for (int pat = 0; pat < NPAT; pat++)
+                for (int sh = 0; sh < 3; sh++)
+                    for (size_t l = 0; l < 3; l++) {
+                        if (pat != PAT_SMOOTH && (l != 0 || t % 2)) continue;
+                        ts_fill_bytes(src, n, tss[t], pat);
+                        size_t len = 0;
+                        assert_int_equal(gbp_blosc_compress(src, n, tss[t], codecs[c], levels[l],
+                                                            sh, 2, buf, cap, &len), GPUBP_OK);
+                        const uint8_t *h = buf + 23;
+                        if ((h[2] & 0x02) == 0 && h[31] == 0) { /* a normal chunk */
+                            assert_int_equal(h[22], codecs[c]);
+                            assert_int_equal(h[2] >> 5, fmt[c]);
+                            int split = gbp_blosc_split(n, tss[t], codecs[c], levels[l], sh);
+                            assert_int_equal(!(h[2] & 0x10), split);
+                            assert_int_equal(gbp_ld32(h + 8),
+                                             gbp_blosc_blocksize(n, tss[t], codecs[c],
+                                                                 levels[l], sh));
+                        }
+                        if (pat == PAT_SMOOTH && sh == 1 && tss[t] >= 4 && len >= n * 9 / 10)
+                            fail_msg("%s ts %zu level %d: smooth data %zu -> %zu bytes",
+                                     gbp_blosc_codec_str(codecs[c]), tss[t], levels[l], n, len);
+                        memset(back, 0xAA, n);
+                        int rc = gbp_blosc_decompress(buf, len, back, n, 2);
+                        if (rc) print_error("%s ts %zu pat %d sh %d: %s\n",
+                                            gbp_blosc_codec_str(codecs[c]), tss[t], pat, sh,
+                                            gbp_error_message());
+                        assert_int_equal(rc, GPUBP_OK);
+                        assert_memory_equal(back, src, n);
+                        tested++;
+                    }
+        /* staged in odd pieces: the same bytes */
+        ts_fill_bytes(src, n, 8, PAT_SMOOTH);
+        size_t len = 0;
+        assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, 1, 1, buf, cap, &len), 0);
+        gbp_blosc_enc *e;
+        assert_int_equal(gbp_blosc_enc_open(&e, n, 8, codecs[c], 1, 1, 2), GPUBP_OK);
+        uint8_t *out = malloc(gbp_blosc_enc_out_bound(e, 70001)), *st = calloc(1, cap);
+        for (size_t off = 0; off < n; off += 70001) {
+            size_t m = n - off < 70001 ? n - off : 70001, nx;
+            const gbp_blosc_extent *x;
+            assert_int_equal(gbp_blosc_enc_put(e, src + off, m), GPUBP_OK);
+            assert_int_equal(gbp_blosc_enc_emit(e, out, gbp_blosc_enc_out_bound(e, 70001), &x,
+                                                &nx), GPUBP_OK);
+            for (size_t i = 0; i < nx; i++)
+                if (x[i].p) memcpy(st + x[i].off, x[i].p, x[i].len);
+                else memset(st + x[i].off, 0, x[i].len);
+        }
+        const gbp_blosc_extent *x;
+        const gbp_blosc_redo *r;
+        size_t nx, nr, total;
+        assert_int_equal(gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, &total), GPUBP_OK);
+        for (size_t i = 0; i < nx; i++) memcpy(st + x[i].off, x[i].p, x[i].len);
+        for (size_t i = 0; i < nr; i++) memcpy(st + r[i].out_off, src + r[i].in_off, r[i].len);
+        assert_int_equal(total, len);
+        assert_memory_equal(st, buf, len);
+        gbp_blosc_enc_close(e);
+        free(out);
+        free(st);
+    }
+    print_message("codecs: %zu round trips\n", tested);
+    assert_true(tested > 0);
+    free(src);
+    free(buf);
+    free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -482,6 +568,7 @@ int main(void)
         cmocka_unit_test(staged_equals_whole),
         cmocka_unit_test(staged_misuse),
         cmocka_unit_test(ranges),
+        cmocka_unit_test(codecs_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

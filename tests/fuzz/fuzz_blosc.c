@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* the decoded bytes survive a round trip through our encoder */
         size_t cap = gbp_blosc_bound(raw), n = 0;
         uint8_t *z = malloc(cap), *back = malloc(raw);
-        if (z && back && gbp_blosc_compress(out, raw, 4, 1, 1, 1, z, cap, &n) == GPUBP_OK) {
+        if (z && back && gbp_blosc_compress(out, raw, 4, GBP_BLOSC_ZLIB, 1, 1, 1, z, cap, &n) == GPUBP_OK) {
             if (gbp_blosc_decompress(z, n, back, raw, 1) != GPUBP_OK) abort();
             if (memcmp(back, out, raw) != 0) abort();
         }
