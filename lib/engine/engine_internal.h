@@ -138,6 +138,7 @@ struct gpubp_file {
 
     /* ---- reader ---- */
     gbp_index ix;
+    struct bp5_reader *bp5;  /* BP5 datasets (lib/engine/bp5read.c), else NULL */
     bp4_md0 md0_src;         /* the index's md.0 access: gbp_reader_md0 on this file */
     uint8_t *idx;            /* md.idx as read */
     size_t idx_len;

@@ -1,6 +1,7 @@
 /* Gets: block reads (local, remote, compressed) and the deferred-get queue. */
 #include "engine/get.h"
 
+#include "engine/bp5read.h"
 #include "engine/dataset.h"
 #include "engine/handles.h"
 #include "engine/rvar.h"
@@ -82,7 +83,9 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     size_t es = gbp_type_size(v->type), n = 1;
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
-    if (strcmp(b->op->name, "blosc") != 0)
+    int bp5 = strcmp(b->op->name, "bp5") == 0, optype = 0; /* BP5: the buffer names it */
+    const uint8_t *rawp = NULL;
+    if (strcmp(b->op->name, "blosc") != 0 && !bp5)
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "'%s': block compressed with operator '%s' is not supported (only blosc "
                          "with the zlib codec)", v->name, b->op->name);
@@ -105,11 +108,14 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int rc = (z && (r || dev)) ? GPUBP_OK
                                : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
-    if (rc == GPUBP_OK && dev)
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, z, (size_t)b->op->size, raw, &optype, &rawp);
+    if (rc == GPUBP_OK && rawp) /* the null operator */
+        rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
+    else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
         rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
-    if (rc == GPUBP_OK && !dev) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+    if (rc == GPUBP_OK && !dev && !rawp) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     gbp_free(z);
     gbp_free(r);
     return rc;
@@ -149,6 +155,15 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
             dbox.start[i] += ms[i];
         }
     }
+    if (b->has_value) { /* BP5 local values: the value lives in the metadata */
+        gbp_box one;
+        size_t c1 = 1;
+        gbp_box_dense(&one, 1, &c1);
+        return gbp_mem_scatter(f->mem, space, b->mm, es, &one, dst, &dbox);
+    }
+    if (b->payload_offset == UINT64_MAX)
+        return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': no data exists for this variable (only its "
+                         "statistics were written)", v->name);
     int fd = -1;
     if (!f->remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
     if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);

@@ -2,6 +2,7 @@
  * inquire. */
 #include "engine/reader.h"
 
+#include "engine/bp5read.h"
 #include "engine/collective.h"
 #include "engine/dataset.h"
 #include "engine/get.h"
@@ -30,6 +31,7 @@ static int load_metadata_comm(gpubp_file *f);
  * into the index are not parsed again. md.0 itself is read step by step (parse_until). */
 static int load_metadata(gpubp_file *f)
 {
+    if (f->bp5) return gbp_bp5_load_metadata(f);
     char *idxp = gbp_path_join(f->path, "md.idx");
     int rc = idxp ? GPUBP_OK : gbp_nomem();
     uint8_t *idx = NULL;
@@ -234,11 +236,9 @@ static int check_dataset(gpubp_file *f)
     char *mmd = gbp_path_join(f->path, "mmd.0"), *idx = gbp_path_join(f->path, "md.idx");
     char *md0 = gbp_path_join(f->path, "md.0"), *d0 = gbp_path_join(f->path, "data.0");
     int rc = (mmd && idx && md0 && d0) ? GPUBP_OK : gbp_nomem();
-    if (rc == GPUBP_OK && gbp_path_exists(mmd))
-        rc = gbp_error(GPUBP_ERR_BP5, 0,
-                       "%s is an ADIOS2 BP5 dataset (it has mmd.0); libgpubp reads BP4 only",
-                       f->path);
-    if (rc == GPUBP_OK && !gbp_path_exists(idx) && !gbp_path_exists(md0) && !gbp_path_exists(d0))
+    int bp5 = rc == GPUBP_OK && gbp_path_exists(mmd);
+    if (rc == GPUBP_OK && !bp5 && !gbp_path_exists(idx) && !gbp_path_exists(md0) &&
+        !gbp_path_exists(d0))
         rc = gbp_error(GPUBP_ERR_NOT_BP4, 0,
                        "%s is not a BP4 dataset (no md.idx, md.0 or data.0)", f->path);
     gbp_free(mmd);
@@ -246,12 +246,14 @@ static int check_dataset(gpubp_file *f)
     gbp_free(md0);
     gbp_free(d0);
     GBP_FORWARD_IF_ERROR(rc);
+    if (bp5) return gbp_bp5_open(f);
     return f->comm ? GPUBP_OK : load_index(f);
 }
 
 void gbp_reader_free(gpubp_file *f)
 {
     gbp_index_free(&f->ix);
+    gbp_bp5_free(f);
     gbp_free(f->idx);
     gbp_free(f->md0_all);
     gbp_free(f->md0);
@@ -337,6 +339,7 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
     gbp_var *rv = gbp_index_find(&f->ix, name);
     if (rv && rv->nsteps == 0) rv = NULL;
     if (rv && f->mode == GPUBP_MODE_READ && !gbp_var_find_step(rv, f->cur_step)) rv = NULL;
+    if (!rv && gbp_bp5_not_found(f, name) != GPUBP_ERR_NOT_FOUND) return GPUBP_ERR_NOT_SUPPORTED;
     if (!rv)
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "variable '%s' is not in %s%s", name, f->path,
                          f->mode == GPUBP_MODE_READ ? " at the current step" : "");

@@ -1,6 +1,7 @@
 /* The reader's md.0 window and the two passes that fill the index (format/index.h). */
 #include "engine/scan.h"
 
+#include "engine/bp5read.h"
 #include "engine/dataset.h"
 
 #include "compress/blosczlib.h"
@@ -27,6 +28,7 @@ static int gbp_scan_window_over(gpubp_file *f, const bp4_idx_record *r, const ch
  * each step is parsed into the index once. */
 int gbp_scan_until(gpubp_file *f, size_t nsteps)
 {
+    if (f->bp5) return gbp_bp5_parse_until(f, nsteps);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
     f->ix.steps_hint = nsteps;

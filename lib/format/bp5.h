@@ -282,8 +282,9 @@ void bp5_reader_free(bp5_reader *r);
 /* Adds dataset step r->nadded (p: its md.0 block, MetadataSize bytes) to the index; r->idx and
  * r->ft must cover it. On error the index is as it was. */
 int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n, const char *what);
-/* After the last step of a random-access open: every step of a joined array reports the last
- * step's joined shape, as ADIOS2 does (§10.5). */
+/* After the last step of a random-access open, as ADIOS2's random-access reader: every step of a
+ * joined array reports the last step's joined shape (§10.5), and a variable's steps are numbered
+ * 0, 1, ... (relative steps, §10.2; the loader's cookie keeps the dataset step). */
 void bp5_index_finish(gbp_index *ix);
 /* gbp_load_fn: the blocks of v's step vs. */
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);

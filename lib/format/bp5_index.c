@@ -128,6 +128,14 @@ static int add_block(bp5_reader *r, const gbp_block *b)
 {
     gbp_index *ix = r->ix;
     GBP_FORWARD_IF_ERROR(gbp_index_summarize_block(ix, b));
+    gbp_var *v = ix->cur;
+    size_t es = gbp_type_size(v->type);
+    if (b->has_minmax && v->has_mm && es) {
+        /* ADIOS2 feeds both of a block's values to the running min/max (§13): a block of no
+         * elements (min = the type's largest, max = its smallest) widens it */
+        if (gbp_value_cmp(v->type, b->mm + 16, v->mm) < 0) memcpy(v->mm, b->mm + 16, es);
+        if (gbp_value_cmp(v->type, b->mm, v->mm + 16) > 0) memcpy(v->mm + 16, b->mm, es);
+    }
     if (ix->cur_vs->nblocks == UINT32_MAX)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u",
                          ix->cur->name, ix->cur_step + 1);
@@ -215,6 +223,9 @@ void bp5_index_finish(gbp_index *ix)
         uint32_t last = v->steps[v->nsteps - 1].shape_id;
         for (size_t k = 0; k < v->nsteps; k++) v->steps[k].shape_id = last;
     }
+    /* random access presents relative steps: a variable's k-th step is step k (§10.2) */
+    for (size_t i = 0; i < ix->nvars; i++)
+        for (size_t k = 0; k < ix->vars[i]->nsteps; k++) ix->vars[i]->steps[k].step = (uint32_t)k;
 }
 
 /* ---- on-demand loads --------------------------------------------------------------------------- */

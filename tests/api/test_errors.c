@@ -280,10 +280,15 @@ static void test_bp5_directory(void **state)
     char bp5[4096];
     snprintf(bp5, sizeof bp5, "%s/BP5/steps_2d.bp", ts_golden_dir());
     gpubp_file *f = (gpubp_file *)0x1;
-    TS_ERR(gpubp_open(&f, bp5, GPUBP_MODE_READ, NULL), GPUBP_ERR_BP5);
-    assert_null(f);
-    TS_ERR(gpubp_open(&f, bp5, GPUBP_MODE_READ_RANDOM_ACCESS, NULL), GPUBP_ERR_BP5);
-    /* appending to a BP5 dataset is refused too (on a copy) */
+    /* BP5 datasets are read (issue 21) in both read modes */
+    TS_OK(gpubp_open(&f, bp5, GPUBP_MODE_READ, NULL));
+    TS_OK(gpubp_close(f));
+    TS_OK(gpubp_open(&f, bp5, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    size_t n = 0;
+    TS_OK(gpubp_steps(f, &n));
+    assert_int_equal(n, 3);
+    TS_OK(gpubp_close(f));
+    /* appending to a BP5 dataset is refused (on a copy) */
     const char *copy = ts_path("bp5copy.bp");
     assert_int_equal(ts_copy_dataset(bp5, copy), 0);
     TS_ERR(gpubp_open(&f, copy, GPUBP_MODE_APPEND, NULL), GPUBP_ERR_BP5);

@@ -525,7 +525,13 @@ def error_not_bp4():
 
 @case
 def error_bp5():
-    expect_error(["-la", golden("BP5", "steps_2d.bp")], 4, r"BP5")
+    # BP5 datasets are read (issue 21); one of a BP5 minor version other than 2 is refused
+    def minor3(path):
+        with open(path, "r+b") as f:
+            f.seek(38)
+            f.write(b"\x03")
+    ds = damaged_copy(golden("BP5", "steps_2d.bp"), "md.idx", minor3)
+    expect_error(["-la", ds], 4, r"BP5 minor version 3")
 
 
 def golden_datasets():

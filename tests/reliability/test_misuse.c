@@ -121,7 +121,8 @@ R(open_missing, gpubp_file *f; return gpubp_open(&f, ts_path("no_such.bp"), GPUB
 R(open_missing_ra, gpubp_file *f; return gpubp_open(&f, ts_path("no_such.bp"), GPUBP_MODE_READ_RANDOM_ACCESS, NULL);)
 R(open_plain_file, gpubp_file *f; ts_write_file(ts_path("plain"), "x", 1); return gpubp_open(&f, ts_path("plain"), GPUBP_MODE_READ, NULL);)
 R(open_write_plain_file, gpubp_file *f; ts_write_file(ts_path("plain"), "x", 1); return gpubp_open(&f, ts_path("plain"), GPUBP_MODE_WRITE, NULL);)
-R(open_bp5, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/BP5/local.bp", ts_golden_dir()); return gpubp_open(&f, p, GPUBP_MODE_READ, NULL);)
+/* a BP5 dataset of a BP5 minor version other than 2 (md.idx byte 38) */
+R(open_bp5, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/BP5/local.bp", ts_golden_dir()); char q[4200]; snprintf(q, sizeof q, "%s", ts_path("bp5minor.bp")); ts_copy_dataset(p, q); FILE *x = fopen(ts_join(q, "md.idx"), "r+b"); if (!x) return -1; fseek(x, 38, SEEK_SET); fputc(3, x); fclose(x); return gpubp_open(&f, q, GPUBP_MODE_READ, NULL);)
 R(open_bp5_append, gpubp_file *f; char p[4200]; snprintf(p, sizeof p, "%s/BP5/local.bp", ts_golden_dir()); char q[4200]; snprintf(q, sizeof q, "%s", ts_path("bp5copy.bp")); ts_copy_dataset(p, q); return gpubp_open(&f, q, GPUBP_MODE_APPEND, NULL);)
 R(open_no_parent, gpubp_file *f; return gpubp_open(&f, ts_path("nodir/sub/x.bp"), GPUBP_MODE_WRITE, NULL);)
 R(open_foreign_idx, gpubp_file *f; const char *d = ts_path("foreign.bp"); mkdir(d, 0777); char z[200] = "NOT A BP FILE AT ALL"; ts_write_file(ts_join(d, "md.idx"), z, sizeof z); return gpubp_open(&f, d, GPUBP_MODE_READ, NULL);)
@@ -334,7 +335,7 @@ static const row rows[] = {
     E("gpubp_open", open_missing_ra, GPUBP_ERR_NOT_BP4),
     E("gpubp_open", open_plain_file, GPUBP_ERR_NOT_BP4),
     E("gpubp_open", open_write_plain_file, GPUBP_ERR_NOT_BP4),
-    E("gpubp_open", open_bp5, GPUBP_ERR_BP5),
+    E("gpubp_open", open_bp5, GPUBP_ERR_NOT_SUPPORTED),
     E("gpubp_open", open_bp5_append, GPUBP_ERR_BP5),
     E("gpubp_open", open_no_parent, GPUBP_ERR_IO),
     E("gpubp_open", open_foreign_idx, GPUBP_ERR_NOT_BP4),

@@ -1,0 +1,20 @@
+/* lib/engine/bp5read.h: the reader's BP5 path (bp5read.c); f->bp5 is set by gbp_bp5_open. */
+#ifndef GBP_ENGINE_BP5READ_H
+#define GBP_ENGINE_BP5READ_H
+
+#include "engine/engine_internal.h"
+
+/* Opens the BP5 dataset f->path (mmd.0 present); random access parses every step. */
+int gbp_bp5_open(gpubp_file *f);
+void gbp_bp5_free(gpubp_file *f);
+/* (Re)reads md.idx and mmd.0 and parses what is new in them. */
+int gbp_bp5_load_metadata(gpubp_file *f);
+/* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
+int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps);
+/* GPUBP_ERR_NOT_FOUND, or NOT_SUPPORTED naming what the variable is (struct, derived) */
+int gbp_bp5_not_found(const gpubp_file *f, const char *name);
+/* A stored block's operator buffer: *type (BP5_OP_*), *rawp the raw bytes of a null operator. */
+int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const uint8_t *z, size_t n,
+               size_t raw, int *type, const uint8_t **rawp);
+
+#endif /* GBP_ENGINE_BP5READ_H */
