@@ -10,10 +10,18 @@
 #include "ls_print.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
+
+/* long double is the x87 80-bit format (as ADIOS2 stores it): its values print exactly */
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+#define LS_NATIVE_LDBL 1
+#else
+#define LS_NATIVE_LDBL 0
+#endif
 
 typedef enum { C_INT, C_UINT, C_DBL, C_CHAR, C_STR } comp_kind;
 
@@ -23,6 +31,10 @@ typedef struct comp {
     unsigned long long u;
     double d;
     const char *s;
+#if LS_NATIVE_LDBL
+    bool isld;      /* a GPUBP_TYPE_LONG_DOUBLE element, exact in ld */
+    long double ld;
+#endif
 } comp;
 
 int ls_ndigits(uint64_t n)
@@ -73,9 +85,16 @@ static int components(gpubp_type t, const void *data, size_t item, comp *v)
     case GPUBP_TYPE_DOUBLE: LOAD(double, C_DBL, d)
     case GPUBP_TYPE_FLOAT_COMPLEX: LOAD2(float)
     case GPUBP_TYPE_DOUBLE_COMPLEX: LOAD2(double)
-    case GPUBP_TYPE_LONG_DOUBLE: /* printed through double (localvals; exact printing: tools) */
+    case GPUBP_TYPE_LONG_DOUBLE:
+        /* exact through the native type where it is the x87 80-bit format, else through double */
         v->kind = C_DBL;
-        return gpubp_long_double_to_double(p + 16 * item, &v->d) == GPUBP_OK;
+        if (gpubp_long_double_to_double(p + 16 * item, &v->d) != GPUBP_OK)
+            v->d = NAN;
+#if LS_NATIVE_LDBL
+        v->isld = true;
+        memcpy(&v->ld, p + 16 * item, 10);
+#endif
+        return 1;
     case GPUBP_TYPE_STRING_ARRAY:
     case GPUBP_TYPE_STRING: {
         const char *const *s = (const char *const *)data;
@@ -141,6 +160,15 @@ static void comp_default(FILE *out, const comp *x, bool allowformat)
         fputc((int)(unsigned char)x->i, out);
         return;
     case C_DBL:
+#if LS_NATIVE_LDBL
+        if (x->isld) {
+            if (allowformat || (-10000.0L < x->ld && x->ld < 100000.0L))
+                fprintf(out, "%Lg", x->ld);
+            else
+                fprintf(out, "%Le", x->ld);
+            return;
+        }
+#endif
         /* min/max and attribute values switch to %e outside (-10000, 100000) */
         if (allowformat || (-10000.0 < x->d && x->d < 100000.0))
             fprintf(out, "%g", x->d);
