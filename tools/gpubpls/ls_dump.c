@@ -307,6 +307,13 @@ static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, cons
                       const uint64_t *n, uint64_t nelems, piece *p)
 {
     int rc;
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
+        for (uint64_t st = s0; st < s0 + ns; st++)
+            for (uint64_t b = s[0]; b < s[0] + n[0]; b++)
+                if ((rc = value_of_block(c, v, (size_t)st, (size_t)b, p)) != LS_OK)
+                    return rc;
+        return LS_OK;
+    }
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
         p->data = malloc(nelems * v->esize + 1);
         if (!p->data)
@@ -483,8 +490,14 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     }
     const int tdims = ndim + tidx;
 
-    /* an empty step selection at the end (bpls accepts it) takes the last step's shape */
-    if ((rc = ls_var_shape(c, v, step0 < nsteps ? (size_t)step0 : nsteps - 1, shape)) != LS_OK)
+    /* an empty step selection at the end (bpls accepts it) takes the last step's shape; a local
+     * value over several steps takes its one shape, the last step's block count, and each step
+     * reads that many of its own blocks (bpls does so) */
+    if (tidx && v->kind == GPUBP_SHAPE_LOCAL_VALUE)
+        rc = ls_global_signature(c, v, shape);
+    else
+        rc = ls_var_shape(c, v, step0 < nsteps ? (size_t)step0 : nsteps - 1, shape);
+    if (rc != LS_OK)
         return rc;
 
     if (tidx && ct[0] > 1 && ndim > 0) {
