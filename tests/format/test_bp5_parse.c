@@ -17,9 +17,6 @@
 #include "format/bp5.h"
 #include "test_support.h"
 
-#ifndef GBP_GOLDEN_DIR
-#define GBP_GOLDEN_DIR "tests/golden"
-#endif
 
 /* ---- the model ------------------------------------------------------------------------------- */
 
@@ -763,8 +760,7 @@ static void test_colmajor_records(void **state)
 {
     (void)state;
     dataset *d = calloc(1, sizeof *d);
-    snprintf(d->dir, sizeof d->dir, "%s/BP5/colmajor.bp",
-             getenv("GPUBP_GOLDEN_DIR") ? getenv("GPUBP_GOLDEN_DIR") : GBP_GOLDEN_DIR);
+    snprintf(d->dir, sizeof d->dir, "%s/BP5/colmajor.bp", ts_golden_dir());
     TS_OK(load_dataset(d));
     assert_true(d->ix.column_major);
     assert_int_equal(d->ix.nsteps, 2);
@@ -812,7 +808,7 @@ int main(void)
 {
     static const char *const dirs[] = {"BP5", "gpu/BP5", "bp5/wheel", "bp5/wheel2",
                                        "bp5/oracle", "bp5/mpi", "codecs/BP5"};
-    const char *root = getenv("GPUBP_GOLDEN_DIR") ? getenv("GPUBP_GOLDEN_DIR") : GBP_GOLDEN_DIR;
+    const char *root = ts_golden_dir();
     struct CMUnitTest *tests = calloc(1, sizeof *tests);
     size_t n = 0;
     tests[n++] = (struct CMUnitTest){"colmajor_records", test_colmajor_records, NULL, NULL, NULL};
