@@ -28,7 +28,7 @@ static int attr_same(const gbp_attr_def *a, int type, const void *data, size_t n
 {
     if (a->type != type || a->n != n) return 0;
     if (type == GPUBP_TYPE_STRING) return !strcmp(a->strings[0], (const char *)data);
-    if (type == BP4_TYPE_STRING_ARRAY) {
+    if (type == GPUBP_TYPE_STRING_ARRAY) {
         const char *const *s = data;
         for (size_t i = 0; i < n; i++)
             if (strcmp(a->strings[i], s[i])) return 0;
@@ -74,11 +74,11 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
     nv.n = n;
     nv.dirty = 1;
     int rc = GPUBP_OK;
-    if (t == GPUBP_TYPE_STRING || t == BP4_TYPE_STRING_ARRAY) {
+    if (t == GPUBP_TYPE_STRING || t == GPUBP_TYPE_STRING_ARRAY) {
         nv.strings = gbp_calloc(n, sizeof(char *));
         if (!nv.strings) rc = GPUBP_ERR_NOMEM;
         for (size_t i = 0; rc == GPUBP_OK && i < n; i++) {
-            const char *src = t == BP4_TYPE_STRING_ARRAY ? ((const char *const *)data)[i] : (const char *)data;
+            const char *src = t == GPUBP_TYPE_STRING_ARRAY ? ((const char *const *)data)[i] : (const char *)data;
             nv.strings[i] = gbp_strdup(src);
             if (!nv.strings[i]) rc = GPUBP_ERR_NOMEM;
         }
