@@ -248,7 +248,8 @@ static int get_into(ls_ctx *c, const ls_var *v, piece *p, size_t expect)
                 bytes, expect * v->esize);
         return LS_FAIL;
     }
-    void *buf = malloc(bytes ? bytes : 1);
+    /* Zeroed: a selection no block covers is left untouched by a read, and bpls prints 0 there. */
+    void *buf = calloc(1, bytes ? bytes : 1);
     if (!buf)
         return ls_nomem();
     rc = gpubp_get(c->f, v->v, buf, GPUBP_SYNC);
