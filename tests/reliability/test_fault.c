@@ -542,9 +542,16 @@ static void test_fault_huge_claims(void **state)
     snprintf(idx, sizeof idx, "%s/md.idx", path);
     snprintf(md0, sizeof md0, "%s/md.0", path);
     size_t ilen;
-    unsigned char *orig = ts_read_file(ts_join(base, "md.idx"), &ilen);
-    assert_non_null(orig);
-    assert_int_equal(ilen, 128);
+    /* md.idx on the stack, not the heap: the forked children exit with it still held, and
+     * valgrind would report a heap copy as a leak of theirs. */
+    unsigned char orig[128];
+    {
+        unsigned char *heap = ts_read_file(ts_join(base, "md.idx"), &ilen);
+        assert_non_null(heap);
+        assert_int_equal(ilen, 128);
+        memcpy(orig, heap, 128);
+        free(heap);
+    }
     int failures = 0;
     /* 1: a record whose md.0 pointers claim 2^60 bytes */
     {
@@ -599,7 +606,6 @@ static void test_fault_huge_claims(void **state)
         if (st) { print_error("200 dimensions: child status %d\n", st); failures++; }
         g_faults++;
     }
-    free(orig);
     assert_int_equal(failures, 0);
 }
 
