@@ -1,18 +1,6 @@
 /* The public API, Attributes section of <gpubp.h>: define, list, inquire and read attributes. */
 #include "engine/handles.h"
 
-#include "compress/blosczlib.h"
-#include "memspace/box.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
 /* ---- attributes ------------------------------------------------------------------------------ */
 
 static void gbp_attr_def_clear(gbp_attr_def *a)
@@ -159,7 +147,7 @@ static int gbp_find_attr(const gpubp_file *f, const char *name, const gbp_attr *
 {
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(f), GPUBP_ERR_WRONG_MODE,
                         "attribute queries need a file open for reading");
-    *a = gbp_index_find_attr(&f->ix, name);
+    *a = gbp_file_find_attr(f, name);
     GBP_RETURN_ERROR_IF(!*a, GPUBP_ERR_NOT_FOUND, "attribute '%s' is not in %s", name, f->path);
     return GPUBP_OK;
 }

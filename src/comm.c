@@ -4,9 +4,6 @@
 
 #include "gpubp/cuda.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 int gpubp_open_comm(gpubp_file **out, const char *path, gpubp_mode mode, const char *params,
                     const gpubp_comm_ops *ops, void *ctx)
 {

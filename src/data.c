@@ -4,18 +4,6 @@
 #include "engine/handles.h"
 #include "engine/rvar.h"
 
-#include "compress/blosczlib.h"
-#include "memspace/box.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
 int gpubp_perform_puts(gpubp_file *f)
 {
     GBP_CHECK_ARG(f);

@@ -5,9 +5,6 @@
 
 #include "gpubp/cuda.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *params)
 {
     GBP_CHECK_ARG(out);

@@ -1,28 +1,12 @@
 /* The public API, Library section of <gpubp.h>: version, features, status strings, the error
  * record, type tables. */
-#include "engine/engine_internal.h"
-
-#include "compress/blosczlib.h"
+#include "engine/engine.h"
 
 #include "gpubp/cuda.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
 const char *gpubp_version(void) { return GPUBP_VERSION_STRING; }
 
-unsigned gpubp_features(void)
-{
-    unsigned f = gbp_blosc_features();
-    gbp_params p;
-    gbp_params_parse(&p, NULL);
-    gbp_mem *m = NULL;
-    if (gbp_mem_open(&m, &p) == GPUBP_OK) {
-        if (gbp_mem_has_device(m)) f |= GPUBP_FEATURE_CUDA;
-        gbp_mem_close(m);
-    }
-    return f;
-}
+unsigned gpubp_features(void) { return gbp_engine_features(); }
 
 const char *gpubp_strerror(int status)
 {

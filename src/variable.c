@@ -4,19 +4,9 @@
 #include "engine/reader.h"
 #include "engine/rvar.h"
 #include "engine/scan.h"
+#include "engine/zblock.h"
 
-#include "compress/blosczlib.h"
 #include "gpubp/cuda.h"
-#include "memspace/box.h"
-
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 int gpubp_inquire_variable(gpubp_variable **out, gpubp_file *f, const char *name)
 {
@@ -132,7 +122,7 @@ int gpubp_set_memory_space(gpubp_variable *v, gpubp_memory_space space)
     GBP_RETURN_ERROR_IF(space < GPUBP_MEM_DETECT || space > GPUBP_MEM_GPU, GPUBP_ERR_INVALID_ARG,
                         "gpubp_set_memory_space: invalid memory space %d", (int)space);
     if (space == GPUBP_MEM_GPU) {
-        int st = gbp_mem_device_status(v->file->mem);
+        int st = gbp_file_device_status(v->file);
         if (st == GPUBP_ERR_NOMEM) return st;
         if (st != GPUBP_OK)
             return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
@@ -282,17 +272,14 @@ int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *
     GBP_RETURN_ERROR_IF(v->puts > 0, GPUBP_ERR_WRONG_MODE,
                         "gpubp_variable_add_operation: '%s' has been put already", v->name);
     int codec;
-    GBP_RETURN_ERROR_IF(gbp_blosc_codec_from_name(op, &codec) != GPUBP_OK, GPUBP_ERR_CODEC,
-                        "gpubp_variable_add_operation: operator '%s' is not supported (blosclz, "
-                        "lz4, lz4hc, zlib or zstd)", op);
-    GBP_FORWARD_IF_ERROR(gbp_blosc_check_codec(codec));
+    GBP_FORWARD_IF_ERROR(gbp_zblock_codec(op, &codec));
     GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || gbp_kind_is_value(v->kind),
                         GPUBP_ERR_NOT_SUPPORTED,
                         "gpubp_variable_add_operation: '%s' is a single value; only arrays are "
                         "compressed", v->name);
     int level = v->file->params.compress_level, shuffle = v->file->params.compress_shuffle;
     int threads = 0;
-    if (params) GBP_FORWARD_IF_ERROR(gbp_blosc_parse_params(params, &level, &shuffle, &threads));
+    if (params) GBP_FORWARD_IF_ERROR(gbp_zblock_params(params, &level, &shuffle, &threads));
     v->op = 1;
     v->op_codec = codec;
     v->op_level = level;
@@ -478,7 +465,7 @@ int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const
         for (size_t i = 0; i < f->ix.nvars; i++) {
             gbp_var *rv = f->ix.vars[i];
             if (rv->nsteps == 0) continue;
-            if (f->mode == GPUBP_MODE_READ && (!f->in_step || !gbp_var_find_step(rv, f->cur_step)))
+            if (f->mode == GPUBP_MODE_READ && (!f->in_step || !gbp_file_step_has(f, rv)))
                 continue;
             f->names[k++] = rv->name;
         }

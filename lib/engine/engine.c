@@ -21,6 +21,19 @@
 #include <time.h>
 #include <unistd.h>
 
+unsigned gbp_engine_features(void)
+{
+    unsigned f = gbp_blosc_features();
+    gbp_params p;
+    gbp_params_parse(&p, NULL);
+    gbp_mem *m = NULL;
+    if (gbp_mem_open(&m, &p) == GPUBP_OK) {
+        if (gbp_mem_has_device(m)) f |= GPUBP_FEATURE_CUDA;
+        gbp_mem_close(m);
+    }
+    return f;
+}
+
 void gbp_engine_free(gpubp_file *f)
 {
     for (size_t i = 0; i < f->nvars; i++) {

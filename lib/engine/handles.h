@@ -19,4 +19,14 @@ int gbp_resolve_space(gpubp_variable *v, const void *ptr, gpubp_memory_space *sp
 /* Sorts n names in strcmp order. */
 void gbp_sort_names(const char **names, size_t n);
 
+/* A reader's attribute `name` (its index), or NULL. */
+const gbp_attr *gbp_file_find_attr(const gpubp_file *f, const char *name);
+/* Whether the reader's variable rv has blocks in the open step f->cur_step. */
+int gbp_file_step_has(const gpubp_file *f, const gbp_var *rv);
+/* The device of f's memory context: gbp_mem_device_status's GPUBP_OK, GPUBP_ERR_NOMEM or
+ * another status when GPU memory is not supported. */
+int gbp_file_device_status(const gpubp_file *f);
+/* The CUDA stream of f's device work (gbp_mem_set_stream). */
+int gbp_file_set_stream(gpubp_file *f, void *cuda_stream);
+
 #endif /* GBP_ENGINE_HANDLES_H */

@@ -275,3 +275,16 @@ int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, siz
     int rc2 = gbp_mem_sync(f->mem); /* z and c are the caller's until every fill is done */
     return rc != GPUBP_OK ? rc : rc2;
 }
+
+int gbp_zblock_codec(const char *op, int *codec)
+{
+    GBP_RETURN_ERROR_IF(gbp_blosc_codec_from_name(op, codec) != GPUBP_OK, GPUBP_ERR_CODEC,
+                        "gpubp_variable_add_operation: operator '%s' is not supported (blosclz, "
+                        "lz4, lz4hc, zlib or zstd)", op);
+    return gbp_blosc_check_codec(*codec);
+}
+
+int gbp_zblock_params(const char *params, int *level, int *shuffle, int *threads)
+{
+    return gbp_blosc_parse_params(params, level, shuffle, threads);
+}

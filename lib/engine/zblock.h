@@ -16,4 +16,11 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
 int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
                                size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox);
 
+/* The operator a variable takes (gpubp_variable_add_operation): the codec of operator name `op`
+ * (GPUBP_ERR_CODEC naming it for an unknown name, then gbp_blosc_check_codec's status for a codec
+ * this build lacks), and the operator's parameters (gbp_blosc_parse_params: level, shuffle,
+ * threads; absent keys leave their out-value unchanged). */
+int gbp_zblock_codec(const char *op, int *codec);
+int gbp_zblock_params(const char *params, int *level, int *shuffle, int *threads);
+
 #endif /* GBP_ENGINE_ZBLOCK_H */
