@@ -1,5 +1,6 @@
 /*
- * gpubpls: lists and dumps BP4 datasets the way ADIOS2's bpls does, through libgpubp's public API.
+ * gpubpls: lists and dumps BP4 and BP5 datasets the way ADIOS2's bpls does, through libgpubp's
+ * public API.
  *
  * Outline: parse the options (bpls's names, combined short flags such as -la), open the dataset
  * in random-access mode (or READ mode for -t, following steps), merge variables and attributes
@@ -9,8 +10,8 @@
  *
  * Exit status (as bpls): 0 success; 1 bad options or a read failure (a variable or attribute that
  * cannot be read is reported on stderr and the listing goes on); 2 a bad regular expression;
- * 4 a path that does not exist or cannot be opened as BP4, or masks that matched nothing; 30 an
- * output file that cannot be created; 200 a bad -s/-c spec.
+ * 4 a path that does not exist or cannot be opened as BP4 or BP5, or masks that matched nothing;
+ * 30 an output file that cannot be created; 200 a bad -s/-c spec.
  */
 #include "ls.h"
 #include "ls_dump.h"
@@ -33,7 +34,8 @@ static void print_help(void)
     printf(
         "usage: gpubpls [OPTIONS] file [mask1 mask2 ...]\n"
         "\n"
-        "List/dump the content of a BP4 dataset (a name.bp directory), as ADIOS2's bpls does.\n"
+        "List/dump the content of a BP4 or BP5 dataset (a name.bp directory), as ADIOS2's\n"
+        "bpls does.\n"
         "A mask is a shell pattern like with 'ls', e.g. \"*/x?\", or with -e an extended\n"
         "regular expression; it matches the whole name.\n"
         "Variables with several steps are listed with an extra, first dimension: the step.\n"
@@ -452,14 +454,21 @@ static void print_dims(ls_ctx *c, const size_t *d, size_t n)
 /* " = min / max" over all steps, from metadata (ls_var_minmax). */
 static int print_minmax(ls_ctx *c, const ls_var *v)
 {
-    if (v->type == GPUBP_TYPE_STRING) {
-        fputs(" = \"\" / \"\"", c->out); /* bpls keeps no min/max for strings */
+    if (!ls_type_has_minmax(c, v->type)) {
+        /* BP4: bpls prints the empty strings it keeps for strings; BP5: nothing */
+        if (v->type == GPUBP_TYPE_STRING && !c->bp5)
+            fputs(" = \"\" / \"\"", c->out);
         return LS_OK;
     }
     unsigned char min[16], max[16];
-    int rc = ls_var_minmax(c, v, min, max);
+    bool none;
+    int rc = ls_var_minmax(c, v, min, max, &none);
     if (rc != LS_OK)
         return rc;
+    if (none && c->bp5) {
+        fputs(" = N/A / N/A", c->out);
+        return LS_OK;
+    }
     fputs(" = ", c->out);
     ls_print_value(c, v->type, min, 0, false);
     fputs(" / ", c->out);
@@ -529,7 +538,7 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
             rc = ls_print_decomp(c, v);
         else
             rc = ls_read_var(c, v);
-        if (rc == LS_FAIL)
+        if (rc == LS_FAIL || rc == LS_ABORT)
             return end_entry(c, rc, false);
         fputc('\n', c->out);
     }
@@ -606,7 +615,7 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
     }
 
     rc = LS_OK;
-    for (size_t i = 0; i < n && rc != LS_STOP; i++) {
+    for (size_t i = 0; i < n && rc != LS_STOP && rc != LS_ABORT; i++) {
         if (!matches_a_mask(o, m, e[i].name))
             continue;
         (*matched)++;
@@ -636,6 +645,23 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
     return rc;
 }
 
+/* An ADIOS2 BP5 dataset: a directory whose md.idx header says BP version 5 (byte 37). bpls
+ * presents some things differently for BP5 (ls.h); a gpubp:// URL lists as BP4. */
+static bool is_bp5_dir(const char *path)
+{
+    char name[4096];
+    unsigned char h[38];
+    if (strncmp(path, "gpubp://", 8) == 0 ||
+        snprintf(name, sizeof name, "%s/md.idx", path) >= (int)sizeof name)
+        return false;
+    FILE *idx = fopen(name, "rb");
+    if (!idx)
+        return false;
+    bool bp5 = fread(h, 1, sizeof h, idx) == sizeof h && h[37] == 5;
+    fclose(idx);
+    return bp5;
+}
+
 static int open_dataset(ls_ctx *c)
 {
     struct stat sb;
@@ -654,6 +680,7 @@ static int open_dataset(ls_ctx *c)
         c->f = NULL;
         return 4;
     }
+    c->bp5 = is_bp5_dir(path);
     if (c->random_access && (rc = gpubp_steps(c->f, &c->file_steps)) < 0) {
         ls_lib_error(c, rc, "counting the steps of", path);
         return 1;
@@ -684,7 +711,7 @@ static int list_steps(ls_ctx *c, const masks *m, size_t *matched)
         fprintf(stdout, "Step %zu:\n", step);
         fflush(stdout);
         int rc = list_entries(c, m, matched);
-        if (rc == LS_FAIL)
+        if (rc == LS_FAIL || rc == LS_ABORT)
             return rc;
         if ((st = gpubp_end_step(c->f)) < 0)
             return ls_lib_error(c, st, "ending a step of", c->opt.path);
@@ -718,7 +745,7 @@ static int do_list(ls_ctx *c, const masks *m)
     rc = c->random_access ? list_entries(c, m, &matched) : list_steps(c, m, &matched);
     int crc = gpubp_close(c->f);
     c->f = NULL;
-    if (rc == LS_FAIL)
+    if (rc == LS_FAIL || rc == LS_ABORT)
         return 1;
     if (crc < 0) {
         ls_lib_error(c, crc, "closing", c->opt.path);

@@ -6,8 +6,10 @@
  * Files, each calling only those below it: gpubpls.c (main, options, listing) -> ls_dump.c
  * (shapes, blocks, data) -> ls_print.c (formatting of values) -> ls.c (errors, the context).
  *
- * Output follows ADIOS2's bpls byte for byte for BP4 datasets: the same column widths, number
- * formatting, index notation and block listing. docs/gpubpls.md describes the behaviour.
+ * Output follows ADIOS2's bpls byte for byte for BP4 and BP5 datasets: the same column widths,
+ * number formatting, index notation and block listing, and where bpls presents the two formats
+ * differently (BP5: relative step numbers, no min/max for complex, char and string, "N/A" for
+ * missing statistics), the format's presentation. docs/gpubpls.md describes the behaviour.
  */
 #ifndef GPUBPLS_LS_H
 #define GPUBPLS_LS_H
@@ -29,8 +31,10 @@
 /* Outcomes of the listing functions. LS_STOP is bpls's "stop listing, exit 0" for a selection it
  * cannot print (the message is already on stdout); LS_FAIL is a library or system failure (the
  * message is already on stderr). A failure ends the entry it happened in, never the listing: the
- * next variable or attribute is listed and the tool exits 1 at the end (ls_ctx.failed). */
-enum { LS_OK = 0, LS_STOP = -1, LS_FAIL = -2 };
+ * next variable or attribute is listed and the tool exits 1 at the end (ls_ctx.failed).
+ * LS_ABORT is bpls's caught exception (BP5: data of a variable written as statistics only): its
+ * report is on stdout and the listing stops with exit 1. */
+enum { LS_OK = 0, LS_STOP = -1, LS_FAIL = -2, LS_ABORT = -3 };
 
 typedef struct ls_options {
     bool longopt;       /* -l: values of scalars and attributes, min/max of arrays */
@@ -80,6 +84,7 @@ typedef struct ls_ctx {
     char commentchar;   /* ' ', or ';' with -y */
     gpubp_file *f;
     bool random_access; /* GPUBP_MODE_READ_RANDOM_ACCESS (everything but -t) */
+    bool bp5;           /* an ADIOS2 BP5 dataset: bpls's BP5 presentation (ls_dump.h) */
     size_t file_steps;
     int nextcol;        /* column of the next dumped value (a line may span reads) */
     bool failed;        /* an entry could not be listed (the message is on stderr): exit 1 once

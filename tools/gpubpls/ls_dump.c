@@ -253,6 +253,13 @@ static int get_into(ls_ctx *c, const ls_var *v, piece *p, size_t expect)
     if (!buf)
         return ls_nomem();
     rc = gpubp_get(c->f, v->v, buf, GPUBP_SYNC);
+    if (rc == GPUBP_ERR_NOT_FOUND && c->bp5) {
+        /* a BP5 variable written as statistics only: ADIOS2 throws, bpls reports it and stops */
+        free(buf);
+        fflush(c->out);
+        fputs("\nbpls caught an exception\nNo data exists for this variable\n", stdout);
+        return LS_ABORT;
+    }
     if (rc < 0) {
         free(buf);
         return ls_lib_error(c, rc, "reading", v->name);
@@ -680,18 +687,31 @@ static int fold_blocks(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned 
     return LS_OK;
 }
 
-int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max)
+bool ls_type_has_minmax(const ls_ctx *c, gpubp_type t)
+{
+    if (t == GPUBP_TYPE_STRING || t == GPUBP_TYPE_STRING_ARRAY)
+        return false;
+    return !c->bp5 || (t != GPUBP_TYPE_CHAR && t != GPUBP_TYPE_FLOAT_COMPLEX &&
+                       t != GPUBP_TYPE_DOUBLE_COMPLEX);
+}
+
+int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max, bool *none)
 {
     int rc = ls_select_steps(c, v, 0, v->nsteps);
     if (rc != LS_OK)
         return rc;
     memset(min, 0, 16);
     memset(max, 0, 16);
+    *none = false;
     rc = gpubp_variable_minmax(v->v, min, max);
-    if (rc == GPUBP_ERR_NOT_FOUND) /* no block has statistics: every block counts as 0 / 0 */
+    if (rc == GPUBP_ERR_NOT_FOUND) { /* no block has statistics: every block counts as 0 / 0 */
+        *none = true;
         return LS_OK;
+    }
     if (rc < 0)
         return ls_lib_error(c, rc, "reading min/max of", v->name);
+    if (c->bp5) /* ADIOS2's BP5 reader skips blocks without statistics */
+        return LS_OK;
     /* The library skips blocks without statistics where bpls counts them as zeros. That changes
      * nothing when 0 lies between min and max; otherwise fold the blocks as bpls does. */
     unsigned char zero[16] = {0};
@@ -705,11 +725,13 @@ int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max)
 
 /* One "block j: [a:b, c:d]" line (with min/max under -l) and, when dumping, the block's data. */
 static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, int nd_blocks,
-                            const int *nd_dims)
+                            const int *nd_dims, bool nostats)
 {
     size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
     unsigned char min[16], max[16];
     bool stats = c->opt.longopt && v->type != GPUBP_TYPE_STRING;
+    if (c->bp5 && v->type == GPUBP_TYPE_CHAR)
+        stats = false; /* ADIOS2's BP5 reader keeps none for char */
     int rc = block_info(c, v, step, j, start, count, stats ? min : NULL, stats ? max : NULL);
     if (rc != LS_OK)
         return rc;
@@ -727,8 +749,21 @@ static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, i
             fputs(", ", c->out);
     }
     fputc(']', c->out);
-    if (c->opt.longopt) {
-        if (!stats || greater(v->type, min, max)) {
+    if (c->opt.longopt && stats && c->bp5 && !nostats) {
+        if (!ls_type_has_minmax(c, v->type)) { /* complex: bpls prints the zeroed union */
+            memset(min, 0, sizeof min);
+            memset(max, 0, sizeof max);
+        }
+        /* ADIOS2's BP5 reader feeds both of a block's values to a fresh min/max: a block of no
+         * elements (min = the type's largest, max = its smallest) shows them swapped */
+        bool ok;
+        int swap = compare(v->type, min, max, &ok) > 0;
+        fputs(" = ", c->out);
+        ls_print_value(c, v->type, swap ? max : min, 0, false);
+        fputs(" / ", c->out);
+        ls_print_value(c, v->type, swap ? min : max, 0, false);
+    } else if (c->opt.longopt) {
+        if (!stats || nostats || greater(v->type, min, max)) {
             fputs("N/A / N/A", c->out);
         } else {
             fputs(" = ", c->out);
@@ -743,11 +778,14 @@ static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, i
     return LS_OK;
 }
 
-/* Widths of the block bounds: from the variable's shape as bpls keeps it after opening. */
+/* Widths of the block bounds: from the variable's shape as bpls keeps it after opening (BP5: the
+ * shape of its first step, which ADIOS2's BP5 reader defines the variable with). */
 static int dims_digits(ls_ctx *c, const ls_var *v, int *nd_dims)
 {
     size_t d[LS_MAX_DIMS];
-    int rc = ls_var_last_shape(c, v, d);
+    int rc = c->bp5 && c->random_access && v->kind != GPUBP_SHAPE_LOCAL_ARRAY
+                 ? ls_var_shape(c, v, 0, d)
+                 : ls_var_last_shape(c, v, d);
     if (rc != LS_OK)
         return rc;
     for (size_t k = 0; k < v->ndims; k++)
@@ -797,7 +835,7 @@ static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
     if ((rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
     for (size_t j = 0; j < n && rc == LS_OK; j++)
-        rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims);
+        rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims, false);
     return rc;
 }
 
@@ -807,23 +845,32 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
         return print_decomp_singlestep(c, v);
     if (v->nsteps == 0)
         return LS_OK;
-    int nd_steps = ls_ndigits(ls_abs_step(c, v, v->nsteps - 1));
+    /* BP5: ADIOS2's BP5 reader numbers a variable's steps from 0 over the steps it appears in */
+    int nd_steps = ls_ndigits(c->bp5 ? v->nsteps - 1 : ls_abs_step(c, v, v->nsteps - 1));
     int nd_dims[LS_MAX_DIMS];
     int rc = LS_OK;
     bool values = v->kind == GPUBP_SHAPE_GLOBAL_VALUE;
     if (!values && (rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
+    /* BP5: a variable written without statistics prints N/A for each block */
+    bool nostats = false;
+    if (!values && c->bp5 && c->opt.longopt && ls_type_has_minmax(c, v->type)) {
+        unsigned char min[16], max[16];
+        if ((rc = ls_var_minmax(c, v, min, max, &nostats)) != LS_OK)
+            return rc;
+    }
 
     for (size_t s = 0; s < v->nsteps && rc == LS_OK; s++) {
         size_t n;
         if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
-        fprintf(c->out, "%c       step %*zu: ", c->commentchar, nd_steps, ls_abs_step(c, v, s));
+        fprintf(c->out, "%c       step %*zu: ", c->commentchar, nd_steps,
+                c->bp5 ? s : ls_abs_step(c, v, s));
         if (!values) {
             fputc('\n', c->out);
             int nd_blocks = ls_ndigits((uint64_t)n - 1);
             for (size_t j = 0; j < n && rc == LS_OK; j++)
-                rc = print_block_line(c, v, s, j, nd_blocks, nd_dims);
+                rc = print_block_line(c, v, s, j, nd_blocks, nd_dims, nostats);
             continue;
         }
         if (n == 1) {

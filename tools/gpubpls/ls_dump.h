@@ -19,10 +19,16 @@ int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims);
 int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims);
 int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims);
 
+/* Whether bpls prints min/max for type t: never for strings; for BP5 not for char and complex
+ * numbers either (ADIOS2's BP5 reader keeps none). */
+bool ls_type_has_minmax(const ls_ctx *c, gpubp_type t);
+
 /* Min and max over all steps (one element each into 16-byte buffers) as bpls prints them for
- * -l: ADIOS2 counts a block written without statistics (StatsLevel=0) as 0 / 0, so a variable
- * without any prints 0 / 0 and one with some blocks lacking them folds zeros in. Not for strings. */
-int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max);
+ * -l; *none is set when no block has statistics. BP4: ADIOS2 counts a block written without
+ * statistics (StatsLevel=0) as 0 / 0, so a variable without any gets 0 / 0 and one with some
+ * blocks lacking them folds zeros in. BP5: blocks without statistics do not count (bpls prints
+ * N/A / N/A for a variable without any). Only for types ls_type_has_minmax accepts. */
+int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max, bool *none);
 
 /* The data dump of a global array or value (bpls readVar). */
 int ls_read_var(ls_ctx *c, const ls_var *v);
