@@ -4,76 +4,216 @@
  * (selections, box copies, device paths, gpubpls) is shared with BP4. */
 #include "engine/bp5read.h"
 
+#include "engine/collective.h"
 #include "engine/dataset.h"
 
 #include "format/bp5.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define GBP_BP5_MAX_META ((uint64_t)1 << 30)
 
-/* The whole of a metadata file, or n = 0 when it is absent and `optional`. */
-static int read_whole(gpubp_file *f, const char *name, uint8_t **p, size_t *n, int optional)
+/* md.0 bytes through the engine (local, remote, or as rank 0 broadcast them), counted. */
+static int md0_read(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
+    gpubp_file *f = ctx;
+    f->bp5->md0_bytes += n;
+    return gbp_reader_md0(f, off, n, buf);
+}
+
+/* The size of a file of the dataset; *exists 0 (size 0) when it is absent. */
+static int meta_size(gpubp_file *f, const char *name, uint64_t *size, int *exists)
+{
+    *size = 0;
+    *exists = 0;
+    if (f->remote) {
+        int rc = gbp_remote_size(f->remote, name, size);
+        if (rc == GPUBP_ERR_NOT_FOUND) return GPUBP_OK;
+        *exists = rc == GPUBP_OK;
+        return rc;
+    }
     char *path = gbp_path_join(f->path, name);
     GBP_CHECK_ALLOC(path);
     struct stat st;
-    int rc = GPUBP_OK;
-    *p = NULL;
-    *n = 0;
-    if (stat(path, &st) == 0 && (uint64_t)st.st_size > GBP_BP5_MAX_META)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes is larger than any BP5 metadata file",
-                       path, (unsigned long long)st.st_size);
-    if (rc == GPUBP_OK) rc = gbp_read_file(path, p, n, 0);
-    if (rc == GPUBP_ERR_NOT_FOUND && optional) rc = GPUBP_OK;
-    else if (rc == GPUBP_ERR_NOT_FOUND)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the BP5 dataset has no %s", f->path, name);
+    if (stat(path, &st) == 0) {
+        *size = (uint64_t)st.st_size;
+        *exists = 1;
+    }
+    gbp_free(path);
+    return GPUBP_OK;
+}
+
+/* n bytes at off of a file of the dataset. */
+static int meta_pread(gpubp_file *f, const char *name, uint8_t *buf, size_t n, uint64_t off)
+{
+    if (n == 0) return GPUBP_OK;
+    if (strcmp(name, "md.0")) f->bp5->idx_bytes += n;
+    if (f->remote) return gbp_remote_pread(f->remote, name, buf, n, off);
+    char *path = gbp_path_join(f->path, name);
+    GBP_CHECK_ALLOC(path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int rc = fd < 0 ? gbp_error(GPUBP_ERR_IO, errno, "%s: cannot open: %s", path, strerror(errno))
+                    : gbp_pread_all(fd, buf, n, off, path);
+    if (fd >= 0) close(fd);
     gbp_free(path);
     return rc;
 }
 
-/* (Re)reads md.idx and mmd.0 and parses what is new in them; md.0's size bounds the steps. */
-int gbp_bp5_load_metadata(gpubp_file *f)
+/* Brings the copy of a metadata file (*buf, *len bytes) up to the file's size, reading only the
+ * bytes after *len, and the first `head` bytes again (md.idx's header carries the writer's
+ * active flag). An absent file is an error unless optional. */
+static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len, size_t head,
+                     int optional)
+{
+    uint64_t size;
+    int exists;
+    GBP_FORWARD_IF_ERROR(meta_size(f, name, &size, &exists));
+    if (!exists && optional) return GPUBP_OK;
+    if (!exists) return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the BP5 dataset has no %s", f->path, name);
+    if (size > GBP_BP5_MAX_META)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/%s: %llu bytes is larger than any BP5 metadata "
+                         "file", f->path, name, (unsigned long long)size);
+    if (size < *len)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/%s shrank from %zu to %llu bytes while open",
+                         f->path, name, *len, (unsigned long long)size);
+    size_t old = *len;
+    if (head > old) head = old;
+    if (old == 0 && f->remote && size) {
+        /* the first read of a remote file: the copy that came with OPEN, when there is one */
+        uint8_t *p = NULL;
+        size_t n = 0;
+        GBP_FORWARD_IF_ERROR(gbp_remote_read_file(f->remote, name, &p, &n));
+        f->bp5->idx_bytes += n;
+        gbp_free(*buf);
+        *buf = p;
+        *len = n;
+        return GPUBP_OK;
+    }
+    if (size > old) {
+        uint8_t *p = gbp_realloc(*buf, (size_t)size);
+        if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of %s)",
+                                 (unsigned long long)size, name);
+        *buf = p;
+        GBP_FORWARD_IF_ERROR(meta_pread(f, name, p + old, (size_t)size - old, old));
+        *len = (size_t)size;
+    }
+    return meta_pread(f, name, *buf, head, 0);
+}
+
+/* Parses what is new in the copies of md.idx and mmd.0; msize: md.0's size. */
+static int parse_metadata(gpubp_file *f, uint64_t msize)
 {
     bp5_reader *r = f->bp5;
-    uint8_t *idx = NULL, *mmd = NULL;
-    size_t ilen = 0, mlen = 0;
     char wi[4200], wm[4200];
     snprintf(wi, sizeof wi, "%s/md.idx", f->path);
     snprintf(wm, sizeof wm, "%s/mmd.0", f->path);
-    int rc = read_whole(f, "md.idx", &idx, &ilen, 1);
-    /* a writer that has not written the header yet: nothing to see */
-    int early = rc == GPUBP_OK && ilen < BP5_HEADER_SIZE && r->idx.parsed == 0;
-    if (rc == GPUBP_OK && !early) rc = read_whole(f, "mmd.0", &mmd, &mlen, 0);
-    uint64_t msize = 0;
-    if (rc == GPUBP_OK && !early) {
-        char *m0 = gbp_path_join(f->path, "md.0");
-        struct stat st;
-        if (!m0) rc = gbp_nomem();
-        else if (stat(m0, &st) == 0) msize = (uint64_t)st.st_size;
-        else if (r->idx.nsteps || ilen > BP5_HEADER_SIZE)
-            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists steps but md.0 is missing", f->path);
-        gbp_free(m0);
-    }
-    if (rc == GPUBP_OK && !early) {
-        int active = ilen > 39 && idx[39] != 0;
-        rc = bp5_idx_parse(&r->idx, idx, ilen, msize, f->mode == GPUBP_MODE_READ, wi);
-        if (rc == GPUBP_OK) {
-            r->ft.big_endian = r->idx.big_endian;
-            rc = bp5_formats_parse(&r->ft, mmd, mlen, active || f->mode == GPUBP_MODE_READ, wm);
-        }
-        if (rc == GPUBP_OK) {
-            f->md0_size = msize;
-            f->writer_active = active;
-            f->nrecords = r->idx.flatten ? (r->idx.nsteps && !active ? 1 : 0) : r->idx.nsteps;
-        }
-    } else if (rc == GPUBP_OK) {
+    const uint8_t *idx = r->idx_buf;
+    size_t ilen = r->idx_len;
+    if (ilen < BP5_HEADER_SIZE && r->idx.parsed == 0) { /* no header yet: nothing to see */
         f->writer_active = 1;
+        return GPUBP_OK;
     }
-    gbp_free(idx);
-    gbp_free(mmd);
-    return rc;
+    int active = ilen > 39 && idx[39] != 0;
+    GBP_FORWARD_IF_ERROR(bp5_idx_parse(&r->idx, idx, ilen, msize, f->mode == GPUBP_MODE_READ, wi));
+    r->ft.big_endian = r->idx.big_endian;
+    GBP_FORWARD_IF_ERROR(bp5_formats_parse(&r->ft, r->mmd_buf, r->mmd_len,
+                                           active || f->mode == GPUBP_MODE_READ, wm));
+    f->md0_size = msize;
+    f->writer_active = active;
+    f->nrecords = r->idx.flatten ? (r->idx.nsteps && !active ? 1 : 0) : r->idx.nsteps;
+    return GPUBP_OK;
+}
+
+/* Reads what is new in md.idx and mmd.0 (mmd.0 only once md.idx has its header) and md.0's size. */
+static int fetch_metadata(gpubp_file *f, uint64_t *msize)
+{
+    bp5_reader *r = f->bp5;
+    *msize = 0;
+    GBP_FORWARD_IF_ERROR(meta_grow(f, "md.idx", &r->idx_buf, &r->idx_len, BP5_HEADER_SIZE, 1));
+    if (r->idx_len < BP5_HEADER_SIZE && r->idx.parsed == 0) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(meta_grow(f, "mmd.0", &r->mmd_buf, &r->mmd_len, 0, 0));
+    int exists;
+    GBP_FORWARD_IF_ERROR(meta_size(f, "md.0", msize, &exists));
+    if (!exists && (r->idx.nsteps || r->idx_len > BP5_HEADER_SIZE))
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists steps but md.0 is missing", f->path);
+    return GPUBP_OK;
+}
+
+/* Parallel readers: rank 0 reads what is new in md.idx, mmd.0 and md.0 (up to the end of the last
+ * step md.idx lists) and broadcasts it; every rank parses the same bytes, and serves md.0 from
+ * memory (f->md0_all). */
+static int load_metadata_comm(gpubp_file *f)
+{
+    gbp_comm *c = f->comm;
+    bp5_reader *r = f->bp5;
+    size_t old_i = r->idx_len, old_m = r->mmd_len, old_d = f->md0_all_len;
+    uint64_t hdr[4] = {0, 0, 0, 0}; /* md.idx bytes, mmd.0 bytes, md.0 bytes, md.0's size */
+    int rc = GPUBP_OK;
+    if (c->rank == 0) {
+        uint64_t msize = 0;
+        rc = fetch_metadata(f, &msize);
+        if (rc == GPUBP_OK) rc = parse_metadata(f, msize);
+        uint64_t end = old_d;
+        for (size_t s = 0; rc == GPUBP_OK && s < r->idx.nsteps; s++)
+            if (r->idx.steps[s].md_pos + r->idx.steps[s].md_size > end)
+                end = r->idx.steps[s].md_pos + r->idx.steps[s].md_size;
+        if (rc == GPUBP_OK && end > old_d) {
+            uint8_t *m = gbp_realloc(f->md0_all, (size_t)end);
+            if (!m) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of md.0)",
+                                   (unsigned long long)end);
+            else f->md0_all = m;
+            if (rc == GPUBP_OK) rc = meta_pread(f, "md.0", m + old_d, (size_t)(end - old_d), old_d);
+        }
+        hdr[0] = r->idx_len;
+        hdr[1] = r->mmd_len;
+        hdr[2] = end;
+        hdr[3] = msize;
+    }
+    GBP_FORWARD_IF_ERROR(gbp_comm_agree(c, rc, 0));
+    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, hdr, sizeof hdr, 0));
+    if (c->rank != 0) {
+        uint8_t *pi = hdr[0] > old_i ? gbp_realloc(r->idx_buf, (size_t)hdr[0]) : r->idx_buf;
+        if (pi) r->idx_buf = pi;
+        uint8_t *pm = hdr[1] > old_m ? gbp_realloc(r->mmd_buf, (size_t)hdr[1]) : r->mmd_buf;
+        if (pm) r->mmd_buf = pm;
+        uint8_t *pd = hdr[2] > old_d ? gbp_realloc(f->md0_all, (size_t)hdr[2]) : f->md0_all;
+        if (pd) f->md0_all = pd;
+        if ((hdr[0] > old_i && !pi) || (hdr[1] > old_m && !pm) || (hdr[2] > old_d && !pd))
+            rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of metadata)",
+                           (unsigned long long)(hdr[0] + hdr[1] + hdr[2]));
+    }
+    /* all ranks agree that the buffers are there before the broadcasts fill them */
+    GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(c, rc, "reading the BP5 metadata"));
+    size_t head = hdr[0] < BP5_HEADER_SIZE ? (size_t)hdr[0] : BP5_HEADER_SIZE;
+    rc = gbp_comm_bcast(c, r->idx_buf, head, 0);
+    if (rc == GPUBP_OK && hdr[0] > old_i)
+        rc = gbp_comm_bcast(c, r->idx_buf + old_i, (size_t)(hdr[0] - old_i), 0);
+    if (rc == GPUBP_OK && hdr[1] > old_m)
+        rc = gbp_comm_bcast(c, r->mmd_buf + old_m, (size_t)(hdr[1] - old_m), 0);
+    if (rc == GPUBP_OK && hdr[2] > old_d)
+        rc = gbp_comm_bcast(c, f->md0_all + old_d, (size_t)(hdr[2] - old_d), 0);
+    GBP_FORWARD_IF_ERROR(rc);
+    if (c->rank != 0) {
+        r->idx_len = (size_t)hdr[0];
+        r->mmd_len = (size_t)hdr[1];
+        rc = parse_metadata(f, hdr[3]);
+    }
+    f->md0_all_len = (size_t)hdr[2];
+    return gbp_comm_agree_all(c, rc, "parsing the BP5 metadata");
+}
+
+/* (Re)reads what is new in md.idx and mmd.0 and parses it; md.0's size bounds the steps. */
+int gbp_bp5_load_metadata(gpubp_file *f)
+{
+    if (f->comm) return load_metadata_comm(f);
+    uint64_t msize = 0;
+    GBP_FORWARD_IF_ERROR(fetch_metadata(f, &msize));
+    return parse_metadata(f, msize);
 }
 
 /* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
@@ -84,39 +224,30 @@ int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps)
     snprintf(what, sizeof what, "%s/md.0", f->path);
     f->ix.steps_hint = nsteps;
     size_t want = r->idx.flatten ? r->idx.nsteps : nsteps;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
     int rc = GPUBP_OK;
     while (rc == GPUBP_OK && r->nadded < want && r->nadded < r->idx.nsteps) {
-        const bp5_step_rec *s = &r->idx.steps[r->nadded];
-        if (s->md_size > cap) {
-            uint8_t *nb = gbp_realloc(buf, (size_t)s->md_size);
-            if (!nb) {
-                rc = gbp_nomem();
-                break;
-            }
-            buf = nb;
-            cap = (size_t)s->md_size;
-        }
-        rc = gbp_reader_md0(f, s->md_pos, (size_t)s->md_size, buf);
-        if (rc == GPUBP_OK) rc = bp5_index_add_step(&f->ix, r, buf, (size_t)s->md_size, what);
+        const uint8_t *buf = NULL;
+        rc = bp5_step_block(r, r->nadded, &buf);
+        if (rc == GPUBP_OK)
+            rc = bp5_index_add_step(&f->ix, r, buf, (size_t)r->idx.steps[r->nadded].md_size, what);
     }
-    gbp_free(buf);
     if (rc == GPUBP_OK && f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) bp5_index_finish(&f->ix);
     return rc;
 }
 
-int gbp_bp5_open(gpubp_file *f)
+int gbp_bp5_setup(gpubp_file *f)
 {
-    if (f->comm)
-        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
-                         "%s is an ADIOS2 BP5 dataset: parallel (MPI) readers read BP4 only so far",
-                         f->path);
     f->bp5 = gbp_calloc(1, sizeof *f->bp5);
     GBP_CHECK_ALLOC(f->bp5);
-    bp5_reader_init(f->bp5, gbp_reader_md0, f);
+    bp5_reader_init(f->bp5, md0_read, f);
     gbp_index_free(&f->ix);
     gbp_index_init(&f->ix, bp5_index_load, f->bp5);
+    return GPUBP_OK;
+}
+
+int gbp_bp5_open(gpubp_file *f)
+{
+    GBP_FORWARD_IF_ERROR(gbp_bp5_setup(f));
     GBP_FORWARD_IF_ERROR(gbp_bp5_load_metadata(f));
     if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) return gbp_bp5_parse_until(f, f->nrecords);
     return GPUBP_OK;

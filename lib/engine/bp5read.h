@@ -6,8 +6,13 @@
 
 /* Opens the BP5 dataset f->path (mmd.0 present); random access parses every step. */
 int gbp_bp5_open(gpubp_file *f);
+/* f->bp5 and an empty BP5 index, nothing read (parallel readers: every rank, before the
+ * collective gbp_bp5_load_metadata). */
+int gbp_bp5_setup(gpubp_file *f);
 void gbp_bp5_free(gpubp_file *f);
-/* (Re)reads md.idx and mmd.0 and parses what is new in them. */
+/* (Re)reads what is new in md.idx and mmd.0 (only the bytes after those read before, and
+ * md.idx's header) and parses it. Parallel readers (f->comm): collective; rank 0 reads and
+ * broadcasts md.idx, mmd.0 and md.0 up to the last step's end. */
 int gbp_bp5_load_metadata(gpubp_file *f);
 /* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
 int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps);

@@ -129,6 +129,7 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
  * on every rank only if they agree on what they have. */
 static int load_metadata_comm(gpubp_file *f)
 {
+    if (f->bp5) return gbp_bp5_load_metadata(f); /* collective too */
     gbp_comm *c = f->comm;
     int rc = GPUBP_OK;
     uint64_t hdr[3] = {0, 0, 0}; /* md.idx bytes, md.0 end of the last record, writer active */
@@ -215,6 +216,10 @@ int gbp_reader_open(gpubp_file *f)
     if (f->comm) {
         int rc = f->comm->rank == 0 ? check_dataset(f) : GPUBP_OK;
         GBP_FORWARD_IF_ERROR(gbp_comm_agree(f->comm, rc, 0));
+        int64_t bp5 = f->bp5 != NULL; /* rank 0 found a BP5 dataset: every rank reads it so */
+        GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &bp5, sizeof bp5, 0));
+        rc = bp5 && !f->bp5 ? gbp_bp5_setup(f) : GPUBP_OK;
+        GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(f->comm, rc, "gpubp_open"));
         return load_index(f);
     }
     return check_dataset(f);
@@ -227,6 +232,10 @@ static int check_dataset(gpubp_file *f)
         int rc = gbp_remote_open(&f->remote, f->path, &f->params);
         if (rc == GPUBP_ERR_NOT_FOUND) rc = gbp_error_with_path(GPUBP_ERR_NOT_BP4, f->path);
         GBP_FORWARD_IF_ERROR(rc);
+        uint64_t msz;
+        rc = gbp_remote_size(f->remote, "mmd.0", &msz); /* BP5 */
+        if (rc == GPUBP_OK) return f->comm ? gbp_bp5_setup(f) : gbp_bp5_open(f);
+        if (rc != GPUBP_ERR_NOT_FOUND) return rc;
         return load_index(f);
     }
     int is_dir;
@@ -246,7 +255,7 @@ static int check_dataset(gpubp_file *f)
     gbp_free(md0);
     gbp_free(d0);
     GBP_FORWARD_IF_ERROR(rc);
-    if (bp5) return gbp_bp5_open(f);
+    if (bp5) return f->comm ? gbp_bp5_setup(f) : gbp_bp5_open(f);
     return f->comm ? GPUBP_OK : load_index(f);
 }
 

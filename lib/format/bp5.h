@@ -269,6 +269,14 @@ typedef struct bp5_reader {
     size_t nadded;                /* dataset steps added to the index */
     bp5_unsup *unsup;             /* variables that are not presented */
     size_t nunsup, cap_unsup;
+    /* the reader's copies of md.idx and mmd.0 as far as read (lib/engine/bp5read.c) */
+    uint8_t *idx_buf, *mmd_buf;
+    size_t idx_len, mmd_len;
+    uint64_t idx_bytes;           /* bytes read from md.idx and mmd.0 */
+    uint64_t md0_bytes;           /* bytes read from md.0 */
+    /* the md.0 block of the dataset step last decoded (step_s + 1; 0: none) */
+    uint8_t *step_buf;
+    size_t step_cap, step_s;
     /* pass state */
     gbp_index *ix;
     const char *what;
@@ -286,6 +294,9 @@ int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n,
  * joined array reports the last step's joined shape (§10.5), and a variable's steps are numbered
  * 0, 1, ... (relative steps, §10.2; the loader's cookie keeps the dataset step). */
 void bp5_index_finish(gbp_index *ix);
+/* The md.0 block of dataset step s (MetadataSize bytes) through r->read, kept until another
+ * step's is read: a step's variables loaded one after the other read it once. */
+int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p);
 /* gbp_load_fn: the blocks of v's step vs. */
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
 /* What a variable of that name is when the index does not present it ("a struct variable",

@@ -27,6 +27,9 @@ void bp5_reader_free(bp5_reader *r)
     bp5_scratch_free(&r->scr);
     for (size_t i = 0; i < r->nunsup; i++) gbp_free(r->unsup[i].name);
     gbp_free(r->unsup);
+    gbp_free(r->idx_buf);
+    gbp_free(r->mmd_buf);
+    gbp_free(r->step_buf);
     memset(r, 0, sizeof *r);
 }
 
@@ -250,6 +253,27 @@ static int load_attr(void *ctx, gbp_attr *a)
     return GPUBP_OK;
 }
 
+int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p)
+{
+    const bp5_step_rec *rec = &r->idx.steps[s];
+    if (r->step_s == s + 1) {
+        *p = r->step_buf;
+        return GPUBP_OK;
+    }
+    size_t n = (size_t)rec->md_size;
+    if (n > r->step_cap || !r->step_buf) {
+        uint8_t *nb = gbp_realloc(r->step_buf, n ? n : 1);
+        GBP_CHECK_ALLOC(nb);
+        r->step_buf = nb;
+        r->step_cap = n;
+    }
+    r->step_s = 0;
+    GBP_FORWARD_IF_ERROR(r->read(r->read_ctx, rec->md_pos, n, r->step_buf));
+    r->step_s = s + 1;
+    *p = r->step_buf;
+    return GPUBP_OK;
+}
+
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what)
 {
     bp5_reader *r = ctx;
@@ -261,14 +285,12 @@ int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *
     int rc = GPUBP_OK;
     for (size_t s = first; s < last && !rc; s++) {
         const bp5_step_rec *rec = &r->idx.steps[s];
-        uint8_t *buf = gbp_malloc(rec->md_size ? (size_t)rec->md_size : 1);
-        GBP_CHECK_ALLOC(buf);
+        const uint8_t *buf = NULL;
         r->cur_s = s;
         r->cur_p = st->step;
         r->cur_w = r->idx.maps[rec->map].nwriters;
-        rc = r->read(r->read_ctx, rec->md_pos, (size_t)rec->md_size, buf);
+        rc = bp5_step_block(r, s, &buf);
         if (!rc) rc = bp5_decode_step(&r->idx, &r->ft, s, buf, (size_t)rec->md_size, &r->scr, &sink, what);
-        gbp_free(buf);
     }
     return rc;
 }
