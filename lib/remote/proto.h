@@ -58,7 +58,7 @@ enum {
     GBPR_E_AUTH = 3,      /* missing or wrong token */
     GBPR_E_NOT_FOUND = 4, /* no such dataset or file */
     GBPR_E_NOT_BP4 = 5,   /* the path is not a BP4 dataset */
-    GBPR_E_BP5 = 6,       /* the path is an ADIOS2 BP5 dataset */
+    GBPR_E_BP5 = 6,       /* the path is an ADIOS2 BP5 dataset (servers before BP5 reads) */
     GBPR_E_FORBIDDEN = 7, /* outside the root, or a name that is not a dataset file */
     GBPR_E_NO_DATASET = 8,/* a file request before OPEN */
     GBPR_E_IO = 9,        /* a system call failed on the server (errno in the reply) */
@@ -144,12 +144,13 @@ static inline int gbpr_take_str(gbpr_cursor *c, size_t cap, const char **s, size
     return 0;
 }
 
-/* 1 when name is a file of a BP4 dataset that the server may serve: md.idx, md.0 or data.N
- * (N decimal, no leading zero, at most 7 digits). */
+/* 1 when name is a file of a BP4 or BP5 dataset that the server may serve: md.idx, md.0, mmd.0
+ * (BP5) or data.N (N decimal, no leading zero, at most 7 digits). */
 static inline int gbpr_dataset_name_ok(const char *name, size_t n)
 {
     if (n == 6 && !memcmp(name, "md.idx", 6)) return 1;
     if (n == 4 && !memcmp(name, "md.0", 4)) return 1;
+    if (n == 5 && !memcmp(name, "mmd.0", 5)) return 1; /* BP5 */
     if (n < 6 || n > 12 || memcmp(name, "data.", 5)) return 0;
     if (name[5] == '0' && n > 6) return 0;
     for (size_t i = 5; i < n; i++)

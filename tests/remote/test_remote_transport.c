@@ -1,7 +1,7 @@
 /* Transport-level tests of remote reads against the fixture server (gpubp-serve started by the
  * ctest fixture on a free loopback port, root tests/golden, with a token):
  * every golden dataset file read remotely is byte for byte the local file; open errors (missing,
- * not BP4, BP5, path traversal, wrong or missing token); short reads; 8 concurrent clients;
+ * not a dataset, path traversal, wrong or missing token); short reads; 8 concurrent clients;
  * malformed and truncated messages (specific cases and a bounded fuzz loop) never crash the
  * server and close only their own connection. */
 #include <dirent.h>
@@ -26,7 +26,7 @@ static int g_port = -1;
 typedef struct dataset {
     char rel[512];      /* relative to the server's root */
     char local[4700];
-    char files[16][16]; /* md.idx, md.0, data.N */
+    char files[16][16]; /* md.idx, md.0, mmd.0 (BP5), data.N */
     int nfiles;
 } dataset;
 
@@ -49,8 +49,7 @@ static void scan(const char *sub)
         memset(s, 0, sizeof *s);
         snprintf(s->rel, sizeof s->rel, "%s/%s", sub, e->d_name);
         snprintf(s->local, sizeof s->local, "%s/%s", dir, e->d_name);
-        if (ts_exists(ts_join(s->local, "mmd.0")) || !ts_exists(ts_join(s->local, "md.idx")))
-            continue;
+        if (!ts_exists(ts_join(s->local, "md.idx"))) continue;
         DIR *dd = opendir(s->local);
         struct dirent *f;
         while (dd && (f = readdir(dd)) && s->nfiles < 16)
@@ -116,7 +115,7 @@ static int check_dataset(gbp_remote *r, const dataset *s)
 static void test_golden_bytes(void **state)
 {
     (void)state;
-    assert_true(g_nsets >= 6);
+    assert_true(g_nsets >= 6 + 6 + 6);
     for (int i = 0; i < g_nsets; i++) {
         gbp_remote *r = NULL;
         int rc = gbp_remote_open(&r, ru_url(g_port, g_sets[i].rel), NULL);
@@ -149,7 +148,6 @@ static void test_open_errors(void **state)
     expect_open_error("BP4/nosuch.bp", GPUBP_ERR_NOT_FOUND, "nosuch.bp");
     expect_open_error("BP4", GPUBP_ERR_NOT_BP4, "not a BP4 dataset");
     expect_open_error("BP4/types.bp.d.txt", GPUBP_ERR_NOT_BP4, "not a directory");
-    expect_open_error("BP5/types.bp", GPUBP_ERR_BP5, "BP5");
     expect_open_error("BP4/../BP4/types.bp", GPUBP_ERR_IO, "..");
     expect_open_error("../adios2/BP4/types.bp", GPUBP_ERR_IO, "..");
     expect_open_error("..", GPUBP_ERR_IO, "..");
@@ -212,8 +210,10 @@ static void test_file_errors(void **state)
     assert_int_equal(gbp_remote_size(r, "data.7", &sz), GPUBP_ERR_NOT_FOUND);
     assert_int_equal(gbp_remote_read_file(r, "data.7", &d, &n), GPUBP_ERR_NOT_FOUND);
     assert_int_equal(gbp_remote_pread(r, "data.7", buf, 10, 0), GPUBP_ERR_NOT_FOUND);
+    /* mmd.0 is a dataset file name (BP5); a BP4 dataset has none */
+    assert_int_equal(gbp_remote_size(r, "mmd.0", &sz), GPUBP_ERR_NOT_FOUND);
     static const char *const names[] = {"../md.idx", "md.1", "data.", "data.01", "data.-1",
-                                        "profiling.json", "mmd.0", "", "md.idx/", "data.12345678"};
+                                        "profiling.json", "mmd.1", "", "md.idx/", "data.12345678"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         assert_int_equal(gbp_remote_size(r, names[i], &sz), GPUBP_ERR_INVALID_ARG);
     /* past the end: GPUBP_ERR_FORMAT, and the connection stays usable */
@@ -390,7 +390,7 @@ static void test_malformed_cases(void **state)
     assert_int_equal(ru_recv_frame(fd, &t, &id, rb, sizeof rb, &len), 0);
     assert_int_equal(t, GBPR_OPEN | GBPR_REPLY);
     static const char *const names[] = {"../../BP5/types.bp/md.0", "profiling.json", "md.idx\n",
-                                        "data.01", "/etc/passwd", "mmd.0"};
+                                        "data.01", "/etc/passwd", "mmd.1"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t nl = strlen(names[i]);
         gbpr_st32(b, (uint32_t)nl);
@@ -513,6 +513,8 @@ int main(void)
     scan("BP4");
     scan("gpu/BP4");
     scan("compressed");
+    scan("BP5");     /* BP5: mmd.0 too */
+    scan("bp5/mpi"); /* several sub-files */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_bytes),
         cmocka_unit_test(test_open_errors),

@@ -157,7 +157,8 @@ static int do_open(conn *c, uint32_t id, gbpr_cursor *cur)
         }
         close(fd);
     }
-    if ((flags & GBPR_OPEN_HAVE_IDX) && got >= 128) {
+    /* BP4's md.idx records only (BP5's md.idx, version 5 at byte 37, has other records) */
+    if ((flags & GBPR_OPEN_HAVE_IDX) && got >= 128 && c->buf[37] != 5) {
         size_t nrec = (got - 64) / 64;
         mend = gbpr_ld64(c->buf + 64 + (nrec - 1) * 64 + 40); /* end of the last step */
         if (mend > 0 && mend <= GBPR_OPEN_MD0_MAX && grow(c, got + (size_t)mend) == 0 &&
@@ -199,7 +200,7 @@ static int take_name(conn *c, uint32_t id, gbpr_cursor *cur, char *name, const c
     }
     if (!gbpr_dataset_name_ok(s, n)) {
         char msg[160];
-        snprintf(msg, sizeof msg, "'%.*s' is not a file of a BP4 dataset (md.idx, md.0, data.N)",
+        snprintf(msg, sizeof msg, "'%.*s' is not a file of a BP4 or BP5 dataset (md.idx, md.0, mmd.0, data.N)",
                  (int)n, s);
         *verdict = fail(c, id, req, GBPR_E_FORBIDDEN, 0, msg);
         return -1;

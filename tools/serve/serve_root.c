@@ -69,16 +69,10 @@ uint32_t serve_resolve_dataset(conn *c, const char *path, size_t n, char *msg, s
                  errno == ENOTDIR ? "not a directory" : strerror(errno));
         return errno == ENOTDIR ? GBPR_E_NOT_BP4 : GBPR_E_FORBIDDEN;
     }
-    if (faccessat(dfd, "mmd.0", F_OK, 0) == 0) {
-        close(dfd);
-        snprintf(msg, msz, "%.*s is an ADIOS2 BP5 dataset (it has mmd.0); libgpubp reads BP4 only",
-                 (int)(n > 300 ? 300 : n), path);
-        return GBPR_E_BP5;
-    }
     if (faccessat(dfd, "md.idx", F_OK, 0) && faccessat(dfd, "md.0", F_OK, 0) &&
-        faccessat(dfd, "data.0", F_OK, 0)) {
+        faccessat(dfd, "data.0", F_OK, 0) && faccessat(dfd, "mmd.0", F_OK, 0)) {
         close(dfd);
-        snprintf(msg, msz, "%.*s is not a BP4 dataset (no md.idx, md.0 or data.0)",
+        snprintf(msg, msz, "%.*s is not a BP4 dataset nor a BP5 one (no md.idx, md.0, mmd.0 or data.0)",
                  (int)(n > 300 ? 300 : n), path);
         return GBPR_E_NOT_BP4;
     }

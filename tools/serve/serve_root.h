@@ -8,8 +8,7 @@
 #include "serve.h"
 
 /* Makes the client's path (n bytes, not NUL-terminated) the connection's open dataset: relative,
- * no "..", resolving below the root, a directory with md.idx, md.0 or data.0 and without mmd.0
- * (BP5). The dataset open before is closed on success only. Returns 0 or an error code. */
+ * no "..", resolving below the root, a directory with md.idx, md.0, mmd.0 (BP5) or data.0. The dataset open before is closed on success only. Returns 0 or an error code. */
 uint32_t serve_resolve_dataset(conn *c, const char *path, size_t n, char *msg, size_t msz,
                                int *native);
 
