@@ -146,13 +146,17 @@ int gbp_rvar_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, 
             gbp_reverse(start, nd);
             gbp_reverse(count, nd);
         }
-    } else if (s->has_block && v->kind == GPUBP_SHAPE_GLOBAL_ARRAY) {
+    } else if (s->has_block && (v->kind == GPUBP_SHAPE_GLOBAL_ARRAY ||
+                                v->kind == GPUBP_SHAPE_JOINED_ARRAY)) {
         const gbp_block *b = NULL;
         GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, vs, &b));
         for (size_t i = 0; i < nd; i++) {
             start[i] = (size_t)GBP_START(b)[i];
             count[i] = (size_t)GBP_COUNT(b)[i];
         }
+        /* the block's own box: a BP5 joined array's random-access shape is its last step's
+         * (ADIOS2's too), which an append by fewer writers makes smaller than earlier steps' */
+        if (v->kind == GPUBP_SHAPE_JOINED_ARRAY) return GPUBP_OK;
     } else if (s->has_block && v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
         /* a local value's block: its one value (ADIOS2: SetBlockSelection) */
         const gbp_block *b = NULL;

@@ -38,6 +38,7 @@ typedef struct dump_var {
     size_t nvals;
     int have_values;
     char *min, *max;             /* from -la (variables) */
+    int no_minmax;               /* -la printed no min/max (BP5: complex types, strings) */
     char **attr;                 /* from -la (attributes): the elements */
     size_t nattr;
     int attr_is_list;            /* printed as {a, b} */

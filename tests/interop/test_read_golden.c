@@ -1,4 +1,5 @@
-/* Every dataset under tests/golden/BP4 and gpu/BP4 (whatever seed made it)
+/* Every dataset under tests/golden/BP4 and gpu/BP4 (whatever seed made it), and their BP5 twins
+ * BP5, gpu/BP5 with the 15 codecs/BP5 files (issue 21)
  * reads back through libgpubp with exactly the values, shapes and blocks that ADIOS2's bpls
  * printed for it (NAME.bp.d.txt, NAME.bp.blocks.txt, NAME.bp.la.txt beside NAME.bp), in random
  * access and in READ mode. One test case per dataset and mode. */
@@ -31,13 +32,14 @@ static int cmp_str(const void *a, const void *b)
 
 int main(void)
 {
-    static const char *const dirs[] = {"BP4", "gpu/BP4"};
+    static const char *const dirs[] = {"BP4", "gpu/BP4", "BP5", "gpu/BP5", "codecs/BP5"};
     struct CMUnitTest *tests = NULL;
     size_t n = 0;
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), dirs[d]);
         DIR *dp = opendir(dir);
+        if (!dp && d > 0) continue; /* a corpus of one engine (GPUBP_GOLDEN_DIR: another seed's) */
         if (!dp) {
             fprintf(stderr, "cannot open %s\n", dir);
             return 1;

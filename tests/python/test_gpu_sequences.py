@@ -278,11 +278,11 @@ def test_multi_block_device_write_row_major(device, tmp_bp):
         np.testing.assert_array_equal(s.read("T"), full)
 
 
-def test_adios2_written_file_on_device(device):
-    """The file ADIOS2 2.12 wrote for the seed scenario reads back the same on the device."""
+def read_seed_example_on_device(device, engine):
+    """The seed's GPU example as ADIOS2 wrote it (gpu/ENGINE), step by step into device memory."""
     golden = os.environ.get("GPUBP_GOLDEN_DIR") or os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "golden")
-    path = os.path.join(golden, "gpu", "BP4", "StepsWriteReadCuPy.bp")
+    path = os.path.join(golden, "gpu", engine, "StepsWriteReadCuPy.bp")
     assert os.path.isdir(path), "golden dataset missing: %s" % path
     with gpubp.Stream(path, "r", device.params) as s:
         steps = 0
@@ -294,6 +294,24 @@ def test_adios2_written_file_on_device(device):
             np.testing.assert_array_equal(s.read("cpuArray"), CPU[step])
             steps += 1
         assert steps == 2
+    return path
+
+
+def test_adios2_written_file_on_device(device):
+    """The file ADIOS2 2.12 wrote for the seed scenario reads back the same on the device."""
+    read_seed_example_on_device(device, "BP4")
+
+
+def test_adios2_bp5_file_on_device(device):
+    """The same scenario written by ADIOS2's BP5 engine (gpu/BP5, issue 21): into device memory
+    step by step and in random access."""
+    path = read_seed_example_on_device(device, "BP5")
+    assert os.path.isfile(os.path.join(path, "mmd.0"))
+    with gpubp.Stream(path, "rra", device.params) as s:
+        for step in range(2):
+            full = device.zeros(s.shape("gpuArray", memory="gpu"), np.float32)
+            s.read("gpuArray", buffer=full, step=step)
+            check(device, full, GPU[step])
 
 
 def test_producer_stream_is_synchronised_on_put_and_get(device, tmp_bp, monkeypatch):

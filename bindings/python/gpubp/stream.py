@@ -432,7 +432,9 @@ class Stream:
         dtype = dtype_of(t)
         if info is not None:
             return self._read_into(f, v, name, info, dtype, out_shape, nbytes)
-        out = np.empty(out_shape, dtype)
+        # zeros where no block of the selection was written (a writer that skipped a local value,
+        # a joined array's earlier, shorter steps): bpls prints 0 there too
+        out = np.zeros(out_shape, dtype)
         if out.nbytes != nbytes:
             raise ll.Error(ll.Status.ERR_INTERNAL, "read('%s'): selection of %d bytes for "
                            "shape %r" % (name, nbytes, out_shape))

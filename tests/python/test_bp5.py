@@ -1,0 +1,246 @@
+"""Issue 21 through the Python package: ADIOS2's BP5 datasets (tests/golden, written by ADIOS2
+itself) read through gpubp.Stream with the values ADIOS2's bpls printed for them (NAME.bp.d.txt
+beside each dataset), in random access and step by step; the BP5 files of the corpus read exactly
+as their BP4 twins (the same generator, tests/golden/BP4); the 4-writer, sub-filed datasets of
+bp5/mpi; attributes of every type; the GPU example's BP5 file into (simulated) device memory is in
+test_gpu_sequences.py."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import gpubp
+
+GOLDEN = os.environ.get("GPUBP_GOLDEN_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "golden")
+
+# bpls -d's type names of the real numeric types (complex, long double, char (printed as
+# characters) and strings are left to the C tests, which parse bpls's formatting of them)
+NUMERIC = {"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+           "uint64_t", "float", "double", "signed char", "unsigned char", "short",
+           "unsigned short", "int", "unsigned int", "long long int", "unsigned long long int"}
+HEADER = re.compile(r"^  (\S.*?)\s{2,}(\S+)\s+(?:(\d+)\*)?(scalar|\{[^}]*\})\s*$")
+
+
+def parse_d(path):
+    """bpls -d's text: {name: (type, steps, shape or None for a scalar, [value tokens])} for the
+    variables it prints in one piece (global arrays of a fixed shape and single values)."""
+    out, cur = {}, None
+    with open(path, encoding="latin-1") as fh:  # char values are printed as raw bytes
+        for line in fh:
+            line = line.rstrip("\n")
+            m = HEADER.match(line)
+            if m:
+                typ, name, steps, dims = m.groups()
+                cur = None
+                if typ not in NUMERIC or "__" in dims:
+                    continue
+                shape = None if dims == "scalar" else \
+                    tuple(int(x) for x in dims.strip("{}").split(","))
+                cur = out[name] = (typ, int(steps or 1), shape, [])
+                continue
+            if not line.strip():
+                cur = None
+                continue
+            if cur is not None:
+                vals = re.sub(r"^\s*\([\d,\s]*\)\s*", "", line)
+                cur[3].extend(vals.split())
+    return out
+
+
+def datasets(*subs):
+    found = []
+    for sub in subs:
+        d = os.path.join(GOLDEN, sub)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+            p = os.path.join(d, name)
+            if name.endswith(".bp") and os.path.isfile(os.path.join(p, "mmd.0")):
+                found.append(p)
+    return found
+
+
+BP5_SETS = datasets("BP5", "gpu/BP5", "codecs/BP5", "bp5/mpi", "bp5/wheel", "bp5/wheel2",
+                    "bp5/oracle")
+UNREADABLE = {
+    # bzip2 blocks (libgpubp without libbz2 says so: ERR_CODEC) and a variable whose data ADIOS2
+    # did not write (StoreStatsOnly: ERR_NOT_FOUND); both checked below
+    "compressed.bp": {"bz", "lbz"}, "statsonly.bp": {"x"},
+}
+
+
+def check_values(path, typ, got, tokens, name):
+    got = np.asarray(got).ravel()
+    assert got.size == len(tokens), "%s %s: %d values, bpls printed %d" % (path, name, got.size,
+                                                                           len(tokens))
+    if typ in ("float", "double"):
+        want = np.array([float(t) for t in tokens])
+        # bpls prints %g (6 significant digits): within that precision
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=6e-6, atol=0,
+                                   err_msg="%s %s" % (path, name))
+    else:
+        assert got.tolist() == [int(t) for t in tokens], "%s %s" % (path, name)
+
+
+def test_bp5_golden_sets_found():
+    assert len(BP5_SETS) >= 6 + 1 + 15 + 6 + 10 + 3 + 3
+
+
+@pytest.mark.parametrize("path", BP5_SETS, ids=lambda p: os.path.relpath(p, GOLDEN))
+def test_bp5_values_as_bpls_random_access(path):
+    dump = parse_d(path + ".d.txt") if os.path.exists(path + ".d.txt") else {}
+    skip = UNREADABLE.get(os.path.basename(path), set())
+    checked = 0
+    with gpubp.Stream(path, "rra") as s:
+        info = s.available_variables()
+        for name, (typ, steps, shape, tokens) in dump.items():
+            if name in skip:
+                continue
+            assert name in info, "%s: %s not presented" % (path, name)
+            assert info[name]["steps"] == steps, "%s %s" % (path, name)
+            if shape is not None:
+                assert tuple(info[name]["shape"]) == shape, "%s %s" % (path, name)
+            if info[name]["kind"] in ("local_array",):
+                continue
+            got = s.read(name, step=0, step_count=steps)
+            check_values(path, typ, got, tokens, name)
+            checked += 1
+        for name in skip & set(info):
+            with pytest.raises(gpubp.Error):
+                s.read(name)
+    if dump:
+        assert checked or skip, "%s: nothing compared" % path
+
+
+@pytest.mark.parametrize("path", BP5_SETS, ids=lambda p: os.path.relpath(p, GOLDEN))
+def test_bp5_step_mode_equals_random_access(path):
+    """Step by step ("r"), every variable of every step reads what random access reads for that
+    step of the variable (relative steps: the k-th step the variable appears in)."""
+    skip = UNREADABLE.get(os.path.basename(path), set())
+    with gpubp.Stream(path, "rra") as ra:
+        seen = {}
+        nsteps = 0
+        with gpubp.Stream(path, "r") as s:
+            for _ in s.steps():
+                nsteps += 1
+                for name, inf in s.available_variables().items():
+                    if name in skip or inf["kind"] == "local_array" or inf["type"] == "string":
+                        continue
+                    k = seen.get(name, 0)
+                    seen[name] = k + 1
+                    got = s.read(name)
+                    if inf["kind"] == "joined_array":
+                        # block by block: random access presents the last step's joined shape,
+                        # which an append with fewer writers makes smaller than earlier steps'
+                        nb = gpubp.lowlevel.gpubp_variable_blocks(s._inquire(name), 0)
+                        for b in range(nb):
+                            np.testing.assert_array_equal(
+                                s.read(name, block=b), ra.read(name, block=b, step=k),
+                                err_msg="%s %s step %d block %d" % (path, name, k, b))
+                        continue
+                    want = ra.read(name, step=k, count=inf["shape"] or None) \
+                        if inf["kind"] == "global_array" else ra.read(name, step=k)
+                    np.testing.assert_array_equal(got, want, err_msg="%s %s step %d"
+                                                  % (path, name, k))
+        assert nsteps >= 1
+        info = ra.available_variables()
+        for name, k in seen.items():
+            assert info[name]["steps"] == k, "%s %s: %d steps in step mode" % (path, name, k)
+
+
+TWINS = [os.path.basename(p) for p in datasets("BP5") if
+         os.path.isdir(os.path.join(GOLDEN, "BP4", os.path.basename(p)))]
+
+
+def read_all(path, mode):
+    """Every variable's every step (block by block for local arrays) and every attribute."""
+    out = {}
+    with gpubp.Stream(path, mode) as s:
+        if mode == "rra":
+            for name, inf in s.available_variables().items():
+                for k in range(inf["steps"]):
+                    out[(name, k)] = read_one(s, name, inf, k)
+        else:
+            for _ in s.steps():
+                for name, inf in s.available_variables().items():
+                    out[(name, s.current_step())] = read_one(s, name, inf, None)
+        for name in s.available_attributes():
+            out[("attr", name)] = s.read_attribute(name)
+    return out
+
+
+def read_one(s, name, inf, k):
+    if inf["kind"] == "local_array":
+        nb = gpubp.lowlevel.gpubp_variable_blocks(s._inquire(name), k or 0)
+        return [s.read(name, block=b, step=k) for b in range(nb)]
+    if inf["kind"] == "global_array":
+        if k is None:
+            return s.read(name)
+        shape = gpubp.lowlevel.gpubp_variable_shape(
+            select_step(s, name, k), gpubp.lowlevel.MemorySpace.HOST)
+        return s.read(name, step=k, count=shape)
+    return s.read(name, step=k)
+
+
+def select_step(s, name, k):
+    v = s._inquire(name)
+    gpubp.lowlevel.gpubp_set_step_selection(v, k, 1)
+    return v
+
+
+def same(a, b):
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, str):
+        return a == b
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["rra", "r"])
+@pytest.mark.parametrize("name", TWINS)
+def test_bp5_reads_as_its_bp4_twin(name, mode):
+    """make_corpus.c wrote the same content with ADIOS2's BP4 and BP5 engines: every value, every
+    attribute reads the same through the package."""
+    bp4 = read_all(os.path.join(GOLDEN, "BP4", name), mode)
+    bp5 = read_all(os.path.join(GOLDEN, "BP5", name), mode)
+    assert sorted(bp4, key=str) == sorted(bp5, key=str)
+    for key in bp4:
+        assert same(bp4[key], bp5[key]), "%s %s: %r vs %r" % (name, key, bp4[key], bp5[key])
+
+
+def test_bp5_twins_found():
+    assert len(TWINS) == 6
+
+
+def test_bp5_attributes_of_every_type():
+    """bp5/wheel/attrs.bp: ADIOS2's wheel wrote attributes of every type, arrays, string arrays,
+    variable attributes (bpls -la beside it)."""
+    path = os.path.join(GOLDEN, "bp5", "wheel", "attrs.bp")
+    want = {}
+    with open(path + ".la.txt", encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            m = re.match(r"^  (\S.*?)\s{2,}(\S+)\s+attr\s+= (.*)$", line.rstrip("\n"))
+            if m and "\ufffd" not in line:  # char attributes print as raw bytes
+                want[m.group(2)] = (m.group(1), m.group(3))
+    assert len(want) >= 10
+    with gpubp.Stream(path, "rra") as s:
+        attrs = s.available_attributes()
+        assert set(want) <= set(attrs)
+        for name, (typ, text) in want.items():
+            got = s.read_attribute(name)
+            if typ == "string":
+                if text.startswith("{"):
+                    assert got == re.findall(r'"((?:[^"\\]|\\.)*)"', text), name
+                else:
+                    assert got == text.strip('"'), name
+            elif typ in NUMERIC or typ in ("float", "double"):
+                toks = text.strip("{}").split(", ")
+                vals = np.atleast_1d(got).ravel()
+                assert vals.size == len(toks), name
+                if typ in ("float", "double"):
+                    np.testing.assert_allclose(vals.astype(np.float64),
+                                               [float(t) for t in toks], rtol=6e-6)
+                else:
+                    assert vals.tolist() == [int(t) for t in toks], name
