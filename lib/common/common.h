@@ -155,6 +155,7 @@ typedef struct gbp_params {
     int compress_codec;     /* its codec: a Blosc2 codec code (lib/compress GBP_BLOSC_*) */
     int compress_level;     /* 1 */
     int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
+    int compress_device;    /* compress_device: 0 auto (default), 1 on, -1 off (GBP_ZDEV_*) */
 } gbp_params;
 
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1

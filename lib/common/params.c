@@ -109,6 +109,14 @@ static int set_param(gbp_params *p, const char *k, const char *v)
                               "parameter compress_shuffle: '%s' is not byte, bit or none", v);
         return 0;
     }
+    if (!strcmp(k, "compress_device")) {
+        if (!strcmp(v, "auto")) p->compress_device = 0;
+        else if (!strcmp(v, "on")) p->compress_device = 1;
+        else if (!strcmp(v, "off")) p->compress_device = -1;
+        else return gbp_error(GPUBP_ERR_PARAM, 0,
+                              "parameter compress_device: '%s' is not auto, on or off", v);
+        return 0;
+    }
     if (!strcmp(k, "token_file")) {
         if (strlen(v) >= sizeof p->token_file || !*v)
             return gbp_error(GPUBP_ERR_PARAM, 0, "parameter token_file: empty or too long");

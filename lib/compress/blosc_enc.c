@@ -165,6 +165,7 @@ typedef struct unit {
     uint8_t sstore[GBP_MAX_STREAMS];   /* STORE_CODED / STORE_FILTERED / STORE_NONE */
     uint32_t clen[GBP_MAX_STREAMS];    /* S_CODED: length, at scratch + stream * neblock */
     uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
+    size_t sidx;                       /* outside codec: its first stream in e->xs */
 } unit;
 
 typedef struct chunk_rec {
@@ -216,6 +217,12 @@ struct gbp_blosc_enc {
     gbp_blosc_redo *redo;
     size_t nredo, cap_redo;
     size_t ck_u0, ck_ext0, ck_o0; /* this emit: first unit, extent and out byte of the chunk */
+    /* outside codec (put_ext / emit_ext): the streams to code, the segments that place them */
+    int xmode;
+    gbp_blosc_xstream *xs;
+    size_t nxs, cap_xs;
+    gbp_dz_seg *seg;
+    size_t nseg, cap_seg, ck_seg0;
 };
 
 static size_t chunk_bytes(const gbp_blosc_enc *e, size_t k)
@@ -304,6 +311,8 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e)
     gbp_free(e->ch);
     gbp_free(e->ext);
     gbp_free(e->redo);
+    gbp_free(e->xs);
+    gbp_free(e->seg);
     gbp_free(e);
 }
 
@@ -409,11 +418,11 @@ static int chunk_skips(const gbp_blosc_enc *e, size_t k)
     return e->started && e->ck == k && e->ck_mode == CK_ABANDONED;
 }
 
-int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
+/* Cuts the next len input bytes into units. in NULL: the outside codec's put (put_ext), which
+ * reads nothing and must end on a block boundary or at the end of the input. */
+static int cut_units(gbp_blosc_enc *e, const void *in, size_t len)
 {
     GBP_CHECK_ARG(e);
-    GBP_RETURN_ERROR_IF(in == NULL && len > 0, GPUBP_ERR_INVALID_ARG,
-                        "blosc: NULL input for %zu bytes", len);
     GBP_RETURN_ERROR_IF(e->put_pending, GPUBP_ERR_INVALID_ARG,
                         "blosc: put before the previous put was emitted");
     GBP_RETURN_ERROR_IF(len > e->n - e->taken, GPUBP_ERR_INVALID_ARG,
@@ -438,6 +447,8 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
         unsigned nst = blen == bsz && gbp_blosc_split(cn, e->ts, e->codec, e->level, e->shuffle)
                            ? (unsigned)e->ts : 1;
         size_t need = blen - e->carry_len;
+        GBP_RETURN_ERROR_IF(e->xmode && left < blen, GPUBP_ERR_INVALID_ARG,
+                            "blosc: an outside codec's put of %zu bytes ends inside a block", len);
         if (e->carry_len > 0 || left < blen) {
             size_t t = need < left ? need : left;
             memcpy(e->carry[e->cur] + e->carry_len, p, t);
@@ -452,10 +463,20 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
             continue;
         }
         GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, chunk_skips(e, k), nst));
-        p += blen;
+        if (p) p += blen;
         left -= blen;
         e->taken += blen;
     }
+    return GPUBP_OK;
+}
+
+int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
+{
+    GBP_CHECK_ARG(e);
+    GBP_RETURN_ERROR_IF(in == NULL && len > 0, GPUBP_ERR_INVALID_ARG,
+                        "blosc: NULL input for %zu bytes", len);
+    GBP_RETURN_ERROR_IF(e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put after put_ext");
+    GBP_FORWARD_IF_ERROR(cut_units(e, in, len));
     if (e->nu == 0) return GPUBP_OK;
     if (e->scratch_units < e->nu) {
         gbp_free(e->scratch);
@@ -508,6 +529,7 @@ static int start_chunk(gbp_blosc_enc *e, size_t k, size_t first_unit)
     e->ck_u0 = first_unit;
     e->ck_ext0 = e->next;
     e->ck_o0 = e->o;
+    e->ck_seg0 = e->nseg;
     size_t hb = e->ck_mode == CK_NORMAL ? HDR_EXT + 4 * e->ck_nb : HDR_EXT;
     GBP_FORWARD_IF_ERROR(grow((void **)&e->hdrs, &e->hdrs_cap, e->hdrs_len + hb, 1));
     GBP_FORWARD_IF_ERROR(grow((void **)&e->ch, &e->cap_ch, e->nch + 1, sizeof *e->ch));
@@ -530,6 +552,7 @@ static int abandon(gbp_blosc_enc *e, size_t upto)
     e->ck_mode = CK_ABANDONED;
     e->next = e->ck_ext0;
     e->o = e->ck_o0;
+    e->nseg = e->ck_seg0;
     e->zpend = 0;
     size_t from = e->u[e->ck_u0].in_off;
     if (from > e->ck_in0) {
@@ -577,6 +600,20 @@ static void finish_chunk(gbp_blosc_enc *e)
 
 /* blosc_c's bookkeeping for one compressed block, in block order: nt = bytes used so far, the
  * chunk is abandoned past room = nbytes + 32 (what ADIOS2 gives blosc2_compress). */
+/* Outside codec: the small field just written at p (in out) becomes an inline segment. */
+static int ext_field(gbp_blosc_enc *e, const uint8_t *p, size_t n)
+{
+    if (!e->xmode) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(grow((void **)&e->seg, &e->cap_seg, e->nseg + 1, sizeof *e->seg));
+    gbp_dz_seg *g = &e->seg[e->nseg++];
+    memset(g, 0, sizeof *g);
+    g->dst = (uint64_t)(p - e->out);
+    g->len = (uint32_t)n;
+    g->kind = GBP_SEG_INLINE;
+    memcpy(g->inl, p, n);
+    return GPUBP_OK;
+}
+
 static int walk_block(gbp_blosc_enc *e, size_t t)
 {
     unit *r = &e->u[t];
@@ -603,6 +640,7 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
             uint8_t *p = emit_bytes(e, at, r->run[s] ? 5 : 4);
             st32(p, (uint32_t)-(int32_t)r->run[s]);
             if (r->run[s]) p[4] = 0x01;
+            GBP_FORWARD_IF_ERROR(ext_field(e, p, r->run[s] ? 5 : 4));
             continue;
         }
         size_t maxout = neblock;
@@ -624,8 +662,36 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
         e->zpend = 0;
         uint8_t *p = emit_bytes(e, at, 4 + slen);
         st32(p, (uint32_t)slen);
+        GBP_FORWARD_IF_ERROR(ext_field(e, p, 4));
         r->sdst[s] = p + 4;
         e->nt += slen;
+    }
+    return GPUBP_OK;
+}
+
+/* Outside codec: the units' bytes become segments (what store_task copies on the host). */
+static int ext_segments(gbp_blosc_enc *e)
+{
+    for (size_t t = 0; t < e->nu; t++) {
+        const unit *r = &e->u[t];
+        size_t need = r->store == STORE_PLAIN ? 1 : r->nst;
+        GBP_FORWARD_IF_ERROR(grow((void **)&e->seg, &e->cap_seg, e->nseg + need, sizeof *e->seg));
+        if (r->store == STORE_PLAIN) {
+            e->seg[e->nseg++] = (gbp_dz_seg){.dst = (uint64_t)(r->dst - e->out),
+                                             .src = r->in_off, .len = (uint32_t)r->len,
+                                             .kind = GBP_XSEG_INPUT};
+            continue;
+        }
+        size_t neblock = r->len / (r->nst ? r->nst : 1);
+        for (unsigned s = 0; s < r->nst; s++) {
+            if (r->sstore[s] == STORE_NONE) continue;
+            int coded = r->sstore[s] == STORE_CODED;
+            e->seg[e->nseg++] = (gbp_dz_seg){
+                .dst = (uint64_t)(r->sdst[s] - e->out),
+                .src = coded ? r->sidx + s : r->in_off + s * neblock,
+                .len = (uint32_t)(coded ? r->clen[s] : neblock),
+                .kind = (uint8_t)(coded ? GBP_SEG_CODED : GBP_XSEG_FILTERED)};
+        }
     }
     return GPUBP_OK;
 }
@@ -635,6 +701,7 @@ static int emit_units(gbp_blosc_enc *e)
     e->ck_u0 = 0;
     e->ck_ext0 = e->next;
     e->ck_o0 = e->o;
+    e->ck_seg0 = e->nseg;
     for (size_t t = 0; t < e->nu; t++) {
         unit *r = &e->u[t];
         r->store = STORE_NONE;
@@ -648,6 +715,7 @@ static int emit_units(gbp_blosc_enc *e)
         else GBP_FORWARD_IF_ERROR(walk_block(e, t));
         if (r->block == e->ck_nb - 1) finish_chunk(e);
     }
+    if (e->xmode) return ext_segments(e);
     atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, store_task, e);
     GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
@@ -677,6 +745,59 @@ int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blo
     e->put_pending = 0;
     *ext = e->ext;
     *next = rc == GPUBP_OK ? e->next : 0;
+    return rc;
+}
+
+int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream **xs, size_t *nxs)
+{
+    GBP_CHECK_ARG(e);
+    GBP_CHECK_ARG(xs);
+    GBP_CHECK_ARG(nxs);
+    GBP_RETURN_ERROR_IF(e->taken > 0 && !e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put_ext after put");
+    e->xmode = 1;
+    e->nxs = 0;
+    GBP_FORWARD_IF_ERROR(cut_units(e, NULL, len));
+    for (size_t t = 0; t < e->nu; t++) {
+        unit *r = &e->u[t];
+        r->sidx = e->nxs;
+        if (r->kind == BLK_SKIP) continue;
+        GBP_FORWARD_IF_ERROR(grow((void **)&e->xs, &e->cap_xs, e->nxs + r->nst, sizeof *e->xs));
+        size_t neblock = r->len / r->nst;
+        for (unsigned s = 0; s < r->nst; s++)
+            e->xs[e->nxs++] = (gbp_blosc_xstream){r->in_off + s * neblock, neblock};
+    }
+    *xs = e->xs;
+    *nxs = e->nxs;
+    return GPUBP_OK;
+}
+
+int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
+                           size_t cap, const gbp_blosc_extent **ext, size_t *next,
+                           const gbp_dz_seg **seg, size_t *nseg)
+{
+    GBP_CHECK_ARG(e);
+    GBP_CHECK_ARG(seg);
+    GBP_CHECK_ARG(nseg);
+    GBP_RETURN_ERROR_IF(!e->xmode || !e->put_pending, GPUBP_ERR_INVALID_ARG,
+                        "blosc: emit_ext without put_ext");
+    GBP_RETURN_ERROR_IF(e->nxs && (!run || !clen), GPUBP_ERR_INVALID_ARG,
+                        "blosc: emit_ext without results");
+    for (size_t t = 0; t < e->nu; t++) { /* the outside codec's results, as compress_task's */
+        unit *r = &e->u[t];
+        if (r->kind == BLK_SKIP) continue;
+        size_t neblock = r->len / r->nst;
+        for (unsigned s = 0; s < r->nst; s++) {
+            size_t i = r->sidx + s;
+            r->sk[s] = run[i] >= 0 ? S_RUN : clen[i] > 0 && clen[i] < neblock ? S_CODED : S_RAW;
+            r->run[s] = run[i] >= 0 ? (uint8_t)run[i] : 0;
+            r->clen[s] = r->sk[s] == S_CODED ? (uint32_t)clen[i] : 0;
+        }
+        r->kind = BLK_DONE;
+    }
+    e->nseg = 0;
+    int rc = gbp_blosc_enc_emit(e, out, cap, ext, next);
+    *seg = e->seg;
+    *nseg = rc == GPUBP_OK ? e->nseg : 0;
     return rc;
 }
 

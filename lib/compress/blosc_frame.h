@@ -36,8 +36,6 @@
 #define SPECIAL_VALUE 3
 #define SPECIAL_UNINIT 4
 
-/* Bytes per Blosc2 chunk: GBP_BLOSC_MAX_CHUNK, or what gbp_blosc_set_max_chunk set. */
-size_t gbp_blosc_max_chunk(void);
 
 /* zlib allocates through the library's wrapper (failure injection, one allocator). */
 voidpf gbp_blosc_zalloc(voidpf opaque, uInt items, uInt size);

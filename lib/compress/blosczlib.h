@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "common.h"
+#include "dzops.h"
 
 /* Shuffle modes (the values of ADIOS2's `doshuffle`). */
 #define GBP_BLOSC_NOSHUFFLE 0
@@ -102,6 +103,39 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
                          const gbp_blosc_redo **redo, size_t *nredo, size_t *total);
 void gbp_blosc_enc_close(gbp_blosc_enc *e); /* NULL is fine */
 
+/* ---- the staged encoder with an outside codec (compression on a device) -----------------------
+ * The same buffer as gbp_blosc_enc_put / emit give, but the filter and the codec run elsewhere
+ * (lib/engine/zdev.c: CUDA kernels and nvCOMP, or the CPU stand-in on the simulated device):
+ *
+ *   gbp_blosc_enc_put_ext(e, len, &xs, &nxs);   the next len input bytes, which end on a Blosc2
+ *                                               block boundary (gbp_blosc_blocksize) or the input;
+ *                                               xs[i]: the filtered bytes [in_off, + len) of
+ *                                               stream i (offsets in the whole input)
+ *   the caller filters the blocks and codes each stream: run[i] (every byte that value, else -1)
+ *   and clen[i] (its coded length; kept only when shorter than the stream)
+ *   gbp_blosc_enc_emit_ext(e, run, clen, out, cap, &x, &nx, &seg, &nseg);
+ *
+ * emit_ext places as emit does; the bytes of extent x[i] with p set are out[p - out, + len)
+ * once the segments seg[0..nseg) are applied to out (seg[j].dst: offsets in out): small fields
+ * inline, GBP_SEG_CODED the coded stream number src of this put, GBP_XSEG_FILTERED the filtered
+ * input bytes at offset src of the whole input, GBP_XSEG_INPUT the unfiltered input bytes there.
+ * Only the fields are written into out on the host, so out may be the host image of a device
+ * buffer the caller assembles. Extents with p NULL are zeros. The lists live until the next
+ * call; finish and the redo ranges as above. An encoder takes put or put_ext, not both. */
+/* The CPU stand-in of the batched device codec (blosc_dzcpu.c): this layer's filters and codecs
+ * on host memory (the simulated device's). blosclz is refused, as on a real device. */
+const gbp_dzops *gbp_blosc_cpu_dzops(void);
+#define GBP_XSEG_FILTERED 8
+#define GBP_XSEG_INPUT 9
+typedef struct gbp_blosc_xstream {
+    size_t in_off, len;
+} gbp_blosc_xstream;
+int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream **xs,
+                          size_t *nxs);
+int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
+                           size_t cap, const gbp_blosc_extent **ext, size_t *next,
+                           const gbp_dz_seg **seg, size_t *nseg);
+
 /* Decodes an ADIOS2 blosc operator buffer of n bytes (exactly the characteristic-11 output size)
  * into dst, which must be exactly dstlen = the uncompressed size recorded in the buffer (the
  * characteristic-11 input size). Accepts: chunked layout (any chunk sizes), the legacy single
@@ -154,6 +188,8 @@ const char *gbp_blosc_codec_name(int format);
 /* Test hook: cut pieces of at most `bytes` instead of 2 147 483 615 (0 restores the default), to
  * exercise the multi-chunk layout with small inputs. Process-wide; not for production use. */
 void gbp_blosc_set_max_chunk(size_t bytes);
+/* Bytes per Blosc2 chunk: GBP_BLOSC_MAX_CHUNK, or what gbp_blosc_set_max_chunk set. */
+size_t gbp_blosc_max_chunk(void);
 
 /* ---- internal pieces, exposed for the tests ---------------------------------------------------- */
 

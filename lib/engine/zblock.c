@@ -10,6 +10,7 @@
  * a chunk that did not shrink is rewritten raw from the source (a second staging pass over it).
  * Host memory: one piece's output (about 16 MiB) and the encoder's scratch, whatever the block. */
 #include "engine/zblock.h"
+#include "engine/zdev.h"
 
 #include "compress/blosczlib.h"
 #include "compress/pool.h"
@@ -23,7 +24,8 @@
 static const uint8_t zeros[GBP_ZERO_BYTES];
 
 /* Queues the extents of one encoder call for writing at base + their offset. */
-static int write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x, size_t nx)
+int gbp_zblock_write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x,
+                             size_t nx)
 {
     for (size_t i = 0; i < nx; i++) {
         if (x[i].p) {
@@ -42,7 +44,7 @@ static int write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_ex
 
 /* A chunk that did not shrink is stored raw: the input bytes [r->in_off, + r->len) of the block
  * go, unfiltered, to r->out_off. They are staged again from the source. */
-static int write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blosc_redo *r)
+int gbp_zblock_write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blosc_redo *r)
 {
     size_t es = gbp_type_size(wb->var->type);
     gbp_stage *st;
@@ -74,11 +76,25 @@ static int write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blo
 
 #define GBP_AHEAD_BLOCKS 4096
 
-static int is_small(const gpubp_file *f, const gbp_wblock *wb)
+/* 1 when block wb goes through the GPU path (zdev.c): device memory, one contiguous run, and a
+ * device codec for its codec (compress_device); < 0 when compress_device=on and it cannot. */
+static int on_device(gpubp_file *f, const gbp_wblock *wb, int quiet, const gbp_dzops **ops,
+                     void **dctx)
+{
+    if (wb->space != GPUBP_MEM_GPU) return 0;
+    char what[300];
+    snprintf(what, sizeof what, "a block of '%s'", wb->var->name);
+    return gbp_zdev_choose(f, wb->var->op_codec, gbp_box_is_contiguous(&wb->box), quiet, what,
+                           ops, dctx);
+}
+
+static int is_small(gpubp_file *f, const gbp_wblock *wb)
 {
     const gpubp_variable *v = wb->var;
+    const gbp_dzops *ops;
+    void *dctx;
     if (!v->op || wb->performed || wb->zahead || wb->payload_len == 0 ||
-        gbp_kind_is_value(v->kind))
+        gbp_kind_is_value(v->kind) || on_device(f, wb, 1, &ops, &dctx) != 0)
         return 0;
     size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
@@ -191,6 +207,16 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
     (void)fname; /* the I/O threads name the data file in their errors; src/ adds the path */
+    const gbp_dzops *ops;
+    void *dctx;
+    int dev = wb->zahead ? 0 : on_device(f, wb, 0, &ops, &dctx);
+    if (dev < 0) return dev;
+    if (dev) {
+        size_t total = 0;
+        int rc = gbp_zdev_write(f, wb, fd, ops, dctx, &total);
+        if (rc == GPUBP_OK) set_op(wb, raw, total);
+        return rc;
+    }
     if (!wb->zahead && is_small(f, wb)) GBP_FORWARD_IF_ERROR(compress_ahead(f, wb));
     if (wb->zahead) {
         int rc = gbp_pwrite_all(fd, wb->zahead, wb->zahead_len, wb->meta.payload_offset, fname);
@@ -230,7 +256,7 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
         const gbp_blosc_extent *x;
         size_t nx;
         if (rc == GPUBP_OK) rc = gbp_blosc_enc_emit(e, out, cap, &x, &nx);
-        if (rc == GPUBP_OK) rc = write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+        if (rc == GPUBP_OK) rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
     }
     gbp_mem_stage_close(st);
     if (rc < 0) goto done;
@@ -239,8 +265,8 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     const gbp_blosc_redo *r = NULL;
     size_t nx = 0, nr = 0, total = 0;
     if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, &total);
-    if (rc == GPUBP_OK) rc = write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
-    for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = write_redo(f, wb, fd, &r[i]);
+    if (rc == GPUBP_OK) rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+    for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = gbp_zblock_write_redo(f, wb, fd, &r[i]);
     if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
     if (rc != GPUBP_OK) goto done;
     set_op(wb, raw, total);

@@ -2,6 +2,7 @@
 #ifndef GBP_ENGINE_ZBLOCK_H
 #define GBP_ENGINE_ZBLOCK_H
 
+#include "compress/blosczlib.h"
 #include "engine/engine_internal.h"
 
 /* writes the compressed payload of block wb (a blosc-framed zlib operator buffer
@@ -22,5 +23,11 @@ int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, siz
  * threads; absent keys leave their out-value unchanged). */
 int gbp_zblock_codec(const char *op, int *codec);
 int gbp_zblock_params(const char *params, int *level, int *shuffle, int *threads);
+
+/* What the GPU path (zdev.c) shares: queues the encoder extents x[0..nx) (host bytes; p NULL:
+ * zeros) for writing at base + their offsets; writes a redo range raw from the block's source. */
+int gbp_zblock_write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x,
+                             size_t nx);
+int gbp_zblock_write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blosc_redo *r);
 
 #endif /* GBP_ENGINE_ZBLOCK_H */

@@ -177,6 +177,10 @@ struct gbp_mem {
     int stats;
     double t_dev, t_pool, t_sync, t_slot, t_io;
     long njobs;
+    /* the GPU codec path (mem_dz.c): [0] writes, [1] reads on the device; the last fallback */
+    long dz_blocks[2];
+    uint64_t dz_raw[2], dz_stored[2];
+    char dz_why[200];
 };
 
 static inline int gbp_job_is_write(const job *j)

@@ -10,6 +10,7 @@
 #include "memspace/ioq.h"
 #include "memspace/mem_ctx.h"
 #include "memspace/mem_minmax.h"
+#include "memspace/memdev.h"
 #include "memspace/slots.h"
 
 int gbp_mem_open(gbp_mem **out, const gbp_params *params)
@@ -57,6 +58,7 @@ void gbp_mem_close(gbp_mem *m)
                 m->t_dev * 1e3, m->t_pool * 1e3, (gbp_now_s() - t0) * 1e3, m->t_sync * 1e3,
                 m->t_slot * 1e3, m->t_io * 1e3, m->njobs, m->nthreads, m->nslots,
                 (double)m->slot_bytes / 1048576.0);
+    gbp_mem_dz_report(m);
     for (int i = 0; i < m->ndfds; i++)
         if (m->dfds[i].dfd >= 0) close(m->dfds[i].dfd);
     gbp_free(m->slots);

@@ -1,0 +1,38 @@
+/* lib/engine/zdev.h: see zdev.c. */
+#ifndef GBP_ENGINE_ZDEV_H
+#define GBP_ENGINE_ZDEV_H
+
+#include "common/dzops.h"
+#include "engine/engine_internal.h"
+
+/* Whether the blocks of codec `codec` in device memory (contiguous: one run of the user's
+ * buffer) of file f are compressed / decompressed on the device (compress_device, the backend,
+ * its codec): 1 with *ops and *dctx set; 0: the CPU path (the reason is noted for
+ * GPUBP_MEM_STATS unless quiet); < 0: compress_device=on and it cannot be (status and message:
+ * GPUBP_ERR_NOT_SUPPORTED naming why; `what` names the block). */
+int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const char *what,
+                    const gbp_dzops **ops, void **dctx);
+
+/* Writes block wb (device memory, contiguous) compressed on the device to fd at
+ * wb->meta.payload_offset: filter kernels, the codec's batch, the Blosc2 framing assembled in
+ * device memory; only the operator buffer's bytes go to the host, through the pinned pool, and
+ * the I/O threads write them. Sets *total (the buffer's length) and the block's min/max. The
+ * bytes equal the CPU path's when the codec's streams do (the CPU stand-in). */
+int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
+                   size_t *total);
+
+/* Decodes the operator buffer z (zlen bytes, host memory; raw bytes uncompressed, elements of es
+ * bytes) on the device into the device buffer dst, which receives the whole block (dense,
+ * contiguous): the compressed bytes go up through the pinned pool, the codec's batch decodes
+ * the Blosc2 blocks, the unshuffle kernel writes dst. Returns GPUBP_ERR_CODEC (without changing
+ * dst) when a chunk needs what the device does not do (another codec in it, an old chunk
+ * format, a filter other than shuffle), so that the caller decodes on the CPU instead;
+ * GPUBP_ERR_FORMAT for a damaged buffer. Synchronous. */
+int gbp_zdev_read(gpubp_file *f, const gbp_dzops *ops, void *dctx, const uint8_t *z, size_t zlen,
+                  size_t raw, size_t es, uint8_t *dst);
+
+/* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
+ * written in several pieces. Process-wide. */
+void gbp_zdev_set_piece(size_t bytes);
+
+#endif /* GBP_ENGINE_ZDEV_H */

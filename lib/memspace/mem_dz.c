@@ -1,0 +1,77 @@
+/* The device of a context for device work outside lib/memspace (memdev.h): the GPU compression
+ * path's context, scratch memory, copies, min/max and counters. */
+#include <stdio.h>
+#include <string.h>
+
+#include "memspace/mem_ctx.h"
+#include "memspace/mem_minmax.h"
+#include "memspace/memdev.h"
+
+int gbp_mem_dev_ctx(gbp_mem *m, void **dctx, int *simulated)
+{
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    GBP_FORWARD_IF_ERROR(m->ops->bind_thread(m->dctx));
+    if (m->user_stream) GBP_FORWARD_IF_ERROR(m->ops->fence_user_stream(m->dctx));
+    *dctx = m->dctx;
+    if (simulated) *simulated = m->ops == gbp_sim_ops();
+    return GPUBP_OK;
+}
+
+int gbp_mem_dev_alloc(gbp_mem *m, void **p, size_t n)
+{
+    *p = NULL;
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    return m->ops->dev_alloc(m->dctx, p, n ? n : 1);
+}
+
+void gbp_mem_dev_free(gbp_mem *m, void *p)
+{
+    if (p && m->dctx) m->ops->dev_free(m->dctx, p);
+}
+
+int gbp_mem_dev_copy(gbp_mem *m, int h2d, void *dst, const void *src, size_t n)
+{
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    if (n == 0) return GPUBP_OK;
+    gbp_copy3d k = {src, dst, n, 1, 1, 0, 0, 0, 0, h2d ? GBP_COPY_H2D : GBP_COPY_D2H};
+    GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &k));
+    return m->ops->sync(m->dctx);
+}
+
+int gbp_mem_dev_minmax(gbp_mem *m, const void *p, int type, size_t n, void *min, void *max)
+{
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    if (n == 0) return GPUBP_OK;
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    return gbp_mem_minmax_queue(m, p, type, &b, min, max);
+}
+
+int gbp_mem_dev_sync(gbp_mem *m)
+{
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    return m->ops->sync(m->dctx);
+}
+
+void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const char *fallback)
+{
+    int d = decode != 0;
+    if (fallback) {
+        snprintf(m->dz_why, sizeof m->dz_why, "%s", fallback);
+        return;
+    }
+    m->dz_blocks[d]++;
+    m->dz_raw[d] += raw;
+    m->dz_stored[d] += stored;
+}
+
+void gbp_mem_dz_report(const gbp_mem *m)
+{
+    if (!m->stats || (!m->dz_blocks[0] && !m->dz_blocks[1] && !m->dz_why[0])) return;
+    fprintf(stderr, "gpubp-mem: device_codec: compressed %ld blocks (%.1f MiB -> %.1f MiB), "
+            "decompressed %ld blocks (%.1f MiB from %.1f MiB)%s%s\n",
+            m->dz_blocks[0], (double)m->dz_raw[0] / 1048576.0,
+            (double)m->dz_stored[0] / 1048576.0, m->dz_blocks[1],
+            (double)m->dz_raw[1] / 1048576.0, (double)m->dz_stored[1] / 1048576.0,
+            m->dz_why[0] ? "; CPU codecs used: " : "", m->dz_why);
+}

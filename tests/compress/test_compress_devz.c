@@ -1,0 +1,251 @@
+/* The GPU compression path on the simulated device (CI has no GPU): with compress_device=on the
+ * blocks are filtered, coded (the CPU stand-in of the batched device codec) and framed by
+ * lib/engine/zdev.c, the Blosc2 framing assembled in "device" memory; data.0 and md.0 must equal
+ * byte for byte those of compress_device=off (the CPU path), for every codec x shuffle x type,
+ * at levels 1, 5 and 9, with pieces cut small and Blosc2 chunks cut small (the test hooks), and
+ * the values must read back. compress_device=on fails clearly where the device cannot be used
+ * (blosclz, a strided device box, host memory only), and a bad value is a parameter error. */
+#include "test_support.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "compress/blosczlib.h"
+#include "engine/zdev.h"
+#include "simdev.h"
+
+typedef struct tcase {
+    gpubp_type type;
+    size_t es;
+} tcase;
+
+static const tcase types[] = {{GPUBP_TYPE_FLOAT, 4}, {GPUBP_TYPE_DOUBLE, 8}, {GPUBP_TYPE_INT16, 2},
+                              {GPUBP_TYPE_INT8, 1}, {GPUBP_TYPE_DOUBLE_COMPLEX, 16}};
+
+/* smooth values, a zero stretch (runs, special chunks), a random stretch (raw streams) */
+static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed)
+{
+    uint32_t x = 2463534242u ^ seed;
+    size_t ne = n / es;
+    for (size_t i = 0; i < ne; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        double v = sin(0.0007 * (double)(i + seed)) * 1000.0;
+        if (i > ne / 3 && i < ne / 2) v = 0;
+        uint8_t *e = p + i * es;
+        if (i > 2 * ne / 3 && i < 3 * ne / 4) {
+            for (size_t b = 0; b < es; b++) e[b] = (uint8_t)(x >> (b % 4 * 8));
+            if (type == GPUBP_TYPE_FLOAT || type == GPUBP_TYPE_DOUBLE ||
+                type == GPUBP_TYPE_DOUBLE_COMPLEX)
+                memset(e, 0, es / 2); /* no NaN: values are compared as bytes anyway */
+            continue;
+        }
+        switch (type) {
+        case GPUBP_TYPE_FLOAT: { float f = (float)v; memcpy(e, &f, 4); break; }
+        case GPUBP_TYPE_INT16: { int16_t s = (int16_t)v; memcpy(e, &s, 2); break; }
+        case GPUBP_TYPE_INT8: { int8_t s = (int8_t)(v / 10); memcpy(e, &s, 1); break; }
+        case GPUBP_TYPE_DOUBLE_COMPLEX: { double c[2] = {v, -v / 3}; memcpy(e, c, 16); break; }
+        default: memcpy(e, &v, 8); break;
+        }
+    }
+}
+
+static void write_one(const char *path, const char *params, const char *codec, const char *ops,
+                      const tcase *t, const uint8_t *host, size_t n)
+{
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, params));
+    size_t shape[1] = {n / t->es}, start[1] = {0};
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", t->type, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, codec, ops));
+    uint8_t *d = gbp_sim_alloc(n);
+    assert_non_null(d);
+    for (int step = 0; step < 2; step++) {
+        memcpy(d, host + (size_t)step * n, n);
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    gbp_sim_free(d);
+}
+
+static void same_file(const char *a, const char *b, const char *name, const char *what)
+{
+    size_t la, lb;
+    unsigned char *x = ts_read_file(ts_join(a, name), &la), *y = ts_read_file(ts_join(b, name), &lb);
+    assert_non_null(x);
+    assert_non_null(y);
+    if (la != lb || memcmp(x, y, la)) print_error("%s: %s differs: %zu vs %zu bytes\n", what, name, la, lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(x, y, la);
+    free(x);
+    free(y);
+}
+
+static void read_back(const char *path, const uint8_t *host, size_t n, const char *params, int dev)
+{
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, params));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, r, "x"));
+    if (dev) TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    uint8_t *back = dev ? gbp_sim_alloc(n) : malloc(n);
+    for (size_t step = 0; step < 2; step++) {
+        memset(back, 0xA5, n);
+        TS_OK(gpubp_set_step_selection(v, step, 1));
+        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+        assert_memory_equal(back, host + step * n, n);
+    }
+    if (dev) gbp_sim_free(back);
+    else free(back);
+    TS_OK(gpubp_close(r));
+}
+
+static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
+
+static int have_codec(const char *c)
+{
+    int code;
+    if (gbp_blosc_codec_from_name(c, &code) != GPUBP_OK) return 0;
+    int ok = gbp_blosc_check_codec(code) == GPUBP_OK;
+    gbp_error_clear();
+    return ok;
+}
+
+/* one codec x shuffle x type x level: device path == CPU path, byte for byte */
+static void check_case(const char *codec, const char *shuf, int level, const tcase *t, size_t n,
+                       const char *extra)
+{
+    char ops[64], on[200], off[200], tag[160];
+    snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shuf, level);
+    snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=3%s", extra);
+    snprintf(off, sizeof off, "device=simulated,compress_device=off%s", extra);
+    snprintf(tag, sizeof tag, "%s %s level %d type %d n %zu%s", codec, shuf, level, (int)t->type,
+             n, extra);
+    uint8_t *host = malloc(2 * n);
+    fill(host, n, t->es, t->type, 7);
+    fill(host + n, n, t->es, t->type, 99);
+    const char *pa = ts_path("devz_on.bp"), *pb = ts_path("devz_off.bp");
+    write_one(pa, on, codec, ops, t, host, n);
+    write_one(pb, off, codec, ops, t, host, n);
+    same_file(pa, pb, "data.0", tag);
+    same_file(pa, pb, "md.0", tag);
+    read_back(pa, host, n, NULL, 0);
+    read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+    free(host);
+}
+
+static void device_equals_cpu(void **state)
+{
+    (void)state;
+    static const char *shufs[] = {"none", "byte", "bit"};
+    gbp_zdev_set_piece(200000); /* pieces: several per block */
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
+        if (!have_codec(codecs[c])) continue;
+        for (size_t s = 0; s < 3; s++)
+            for (size_t k = 0; k < sizeof types / sizeof *types; k++)
+                for (int level = 1; level <= 9; level += 4)
+                    check_case(codecs[c], shufs[s], level, &types[k], 300000 + 48 + types[k].es * 3, "");
+    }
+    gbp_zdev_set_piece(0);
+}
+
+/* Small blocks (one Blosc2 block, the raw layout under 128 bytes), level 0, several chunks. */
+static void device_equals_cpu_edges(void **state)
+{
+    (void)state;
+    const tcase *f = &types[0];
+    check_case("zlib", "byte", 1, f, 100, "");
+    check_case("zlib", "byte", 1, f, 4000, "");
+    check_case("lz4", "bit", 0, f, 40000, "");
+    gbp_blosc_set_max_chunk(300007);
+    gbp_zdev_set_piece(100000);
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++)
+        if (have_codec(codecs[c])) check_case(codecs[c], "byte", 5, &types[1], 1000000, "");
+    gbp_zdev_set_piece(0);
+    gbp_blosc_set_max_chunk(0);
+}
+
+/* compress_device=on where the device cannot compress: a clear NOT_SUPPORTED naming why. */
+static void on_fails_clearly(void **state)
+{
+    (void)state;
+    size_t n = 10000, shape[1] = {n}, start[1] = {0};
+    float *d = gbp_sim_alloc(n * 4 * 3);
+    memset(d, 0, n * 12);
+    const char *path = ts_path("devz_fail.bp");
+    for (int what = 0; what < 2; what++) {
+        gpubp_file *w;
+        TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
+                         "device=simulated,compress_device=on,gpu_layout=row_major"));
+        gpubp_variable *v;
+        size_t shape2[2] = {100, 100}, start2[2] = {0, 0};
+        if (what) /* a strided device box: rows of 100 in rows of 102 */
+            TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 2, shape2, start2, shape2));
+        else
+            TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        TS_OK(gpubp_variable_add_operation(v, what ? "zlib" : "blosclz", NULL));
+        if (what) {
+            size_t ms[2] = {0, 1}, mc[2] = {100, 102};
+            TS_OK(gpubp_set_memory_selection(v, 2, ms, mc));
+        }
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+        int rc = gpubp_end_step(w);
+        assert_int_equal(rc, GPUBP_ERR_NOT_SUPPORTED);
+        const char *msg = gpubp_last_error();
+        assert_non_null(strstr(msg, "compress_device=on"));
+        assert_non_null(strstr(msg, what ? "contiguous" : "blosclz has no device codec"));
+        gpubp_close(w);
+    }
+    /* off and auto: the CPU codec, and the file reads back */
+    for (int mode = 0; mode < 2; mode++) {
+        gpubp_file *w;
+        TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
+                         mode ? "device=simulated,compress_device=off" : "device=simulated"));
+        gpubp_variable *v;
+        TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        TS_OK(gpubp_variable_add_operation(v, "blosclz", NULL));
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+        TS_OK(gpubp_close(w));
+        uint8_t zero[40000] = {0};
+        {
+            gpubp_file *r;
+            TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, NULL));
+            TS_OK(gpubp_begin_step(r));
+            gpubp_variable *rv;
+            TS_OK(gpubp_inquire_variable(&rv, r, "x"));
+            float *back = malloc(n * 4);
+            TS_OK(gpubp_get(r, rv, back, GPUBP_SYNC));
+            assert_memory_equal(back, zero, n * 4);
+            free(back);
+            TS_OK(gpubp_end_step(r));
+            TS_OK(gpubp_close(r));
+        }
+    }
+    gbp_sim_free(d);
+    gpubp_file *w;
+    assert_int_equal(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress_device=maybe"), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "compress_device"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(device_equals_cpu),
+        cmocka_unit_test(device_equals_cpu_edges),
+        cmocka_unit_test(on_fails_clearly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
