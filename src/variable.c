@@ -329,8 +329,7 @@ int gpubp_variable_blocks(const gpubp_variable *v, size_t step, size_t *nblocks)
     GBP_CHECK_ARG(nblocks);
     size_t vs;
     GBP_FORWARD_IF_ERROR(gbp_rvar_step_arg(v, step, &vs));
-    *nblocks = v->rv->steps[vs].nblocks;
-    return GPUBP_OK;
+    return gbp_rvar_user_nblocks(v, vs, nblocks);
 }
 
 int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block, size_t *start,
@@ -339,12 +338,11 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     GBP_CHECK_ARG(v);
     size_t vs;
     GBP_FORWARD_IF_ERROR(gbp_rvar_step_arg(v, step, &vs));
-    const gbp_var_step *st = &v->rv->steps[vs];
-    GBP_RETURN_ERROR_IF(block >= st->nblocks, GPUBP_ERR_INVALID_SELECTION,
-                        "'%s': block %zu does not exist (step has %u blocks)", v->name, block,
-                        st->nblocks);
     const gbp_block *blocks = NULL;
-    GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, vs, &blocks));
+    size_t nb = 0;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_user_blocks(v, vs, &blocks, &nb));
+    GBP_RETURN_ERROR_IF(block >= nb, GPUBP_ERR_INVALID_SELECTION,
+                        "'%s': block %zu does not exist (step has %zu blocks)", v->name, block, nb);
     const gbp_block *b = &blocks[block];
     size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
@@ -400,10 +398,10 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
     uint8_t mn[16], mx[16];
     int have = 0;
     for (size_t s = first; s < first + n; s++) {
-        const gbp_var_step *st = &v->rv->steps[s];
         const gbp_block *blocks = NULL;
-        GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, s, &blocks));
-        for (size_t b = 0; b < st->nblocks; b++) {
+        size_t nb = 0;
+        GBP_FORWARD_IF_ERROR(gbp_rvar_user_blocks(v, s, &blocks, &nb));
+        for (size_t b = 0; b < nb; b++) {
             if (v->sel.has_block && b != v->sel.block_id) continue;
             const gbp_block *blk = &blocks[b];
             const uint8_t *bmn, *bmx;

@@ -139,6 +139,9 @@ typedef struct gbp_params {
     size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
     int subfiles;           /* 0 = auto (library default: src/api_write.c gbp_writer_open) */
+    uint64_t split_bytes;   /* split_mib (16) in bytes, 0 = off: global-array blocks this large are
+                             * cut into sub-blocks over the subfiles (lib/engine/writer.c) */
+    int block_view_stored;  /* block_view=stored: readers list every stored (sub-)block */
     int direct_io;
     int fsync;
     int async_commit;       /* serial writers: end_step returns once the data left the buffers */
@@ -160,6 +163,8 @@ typedef struct gbp_params {
 
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1
 
+/* split_mib's default: a global-array block of 16 MiB or more is split (docs/parameters.md) */
+#define GBP_SPLIT_MIB_DEFAULT 16
 int gbp_params_parse(gbp_params *p, const char *s);
 /* The I/O threads of the staging pipeline: io_threads, else pool_slots when given, else the
  * online cores within [4, 16]. The pinned slots: pool_slots, else one per I/O thread, 4 at least. */

@@ -65,6 +65,18 @@ static int set_param(gbp_params *p, const char *k, const char *v)
         }
         return parse_int(k, v, 1, 4096, &p->subfiles);
     }
+    if (!strcmp(k, "split_mib")) {
+        GBP_FORWARD_IF_ERROR(parse_int(k, v, 0, 1 << 20, &iv));
+        p->split_bytes = (uint64_t)iv << 20;
+        return 0;
+    }
+    if (!strcmp(k, "block_view")) {
+        if (!strcmp(v, "put")) p->block_view_stored = 0;
+        else if (!strcmp(v, "stored")) p->block_view_stored = 1;
+        else return gbp_error(GPUBP_ERR_PARAM, 0, "parameter block_view: '%s' is not put or stored",
+                              v);
+        return 0;
+    }
     if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
     if (!strcmp(k, "fsync")) return parse_bool(k, v, &p->fsync);
     if (!strcmp(k, "async_commit")) return parse_bool(k, v, &p->async_commit);
@@ -169,6 +181,7 @@ int gbp_params_parse(gbp_params *p, const char *s)
     p->pool_slots = 0; /* auto: gbp_params_pool_slots */
     p->chunk_bytes = (size_t)16 << 20;
     p->piece_bytes = (size_t)4 << 20;
+    p->split_bytes = (uint64_t)GBP_SPLIT_MIB_DEFAULT << 20;
     p->timeout = 0;
     p->connect_timeout = 10;
     p->retries = 20;

@@ -61,16 +61,39 @@ int gbp_rvar_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out)
     return gbp_index_blocks(&f->ix, v->rv, vs, out, what);
 }
 
+/* The blocks a user numbers (block selections, block queries) at var-step vs: the blocks as they
+ * were put (the sub-blocks of a split global-array put are one), or with block_view=stored every
+ * stored block, as ADIOS2's readers number them. */
+int gbp_rvar_user_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out, size_t *n)
+{
+    gpubp_file *f = v->file;
+    if (f->params.block_view_stored || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY) {
+        *n = v->rv->steps[vs].nblocks;
+        return gbp_rvar_blocks(v, vs, out);
+    }
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
+    return gbp_index_puts(&f->ix, v->rv, vs, out, n, what);
+}
+
+int gbp_rvar_user_nblocks(const gpubp_variable *v, size_t vs, size_t *n)
+{
+    if (v->file->params.block_view_stored || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY) {
+        *n = v->rv->steps[vs].nblocks; /* known without loading the blocks */
+        return GPUBP_OK;
+    }
+    const gbp_block *blocks = NULL;
+    return gbp_rvar_user_blocks(v, vs, &blocks, n);
+}
+
 int gbp_rvar_select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const gbp_block **out)
 {
-    const gbp_var_step *st = &v->rv->steps[vs];
-    size_t b = s->has_block ? s->block_id : 0;
-    if (b >= st->nblocks)
-        return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
-                         "'%s': block %zu does not exist (step has %u blocks)", v->name, b,
-                         st->nblocks);
+    size_t b = s->has_block ? s->block_id : 0, n = 0;
     const gbp_block *blocks = NULL;
-    GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, vs, &blocks));
+    GBP_FORWARD_IF_ERROR(gbp_rvar_user_blocks(v, vs, &blocks, &n));
+    if (b >= n)
+        return gbp_error(GPUBP_ERR_INVALID_SELECTION, 0,
+                         "'%s': block %zu does not exist (step has %zu blocks)", v->name, b, n);
     *out = &blocks[b];
     return GPUBP_OK;
 }

@@ -6,6 +6,9 @@
 
 int gbp_rvar_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, size_t *n);
 int gbp_rvar_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out);
+int gbp_rvar_user_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out, size_t *n);
+/* Their number (the stored blocks' without loading them where they are the same). */
+int gbp_rvar_user_nblocks(const gpubp_variable *v, size_t vs, size_t *n);
 int gbp_rvar_select_block(const gpubp_variable *v, const gbp_sel *s, size_t vs, const gbp_block **out);
 int gbp_rvar_file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, size_t *dims);
 gpubp_memory_space gbp_rvar_space(const gpubp_variable *v, gpubp_memory_space space);

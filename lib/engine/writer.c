@@ -185,6 +185,47 @@ int gbp_writer_fail(gpubp_file *f, int rc)
     return rc;
 }
 
+/* split_mib: how many sub-blocks a put's block becomes (1: it stays whole). A serial writer cuts
+ * an uncompressed global-array block of split_mib MiB or more along its first (slowest) file
+ * dimension into one sub-block per subfile, each of GBP_STRIPE_MIN bytes at least, so that the
+ * I/O threads write one large put into several files at once. Local arrays keep the block the
+ * user put (their block is what a reader selects); compressed blocks are compressed whole (the
+ * compressor's threads already share one block); parallel writers spread ranks over subfiles. */
+static size_t split_count(const gpubp_file *f, const gpubp_variable *v, const gbp_wblock *wb)
+{
+    uint64_t bytes = wb->payload_len, limit = f->params.split_bytes;
+    if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || v->op || limit == 0 || bytes < limit ||
+        f->nsub < 2 || wb->meta.ndims == 0)
+        return 1;
+    uint64_t n = (uint64_t)f->nsub, rows = GBP_COUNT(&wb->meta)[0];
+    if (n > bytes / GBP_STRIPE_MIN) n = bytes / GBP_STRIPE_MIN;
+    if (n > rows) n = rows;
+    if (n > GBP_SPLIT_COUNT(UINT32_MAX)) n = GBP_SPLIT_COUNT(UINT32_MAX);
+    return n > 1 ? (size_t)n : 1;
+}
+
+/* Cuts the block at wb (room for n blocks there) into n sub-blocks of near-equal rows of its first
+ * file dimension: each a block of its own (count, start, its part of the user's buffer box, its
+ * own min/max once written), marked j of n (gbp_block.split). */
+static void split_block(gbp_wblock *wb, size_t n)
+{
+    const gbp_wblock whole = *wb;
+    uint64_t rows = GBP_COUNT(&whole.meta)[0];
+    uint64_t row_bytes = rows ? whole.payload_len / rows : 0;
+    for (size_t j = 0; j < n; j++) {
+        gbp_wblock *sb = &wb[j];
+        uint64_t lo = rows * j / n, hi = rows * (j + 1) / n;
+        *sb = whole;
+        sb->meta.dims = sb->dimstore;
+        GBP_COUNT(&sb->meta)[0] = hi - lo;
+        GBP_START(&sb->meta)[0] += lo;
+        sb->box.start[0] += (size_t)lo;
+        sb->box.count[0] = (size_t)(hi - lo);
+        sb->payload_len = (hi - lo) * row_bytes;
+        sb->meta.split = GBP_SPLIT_MAKE(j, n);
+    }
+}
+
 int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode,
                    gbp_wblock **added)
 {
@@ -291,7 +332,14 @@ int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_lau
         wb->meta.has_minmax = 1; /* an empty block records 0 / 0, as ADIOS2 does */
         wb->payload_len = (uint64_t)elems * es;
     }
-    f->nblocks++;
+    size_t nsplit = split_count(f, v, wb);
+    if (nsplit > 1) {
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + nsplit,
+                                      sizeof *f->blocks));
+        wb = &f->blocks[f->nblocks];
+        split_block(wb, nsplit);
+    }
+    f->nblocks += nsplit;
     v->in_step = 1;
     v->puts++;
     *added = wb;

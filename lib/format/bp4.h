@@ -26,6 +26,12 @@ enum {
     BP4_CHR_VAR_ID = 5, BP4_CHR_PAYLOAD_OFFSET = 6, BP4_CHR_FILE_INDEX = 7, BP4_CHR_TIME_INDEX = 8,
     BP4_CHR_BITMAP = 9, BP4_CHR_STAT = 10, BP4_CHR_TRANSFORM = 11, BP4_CHR_MINMAX = 12
 };
+/* The statistics of a BP4_CHR_STAT characteristic, in the order they follow each other (the bits
+ * of the BP4_CHR_BITMAP before it). libgpubp writes only BP4_STAT_CNT: the split marker. */
+enum {
+    BP4_STAT_MIN = 0, BP4_STAT_MAX = 1, BP4_STAT_CNT = 2, BP4_STAT_SUM = 3, BP4_STAT_SUM_SQUARE = 4,
+    BP4_STAT_HIST = 5, BP4_STAT_FINITE = 6
+};
 
 /* The 64-byte header of md.idx, md.0 and data.K, claiming ADIOS 2.12.0 and BP version 4. */
 void bp4_make_header(uint8_t out[BP4_HEADER_SIZE], int kind, int active);

@@ -109,8 +109,10 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
     blk->op = NULL;
     blk->subfile = blk->step = blk->str_len = 0;
     blk->ndims = blk->has_minmax = blk->has_value = 0;
+    blk->split = 0;
     blk->dims = dimbuf;
     int have_dims = 0;
+    uint32_t bitmap = 0;
     while (c->at < c->end) {
         size_t id_at = c->at;
         uint8_t id;
@@ -223,11 +225,27 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
             }
             break;
         }
-        case BP4_CHR_BITMAP: TRY(skip(c, 4, "bitmap")); break;
+        case BP4_CHR_BITMAP: TRY(rd32(c, &bitmap, "bitmap")); break;
         case BP4_CHR_STAT:
-            return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
-                             "%s: offset %zu: legacy stat characteristic (BP3) is not supported",
-                             c->what, id_at);
+            /* the statistics the bitmap announces, in bit order; the count is libgpubp's split
+             * marker, min and max are kept, the others skipped */
+            for (int bit = BP4_STAT_MIN; bit <= BP4_STAT_FINITE; bit++) {
+                if (!(bitmap & (1u << bit))) continue;
+                if (bit == BP4_STAT_HIST || ((bit == BP4_STAT_MIN || bit == BP4_STAT_MAX) && !es))
+                    return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0,
+                                     "%s: offset %zu: statistic %d of a stat characteristic is not "
+                                     "supported", c->what, id_at, bit);
+                if (bit == BP4_STAT_CNT) {
+                    TRY(rd32(c, &blk->split, "split marker"));
+                } else if (bit == BP4_STAT_MIN || bit == BP4_STAT_MAX) {
+                    TRY(skip(c, es, "statistic"));
+                    memcpy(blk->mm + (bit == BP4_STAT_MAX ? 16 : 0), c->p + c->at - es, es);
+                    blk->has_minmax = 1;
+                } else {
+                    TRY(skip(c, bit == BP4_STAT_FINITE ? 1 : 8, "statistic"));
+                }
+            }
+            break;
         case BP4_CHR_TRANSFORM: {
             uint8_t tl, pre, nd;
             uint16_t dl, ml;

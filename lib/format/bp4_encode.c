@@ -208,6 +208,15 @@ void bp4_put_var_charset(gbp_buf *b, int type, int kind, const gbp_block *blk)
     gbp_buf_u8(b, BP4_CHR_PAYLOAD_OFFSET);
     gbp_buf_u64(b, blk->payload_offset);
     n += 2;
+    if (blk->split) {
+        /* a sub-block of a split put: the statistics bitmap with only the "count" statistic,
+         * which carries the marker (ADIOS2 parses it and ignores it; docs/format/bp4.md) */
+        gbp_buf_u8(b, BP4_CHR_BITMAP);
+        gbp_buf_u32(b, (uint32_t)1 << BP4_STAT_CNT);
+        gbp_buf_u8(b, BP4_CHR_STAT);
+        gbp_buf_u32(b, blk->split);
+        n += 2;
+    }
     if (blk->op) {
         /* the operator record: name, then the uncompressed type and dims, then 16 bytes of
          * operator metadata: input size and output (payload) size (docs/format/bp4.md section 7) */

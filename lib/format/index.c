@@ -309,6 +309,68 @@ int gbp_index_blocks(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **blo
     return 0;
 }
 
+/* The stored blocks i … that make one split put (1 when blocks[i] is a whole put). */
+static size_t split_run(const gbp_block *b, size_t i, size_t n)
+{
+    uint32_t cnt = GBP_SPLIT_COUNT(b[i].split);
+    if (!b[i].split || GBP_SPLIT_INDEX(b[i].split) != 0 || cnt < 2 || cnt > n - i) return 1;
+    for (size_t j = 1; j < cnt; j++)
+        if (b[i + j].split != GBP_SPLIT_MAKE(j, cnt) || b[i + j].ndims != b[i].ndims) return 1;
+    return cnt;
+}
+
+int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts, size_t *nputs,
+                   const char *what)
+{
+    gbp_var_step *st = &v->steps[vs];
+    const gbp_block *b = NULL;
+    GBP_FORWARD_IF_ERROR(gbp_index_blocks(ix, v, vs, &b, what));
+    if (!st->puts) {
+        size_t n = st->nblocks, np = 0;
+        for (size_t i = 0; i < n; i += split_run(b, i, n)) np++;
+        if (np == n || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY) {
+            st->puts = (gbp_block *)b;
+            st->nputs = st->nblocks;
+        } else {
+            gbp_block *out = gbp_index_alloc(ix, np * sizeof *out);
+            GBP_CHECK_ALLOC(out);
+            size_t es = gbp_type_size(v->type);
+            for (size_t i = 0, p = 0; i < n; p++) {
+                size_t run = split_run(b, i, n), nd = b[i].ndims;
+                out[p] = b[i];
+                if (run > 1) {
+                    gbp_block *m = &out[p];
+                    m->split = 0;
+                    m->dims = gbp_index_alloc(ix, (3 * nd + 1) * sizeof *m->dims);
+                    GBP_CHECK_ALLOC(m->dims);
+                    memcpy(m->dims, b[i].dims, 3 * nd * sizeof *m->dims);
+                    for (size_t j = i + 1; j < i + run; j++) {
+                        for (size_t d = 0; d < nd; d++) {
+                            uint64_t lo = GBP_START(m)[d], hi = lo + GBP_COUNT(m)[d];
+                            uint64_t s = GBP_START(&b[j])[d], e = s + GBP_COUNT(&b[j])[d];
+                            GBP_START(m)[d] = s < lo ? s : lo;
+                            GBP_COUNT(m)[d] = (e > hi ? e : hi) - GBP_START(m)[d];
+                        }
+                        if (!b[j].has_minmax) {
+                            m->has_minmax = 0;
+                        } else if (m->has_minmax && es) {
+                            if (gbp_value_cmp(v->type, b[j].mm, m->mm) < 0) memcpy(m->mm, b[j].mm, es);
+                            if (gbp_value_cmp(v->type, b[j].mm + 16, m->mm + 16) > 0)
+                                memcpy(m->mm + 16, b[j].mm + 16, es);
+                        }
+                    }
+                }
+                i += run;
+            }
+            st->puts = out;
+            st->nputs = (uint32_t)np;
+        }
+    }
+    *puts = st->puts;
+    *nputs = st->nputs;
+    return 0;
+}
+
 const gbp_attr *gbp_index_find_attr(const gbp_index *ix, const char *name)
 {
     for (size_t i = 0; i < ix->nattrs; i++)

@@ -49,7 +49,14 @@ typedef struct gbp_block {
     uint8_t has_minmax;
     uint8_t has_value;
     uint8_t mm[32];     /* min in [0,16), max in [16,32); or the value in [0,16) */
+    uint32_t split;     /* a sub-block of a global-array put the writer cut (split_mib): its
+                         * number j in the high 16 bits, the put's sub-blocks n (2 or more) in the
+                         * low 16 bits (GBP_SPLIT_*); 0: the block is a whole put */
 } gbp_block;
+
+#define GBP_SPLIT_MAKE(j, n) (((uint32_t)(j) << 16) | (uint32_t)(n))
+#define GBP_SPLIT_INDEX(s) ((s) >> 16)
+#define GBP_SPLIT_COUNT(s) ((s) & 0xffffu)
 
 #define GBP_COUNT(b) ((b)->dims)
 #define GBP_SHAPE(b) ((b)->dims + (b)->ndims)
@@ -95,6 +102,10 @@ typedef struct gbp_var_step {
     uint32_t entry_len;   /* the loader's cookie (BP4: bytes after the length field) */
     uint32_t shape_id;    /* global and joined arrays: this step's shape in gbp_var.shapes */
     gbp_block *blocks;    /* NULL until loaded */
+    gbp_block *puts;      /* gbp_index_puts: the blocks as they were put (the sub-blocks of one
+                           * split put merged into one); NULL until asked, == blocks when none
+                           * was split */
+    uint32_t nputs;
 } gbp_var_step;
 
 typedef struct gbp_var {
@@ -164,6 +175,13 @@ const gbp_var_step *gbp_var_find_step(const gbp_var *v, size_t s);
 /* The blocks of the variable's step vs (an index into v->steps), loaded on first use. */
 int gbp_index_blocks(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **blocks,
                      const char *what);
+/* The blocks of a global array's step vs as they were put: the sub-blocks of a put the writer
+ * split (gbp_block.split: consecutive, numbered 0 … n-1) become one block, their bounding box,
+ * with the min of their mins and the max of their maxes (and the first sub-block's location,
+ * which nothing reads: a global array is read by boxes). Other kinds, and steps without split
+ * blocks: the stored blocks. A malformed run of markers is left as stored blocks. */
+int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts, size_t *nputs,
+                   const char *what);
 /* The shape (ndims values) of a global or joined array at its step vs. */
 static inline const uint64_t *gbp_var_shape(const gbp_var *v, size_t vs)
 {

@@ -672,8 +672,10 @@ static int open_dataset(ls_ctx *c)
         return 4;
     }
     c->random_access = !c->opt.timestep;
+    /* block_view=stored: every stored block, as bpls lists them (a split put's sub-blocks too) */
     int rc = gpubp_open(&c->f, path,
-                        c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ, NULL);
+                        c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ,
+                        "block_view=stored");
     if (rc != GPUBP_OK) {
         const char *msg = gpubp_last_error();
         fprintf(stderr, "\nError: Could not open %s: %s\n", path, *msg ? msg : gpubp_strerror(rc));

@@ -187,7 +187,7 @@ static void build_stepmap(ls_ctx *c)
 {
     c->stepmap_done = true;
     gpubp_file *f = NULL;
-    if (gpubp_open(&f, c->opt.path, GPUBP_MODE_READ, NULL) != GPUBP_OK)
+    if (gpubp_open(&f, c->opt.path, GPUBP_MODE_READ, "block_view=stored") != GPUBP_OK)
         return;
     bool ok = true;
     while (ok && gpubp_begin_step(f) == GPUBP_OK) {

@@ -1,0 +1,274 @@
+/* split_mib: a large global-array put is cut into sub-blocks over the subfiles. Round trips with
+ * splitting on and off, block-id reads and block queries that see the put (block_view=put, the
+ * default) or every stored sub-block (block_view=stored, as ADIOS2 numbers them), box reads across
+ * sub-blocks, per-sub-block min/max, local arrays and compressed variables left whole, append. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/api_util.h"
+
+/* value of element (r, c) of the put made at step s */
+static double val(size_t s, size_t r, size_t c) { return (double)s * 1e7 + (double)r * 1000.0 + (double)c; }
+
+#define COLS 1000
+/* 2700 rows x 1000 doubles: 21.6 MB, above the 16 MiB default of split_mib */
+#define ROWS 2700
+
+static double *make_rows(size_t s, size_t r0, size_t rows)
+{
+    double *a = malloc(rows * COLS * sizeof *a);
+    assert_non_null(a);
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < COLS; c++) a[r * COLS + c] = val(s, r0 + r, c);
+    return a;
+}
+
+static gpubp_file *open_read(const char *path, const char *params)
+{
+    return ts_open(path, GPUBP_MODE_READ_RANDOM_ACCESS, params);
+}
+
+/* reads box [r0, r0+nr) x [c0, c0+nc) of step s of T and checks every value */
+static void check_box(gpubp_variable *v, gpubp_file *r, size_t s, size_t r0, size_t nr, size_t c0,
+                      size_t nc)
+{
+    const size_t start[2] = {r0, c0}, count[2] = {nr, nc};
+    double *buf = malloc(nr * nc * sizeof *buf);
+    assert_non_null(buf);
+    TS_OK(gpubp_set_step_selection(v, s, 1));
+    TS_OK(gpubp_set_selection(v, 2, start, count));
+    TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+    for (size_t i = 0; i < nr; i++)
+        for (size_t j = 0; j < nc; j++)
+            if (buf[i * nc + j] != val(s, r0 + i, c0 + j)) {
+                print_error("step %zu (%zu, %zu): %g\n", s, r0 + i, c0 + j, buf[i * nc + j]);
+                fail();
+            }
+    free(buf);
+}
+
+/* the put of rows [r0, r0+nr) at step s is block `b` of the put view: its info and its block read */
+static void check_put_block(gpubp_variable *v, gpubp_file *r, size_t s, size_t b, size_t r0,
+                            size_t nr)
+{
+    size_t start[2], count[2];
+    double mn, mx;
+    TS_OK(gpubp_variable_block_info(v, s, b, start, count, &mn, &mx));
+    assert_int_equal(start[0], r0);
+    assert_int_equal(count[0], nr);
+    assert_int_equal(start[1], 0);
+    assert_int_equal(count[1], COLS);
+    assert_true(mn == val(s, r0, 0));
+    assert_true(mx == val(s, r0 + nr - 1, COLS - 1));
+    double *buf = malloc(nr * COLS * sizeof *buf);
+    assert_non_null(buf);
+    size_t bytes = 0;
+    TS_OK(gpubp_set_step_selection(v, s, 1));
+    TS_OK(gpubp_set_block_selection(v, b));
+    TS_OK(gpubp_selection_size(v, &bytes));
+    assert_int_equal(bytes, nr * COLS * sizeof *buf);
+    TS_OK(gpubp_get(r, v, buf, GPUBP_SYNC));
+    for (size_t i = 0; i < nr * COLS; i++)
+        if (buf[i] != val(s, r0 + i / COLS, i % COLS)) {
+            print_error("block %zu element %zu: %g\n", b, i, buf[i]);
+            fail();
+        }
+    TS_OK(gpubp_variable_minmax(v, &mn, &mx));
+    assert_true(mn == val(s, r0, 0));
+    assert_true(mx == val(s, r0 + nr - 1, COLS - 1));
+    free(buf);
+}
+
+/* every stored block of step s: contiguous rows in order from r0, nsub of them, each with the
+ * min/max of its own rows; returns the rows they cover */
+static size_t check_stored(gpubp_variable *v, size_t s, size_t first, size_t nsub, size_t r0)
+{
+    size_t rows = 0;
+    for (size_t b = first; b < first + nsub; b++) {
+        size_t start[2], count[2];
+        double mn, mx;
+        TS_OK(gpubp_variable_block_info(v, s, b, start, count, &mn, &mx));
+        assert_int_equal(start[0], r0 + rows);
+        assert_int_equal(count[1], COLS);
+        assert_true(count[0] > 0);
+        assert_true(mn == val(s, start[0], 0));
+        assert_true(mx == val(s, start[0] + count[0] - 1, COLS - 1));
+        rows += count[0];
+    }
+    return rows;
+}
+
+static size_t nblocks(gpubp_variable *v, size_t s)
+{
+    size_t n = 0;
+    TS_OK(gpubp_variable_blocks(v, s, &n));
+    return n;
+}
+
+/* one put of the whole array per step, 2 steps, with the writer's params */
+static void write_whole(const char *path, const char *params, gpubp_mode mode, size_t s0)
+{
+    const size_t shape[2] = {ROWS, COLS};
+    gpubp_file *w = ts_open(path, mode, params);
+    gpubp_variable *v = ts_define(w, "T", GPUBP_TYPE_DOUBLE, 2, shape, NULL);
+    for (size_t s = s0; s < s0 + 2; s++) {
+        double *a = make_rows(s, 0, ROWS);
+        ts_put_step(w, v, a, s % 2 ? GPUBP_DEFERRED : GPUBP_SYNC);
+        free(a);
+    }
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+}
+
+static void test_split_round_trip(void **state)
+{
+    (void)state;
+    const char *path = ts_path("split.bp");
+    write_whole(path, "io_threads=4", GPUBP_MODE_WRITE, 0);
+    for (int k = 0; k < 4; k++) {
+        char sub[64];
+        snprintf(sub, sizeof sub, "data.%d", k);
+        assert_true(ts_exists(ts_join(path, sub))); /* 21.6 MB over 4 subfiles: 5.4 MB each */
+    }
+    /* the put view (default): one block per step, as put */
+    gpubp_file *r = open_read(path, NULL);
+    gpubp_variable *v = au_inq(r, "T");
+    for (size_t s = 0; s < 2; s++) {
+        assert_int_equal(nblocks(v, s), 1);
+        check_put_block(v, r, s, 0, 0, ROWS);
+        TS_ERR(gpubp_variable_block_info(v, s, 1, NULL, NULL, NULL, NULL),
+               GPUBP_ERR_INVALID_SELECTION);
+    }
+    /* boxes across sub-block boundaries (675 rows each) */
+    check_box(v, r, 0, 600, 900, 3, 500);
+    check_box(v, r, 1, 0, ROWS, 0, COLS);
+    check_box(v, r, 1, 674, 2, 999, 1);
+    TS_OK(gpubp_close(r));
+    /* the stored view: 4 sub-blocks, each with its own rows' min/max */
+    r = open_read(path, "block_view=stored");
+    v = au_inq(r, "T");
+    for (size_t s = 0; s < 2; s++) {
+        assert_int_equal(nblocks(v, s), 4);
+        assert_int_equal(check_stored(v, s, 0, 4, 0), ROWS);
+    }
+    check_box(v, r, 0, 1000, 1000, 0, COLS);
+    TS_OK(gpubp_close(r));
+}
+
+static void test_split_off(void **state)
+{
+    (void)state;
+    const char *path = ts_path("nosplit.bp");
+    write_whole(path, "io_threads=4,split_mib=0", GPUBP_MODE_WRITE, 0);
+    assert_false(ts_exists(ts_join(path, "data.1"))); /* one block, least-filled subfile data.0 */
+    gpubp_file *r = open_read(path, "block_view=stored");
+    gpubp_variable *v = au_inq(r, "T");
+    assert_int_equal(nblocks(v, 0), 1);
+    check_put_block(v, r, 0, 0, 0, ROWS);
+    TS_OK(gpubp_close(r));
+    /* a threshold above the block: whole; subfiles=1: nothing to spread over */
+    write_whole(path, "io_threads=4,split_mib=32", GPUBP_MODE_WRITE, 0);
+    write_whole(ts_path("nosplit1.bp"), "subfiles=1", GPUBP_MODE_WRITE, 0);
+    const char *paths[2] = {path, ts_path("nosplit1.bp")};
+    for (int i = 0; i < 2; i++) {
+        r = open_read(paths[i], "block_view=stored");
+        v = au_inq(r, "T");
+        assert_int_equal(nblocks(v, 1), 1);
+        TS_OK(gpubp_close(r));
+    }
+    gpubp_file *f = NULL;
+    TS_ERR(gpubp_open(&f, path, GPUBP_MODE_WRITE, "split_mib=-1"), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "split_mib"));
+    TS_ERR(gpubp_open(&f, path, GPUBP_MODE_READ, "block_view=all"), GPUBP_ERR_PARAM);
+    assert_non_null(strstr(gpubp_last_error(), "block_view"));
+}
+
+/* puts of several sizes in one step: block ids count puts, whatever was split */
+static void test_split_mixed_puts(void **state)
+{
+    (void)state;
+    const char *path = ts_path("mixed.bp");
+    const size_t shape[2] = {2 * ROWS + 10, COLS};
+    /* rows of the three puts: a large one, 10 rows, a large one */
+    const size_t r0[3] = {0, ROWS, ROWS + 10}, nr[3] = {ROWS, 10, ROWS};
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, "io_threads=3");
+    gpubp_variable *v = ts_define(w, "T", GPUBP_TYPE_DOUBLE, 2, shape, NULL);
+    gpubp_variable *loc = NULL;
+    const size_t lcount[2] = {ROWS, COLS};
+    TS_OK(gpubp_define_variable(&loc, w, "L", GPUBP_TYPE_DOUBLE, 2, NULL, NULL, lcount));
+    gpubp_variable *z = ts_define(w, "Z", GPUBP_TYPE_DOUBLE, 2, lcount, NULL);
+    TS_OK(gpubp_variable_add_operation(z, "zlib", "level=1"));
+    TS_OK(gpubp_begin_step(w));
+    double *bufs[3];
+    for (int i = 0; i < 3; i++) {
+        const size_t st[2] = {r0[i], 0}, ct[2] = {nr[i], COLS};
+        bufs[i] = make_rows(0, r0[i], nr[i]);
+        TS_OK(gpubp_set_selection(v, 2, st, ct));
+        TS_OK(gpubp_put(w, v, bufs[i], GPUBP_DEFERRED));
+    }
+    TS_OK(gpubp_put(w, loc, bufs[0], GPUBP_DEFERRED));
+    TS_OK(gpubp_put(w, z, bufs[0], GPUBP_DEFERRED));
+    TS_OK(gpubp_end_step(w));
+    for (int i = 0; i < 3; i++) free(bufs[i]);
+    TS_OK(gpubp_close(w));
+    AU_CHECK(path);
+
+    gpubp_file *r = open_read(path, NULL);
+    v = au_inq(r, "T");
+    assert_int_equal(nblocks(v, 0), 3);
+    for (size_t b = 0; b < 3; b++) check_put_block(v, r, 0, b, r0[b], nr[b]);
+    check_box(v, r, 0, ROWS - 5, 20, 0, COLS); /* the small put between two split ones */
+    /* local arrays and compressed variables keep their one block */
+    assert_int_equal(nblocks(au_inq(r, "L"), 0), 1);
+    assert_int_equal(nblocks(au_inq(r, "Z"), 0), 1);
+    check_box(au_inq(r, "Z"), r, 0, 100, 2000, 10, 20);
+    TS_OK(gpubp_close(r));
+
+    r = open_read(path, "block_view=stored");
+    v = au_inq(r, "T");
+    assert_int_equal(nblocks(v, 0), 3 + 1 + 3);
+    assert_int_equal(check_stored(v, 0, 0, 3, 0), ROWS);
+    assert_int_equal(check_stored(v, 0, 3, 1, ROWS), 10);
+    assert_int_equal(check_stored(v, 0, 4, 3, ROWS + 10), ROWS);
+    assert_int_equal(nblocks(au_inq(r, "L"), 0), 1);
+    assert_int_equal(nblocks(au_inq(r, "Z"), 0), 1);
+    TS_OK(gpubp_close(r));
+}
+
+/* append: split steps added to a dataset, earlier steps unchanged */
+static void test_split_append(void **state)
+{
+    (void)state;
+    const char *path = ts_path("append.bp");
+    write_whole(path, "io_threads=2,split_mib=0", GPUBP_MODE_WRITE, 0);
+    write_whole(path, "io_threads=2", GPUBP_MODE_APPEND, 2);
+    gpubp_file *r = open_read(path, NULL);
+    gpubp_variable *v = au_inq(r, "T");
+    size_t n = 0;
+    TS_OK(gpubp_variable_steps(v, &n));
+    assert_int_equal(n, 4);
+    for (size_t s = 0; s < 4; s++) {
+        assert_int_equal(nblocks(v, s), 1);
+        check_put_block(v, r, s, 0, 0, ROWS);
+    }
+    TS_OK(gpubp_close(r));
+    r = open_read(path, "block_view=stored");
+    v = au_inq(r, "T");
+    assert_int_equal(nblocks(v, 1), 1);
+    assert_int_equal(nblocks(v, 2), 2);
+    assert_int_equal(check_stored(v, 3, 0, 2, 0), ROWS);
+    TS_OK(gpubp_close(r));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_round_trip),
+        cmocka_unit_test(test_split_off),
+        cmocka_unit_test(test_split_mixed_puts),
+        cmocka_unit_test(test_split_append),
+    };
+    return cmocka_run_group_tests_name("split_mib", tests, NULL, NULL);
+}
