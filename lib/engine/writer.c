@@ -65,8 +65,9 @@ size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
     gpubp_variable *v = wb->var;
     wb->meta.dims = wb->dimstore;
     /* the subfile with the least data in this step; subfiles=auto: data.0 and those holding
-     * data in this step only, unless the block is large enough to go to a file of its own */
-    int k = 0, wide = !f->sub_auto || wb->payload_len >= GBP_STRIPE_MIN;
+     * data in this step only, unless the block is large enough to go to a file of its own (a
+     * sub-block of a split put always is) */
+    int k = 0, wide = !f->sub_auto || wb->payload_len >= GBP_STRIPE_MIN || wb->meta.split;
     for (int j = 1; j < f->nsub; j++)
         if ((wide || f->pg_nvars[j] > 0) &&
             f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k])
@@ -187,7 +188,8 @@ int gbp_writer_fail(gpubp_file *f, int rc)
 
 /* split_mib: how many sub-blocks a put's block becomes (1: it stays whole). A serial writer cuts
  * an uncompressed global-array block of split_mib MiB or more along its first (slowest) file
- * dimension into one sub-block per subfile, each of GBP_STRIPE_MIN bytes at least, so that the
+ * dimension into one sub-block per subfile, each of GBP_STRIPE_MIN bytes at least (half of
+ * split_mib when that is smaller), so that the
  * I/O threads write one large put into several files at once. Local arrays keep the block the
  * user put (their block is what a reader selects); compressed blocks are compressed whole (the
  * compressor's threads already share one block); parallel writers spread ranks over subfiles. */
@@ -197,8 +199,10 @@ static size_t split_count(const gpubp_file *f, const gpubp_variable *v, const gb
     if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || v->op || limit == 0 || bytes < limit ||
         f->nsub < 2 || wb->meta.ndims == 0)
         return 1;
+    /* sub-blocks of 4 MiB at least (half the threshold for thresholds under 8 MiB) */
+    uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
     uint64_t n = (uint64_t)f->nsub, rows = GBP_COUNT(&wb->meta)[0];
-    if (n > bytes / GBP_STRIPE_MIN) n = bytes / GBP_STRIPE_MIN;
+    if (n > bytes / piece) n = bytes / piece;
     if (n > rows) n = rows;
     if (n > GBP_SPLIT_COUNT(UINT32_MAX)) n = GBP_SPLIT_COUNT(UINT32_MAX);
     return n > 1 ? (size_t)n : 1;

@@ -262,6 +262,41 @@ static void test_split_append(void **state)
     TS_OK(gpubp_close(r));
 }
 
+/* tests/golden/split/split.bp (libgpubp-written, listed by ADIOS2's bpls beside it): T was put
+ * whole each step and stored as 2 sub-blocks; U as 2 blocks of its own */
+static void test_split_golden(void **state)
+{
+    (void)state;
+    const char *path = ts_join(ts_golden_dir(), "split/split.bp");
+    const char *views[2] = {NULL, "block_view=stored"};
+    for (int view = 0; view < 2; view++) {
+        gpubp_file *r = open_read(path, views[view]);
+        gpubp_variable *t = au_inq(r, "T"), *u = au_inq(r, "U");
+        for (size_t s = 0; s < 2; s++) {
+            assert_int_equal(nblocks(t, s), view ? 2 : 1);
+            assert_int_equal(nblocks(u, s), 2);
+            size_t start[2], count[2];
+            float mn, mx;
+            TS_OK(gpubp_variable_block_info(t, s, 0, start, count, &mn, &mx));
+            assert_int_equal(start[0], 0);
+            assert_int_equal(count[0], view ? 256 : 512);
+            assert_true(mn == (float)(s * 1000));
+            assert_true(mx == (float)(s * 1000 + (view ? 255 : 511)) + 511.0f / 1000.0f);
+            /* block 0 read by id: the put (512 rows) or the first sub-block (256) */
+            size_t rows = view ? 256 : 512;
+            float *buf = malloc(rows * 512 * sizeof *buf);
+            assert_non_null(buf);
+            TS_OK(gpubp_set_step_selection(t, s, 1));
+            TS_OK(gpubp_set_block_selection(t, 0));
+            TS_OK(gpubp_get(r, t, buf, GPUBP_SYNC));
+            for (size_t i = 0; i < rows * 512; i++)
+                assert_true(buf[i] == (float)(s * 1000 + i / 512) + (float)(i % 512) / 1000.0f);
+            free(buf);
+        }
+        TS_OK(gpubp_close(r));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_split_off),
         cmocka_unit_test(test_split_mixed_puts),
         cmocka_unit_test(test_split_append),
+        cmocka_unit_test(test_split_golden),
     };
     return cmocka_run_group_tests_name("split_mib", tests, NULL, NULL);
 }
