@@ -29,6 +29,11 @@ static atomic_int sim_hold;
 static atomic_long st_copies, st_reductions, st_fences, st_signals, st_pinned_live, st_hazards;
 static atomic_ullong st_bytes;
 static atomic_size_t st_pinned_bytes;
+/* the threads that queue copies: a number each (1 …, on first use), a bit each in st_copy_tids */
+static atomic_int sim_next_tid;
+static _Thread_local int sim_tid;
+static atomic_ullong st_copy_tids;
+static atomic_long st_copies_behind_own;
 
 void gbp_sim_set_delay_us(unsigned us) { atomic_store(&sim_delay_us, us); }
 void gbp_sim_fail_copy_after(long n) { atomic_store(&sim_fail_copy, n); }
@@ -59,6 +64,8 @@ void gbp_sim_get_stats(gbp_sim_stats *s)
     s->pinned_live = atomic_load(&st_pinned_live);
     s->pinned_bytes = atomic_load(&st_pinned_bytes);
     s->hazards = atomic_load(&st_hazards);
+    s->copy_threads = __builtin_popcountll(atomic_load(&st_copy_tids));
+    s->copies_behind_own = atomic_load(&st_copies_behind_own);
 }
 
 void gbp_sim_reset(void)
@@ -75,6 +82,8 @@ void gbp_sim_reset(void)
     atomic_store(&st_fences, 0);
     atomic_store(&st_hazards, 0);
     atomic_store(&st_signals, 0);
+    atomic_store(&st_copy_tids, 0);
+    atomic_store(&st_copies_behind_own, 0);
 }
 
 /* ---- the registry of device allocations ----------------------------------------------------- */
@@ -146,6 +155,7 @@ typedef struct sim_op {
     int type;
     gbp_copy3d c; /* OP_COPY; OP_MM_REGION uses src, width, height, depth, spitch, sslice */
     void *out;    /* OP_MM_END */
+    int tid;      /* OP_COPY: the queuing thread's number (sim_tid) */
     struct sim_op *next;
 } sim_op;
 
@@ -371,6 +381,18 @@ static int sim_copy_async(void *ctx, const gbp_copy3d *c)
     sim_op *op = new_op(OP_COPY);
     if (!op) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (simulated copy)");
     op->c = *c;
+    if (!sim_tid) sim_tid = atomic_fetch_add(&sim_next_tid, 1) + 1;
+    op->tid = sim_tid;
+    atomic_fetch_or(&st_copy_tids, 1ull << (sim_tid % 64));
+    /* a copy queued while one this thread queued before has not completed: the thread went on
+     * (read its next piece) while its copy was in flight */
+    sim_ctx *sc = ctx;
+    pthread_mutex_lock(&sc->lock);
+    int behind = sc->running && sc->running->kind == OP_COPY && sc->running->tid == sim_tid;
+    for (const sim_op *q = sc->head; q && !behind; q = q->next)
+        behind = q->kind == OP_COPY && q->tid == sim_tid;
+    pthread_mutex_unlock(&sc->lock);
+    if (behind) atomic_fetch_add(&st_copies_behind_own, 1);
     return enqueue(ctx, op);
 }
 

@@ -51,6 +51,9 @@ typedef struct gbp_sim_stats {
     long pinned_live;     /* pinned allocations not yet freed */
     size_t pinned_bytes;  /* their bytes */
     long hazards;         /* slot bytes reused while a copy still touched them (check_idle) */
+    int copy_threads;     /* distinct threads that queued copies (up to 64) */
+    long copies_behind_own; /* copies queued while an earlier copy of the same thread was still
+                             * queued or running (its next piece read while the copy flew) */
 } gbp_sim_stats;
 void gbp_sim_get_stats(gbp_sim_stats *s);
 /* Clears the hooks and the counters (not the live allocations). */

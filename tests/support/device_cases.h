@@ -272,6 +272,98 @@ static void tc_big_blocks_subbox(void **state)
 }
 
 /* ---- ghost cells on the write side, on the device ---------------------------------------------- */
+/* split_mib: one large put from device memory (column-major GPU layout, inside a ghosted buffer)
+ * is cut into one sub-block per subfile; readers that number blocks by put see the one block,
+ * block_view=stored sees the sub-blocks with their own min/max; box and block reads into device
+ * memory return the put's values. */
+static void tc_split(void **state)
+{
+    (void)state;
+    const char *path = ts_path("split_dev.bp");
+    /* file (host) order (NY, NX) floats, put from a buffer of (NY + 2, NX + 4) at (1, 2) */
+    const size_t NY = 2100, NX = 2500, MY = NY + 2, MX = NX + 4; /* 21 MB: 4 sub-blocks */
+    float *h = malloc(MY * MX * sizeof *h);
+    assert_non_null(h);
+    for (size_t y = 0; y < MY; y++)
+        for (size_t x = 0; x < MX; x++)
+            h[y * MX + x] = (y >= 1 && y <= NY && x >= 2 && x < NX + 2)
+                                ? (float)((y - 1) * NX + (x - 2)) : -1e30f;
+    float *d = tc_dev_from(h, MY * MX * sizeof *h);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, tc_params("io_threads=4,piece_kib=1024")));
+    gpubp_variable *v;
+    size_t gshape[2] = {NX, NY}, zero[2] = {0, 0}; /* GPU (column-major) order */
+    size_t ms[2] = {2, 1}, mc[2] = {MX, MY};
+    TS_OK(gpubp_define_variable(&v, w, "f", GPUBP_TYPE_FLOAT, 2, gshape, zero, gshape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_set_memory_selection(v, 2, ms, mc));
+    for (int step = 0; step < 2; step++) {
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, step ? GPUBP_DEFERRED : GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+    TS_OK(gpubp_close(w));
+    assert_int_equal(ts_bp4check(path), 0);
+    free(h);
+    td->free(d);
+
+    const char *views[2] = {NULL, "block_view=stored"};
+    for (int view = 0; view < 2; view++) {
+        gpubp_file *r;
+        TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, tc_params(views[view])));
+        gpubp_variable *rv;
+        TS_OK(gpubp_inquire_variable(&rv, r, "f"));
+        TS_OK(gpubp_set_memory_space(rv, GPUBP_MEM_GPU));
+        size_t nb = 0, rows = 0;
+        TS_OK(gpubp_variable_blocks(rv, 1, &nb));
+        assert_int_equal(nb, view ? 4 : 1);
+        for (size_t b = 0; b < nb; b++) {
+            size_t st[2], ct[2]; /* GPU order: (x, y) */
+            float mn, mx;
+            TS_OK(gpubp_variable_block_info(rv, 1, b, st, ct, &mn, &mx));
+            assert_int_equal(st[0], 0);
+            assert_int_equal(ct[0], NX);
+            assert_int_equal(st[1], rows);
+            assert_true(mn == (float)(st[1] * NX));
+            assert_true(mx == (float)((st[1] + ct[1]) * NX - 1));
+            rows += ct[1];
+        }
+        assert_int_equal(rows, NY);
+        /* block 0 read into device memory: the put (view 0) or the first sub-block's rows */
+        size_t st0[2], ct0[2];
+        TS_OK(gpubp_variable_block_info(rv, 0, 0, st0, ct0, NULL, NULL));
+        size_t n0 = ct0[0] * ct0[1];
+        float *dd = tc_dev_fill(n0 * sizeof(float), 0);
+        TS_OK(gpubp_set_step_selection(rv, 0, 1));
+        TS_OK(gpubp_set_block_selection(rv, 0));
+        TS_OK(gpubp_get(r, rv, dd, GPUBP_SYNC));
+        float *got = tc_host_from(dd, n0 * sizeof(float));
+        for (size_t i = 0; i < n0; i++)
+            if (got[i] != (float)i) {
+                print_error("view %d: block 0 element %zu: %g\n", view, i, got[i]);
+                fail();
+            }
+        free(got);
+        td->free(dd);
+        /* a box across the sub-block boundaries: y in [400, 1700), x in [7, 2007) */
+        size_t bs[2] = {7, 400}, bc[2] = {2000, 1300};
+        dd = tc_dev_fill(bc[0] * bc[1] * sizeof(float), 0);
+        TS_OK(gpubp_set_step_selection(rv, 1, 1));
+        TS_OK(gpubp_set_selection(rv, 2, bs, bc));
+        TS_OK(gpubp_get(r, rv, dd, GPUBP_SYNC));
+        got = tc_host_from(dd, bc[0] * bc[1] * sizeof(float));
+        for (size_t y = 0; y < bc[1]; y++)
+            for (size_t x = 0; x < bc[0]; x++)
+                if (got[y * bc[0] + x] != (float)((y + bs[1]) * NX + x + bs[0])) {
+                    print_error("view %d: box (%zu, %zu): %g\n", view, y, x, got[y * bc[0] + x]);
+                    fail();
+                }
+        free(got);
+        td->free(dd);
+        TS_OK(gpubp_close(r));
+    }
+}
+
 static void tc_memory_selection_put(void **state)
 {
     (void)state;
@@ -712,6 +804,7 @@ static void tc_compressed(void **state)
     cmocka_unit_test(tc_all_types),                    \
     cmocka_unit_test(tc_big_blocks_subbox),            \
     cmocka_unit_test(tc_memory_selection_put),         \
+    cmocka_unit_test(tc_split),                        \
     cmocka_unit_test(tc_deferred),                     \
     cmocka_unit_test(tc_wrong_space),                  \
     cmocka_unit_test(tc_adios2_file),                  \
