@@ -40,7 +40,12 @@
  *     core count and the library's threads, then reading them back warm and cold; and the one-file
  *     rates, 1 and the library's threads writing one file) and "ratios_best: write/raw_best=...
  *     read/raw_best_warm|cold=..." (the library's medians against them; for a dataset of one data
- *     file also against the one-file rates).
+ *     file also against the one-file rates). Cold: before it is opened for reading, each file is
+ *     fdatasync'ed and dropped from the page cache with posix_fadvise(POSIX_FADV_DONTNEED) (no
+ *     root needed, only the files of the run; --cold does the same to the dataset's files);
+ *   with direct_io=1 or fsync=1 in --params: "baseline: raw_best_direct_write_GBps=..." (the
+ *     best of N threads writing 16 MiB page-aligned buffers with O_DIRECT into N files, each
+ *     fdatasync'ed before the clock stops) and "ratios_direct: write/raw_best_direct=...".
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
 #include "bench_compress.h"
 #include "bench_meta.h"
@@ -69,6 +74,7 @@ typedef struct opts {
     int gpu, baseline, cold, keep, repeat;
     const char *params;
     size_t vars; /* the step's array cut into this many variables (rows), each put as `blocks` */
+    int raw_direct; /* raw writes: O_DIRECT from page-aligned buffers, fdatasync'ed at the end */
 } opts;
 
 static int fail(const char *what, int rc)
@@ -400,21 +406,31 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
     size_t share = fresh ? fresh_bytes / (size_t)nthreads / chunk * chunk : 0;
     if (fresh && share == 0) return -1; /* less than a chunk per thread */
     char p[4096];
+    int direct = o->raw_direct && !rd;
+    size_t per_file = total / (size_t)nfiles;
+    if (direct) per_file &= ~(((size_t)1 << 20) - 1); /* whole MiB: every pwrite page-aligned */
+    if (per_file == 0) return -1;
     for (int f = 0; f < nfiles; f++) {
         snprintf(p, sizeof p, "%s/gpubp-bench-raw.%d", o->dir, f);
         if (rd && o->cold) drop_file(p);
-        fds[f] = open(p, rd ? O_RDONLY : (O_WRONLY | O_CREAT | O_TRUNC), 0644);
-        if (fds[f] < 0) return -1;
+        fds[f] = open(p, rd ? O_RDONLY : (O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0)),
+                      0644);
+        if (fds[f] < 0) {
+            while (f-- > 0) close(fds[f]);
+            return -1; /* no O_DIRECT here (tmpfs): no durable baseline */
+        }
     }
     /* the buffers are pinned before the clock starts: the raw limit is the I/O alone (the
      * library's pool is pinned once per process and reused, docs/performance.md) */
     for (int t = 0; t < nthreads; t++)
-        th[t] = (raw_thread){o, t, nthreads, nfiles, total / (size_t)nfiles, chunk, fds,
+        th[t] = (raw_thread){o, t, nthreads, nfiles, per_file, chunk, fds,
                              o->gpu ? bench_pinned_alloc(chunk) : NULL, rd, 0, dev, dev_bytes,
                              dev ? bench_pinned_alloc(chunk) : NULL,
                              share ? fresh + (size_t)t * share : NULL, share, 0};
     for (int t = 0; !dev && t < nthreads; t++) {
-        if (th[t].buf || !(th[t].buf = malloc(chunk))) continue;
+        void *heap = NULL;
+        if (th[t].buf || posix_memalign(&heap, 4096, chunk)) continue; /* aligned for O_DIRECT */
+        th[t].buf = heap;
         memset(th[t].buf, 0x5a, chunk);
         th[t].heap = 1;
     }
@@ -435,6 +451,8 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
         pthread_join(tid[t], NULL);
         if (th[t].err) err = th[t].err;
     }
+    for (int f = 0; direct && f < nfiles; f++)
+        if (fdatasync(fds[f]) != 0) err = errno; /* durable: the file's metadata too */
     double secs = bench_now() - t0;
     for (int t = 0; t < nthreads; t++) {
         if (th[t].buf && th[t].heap) free(th[t].buf);
@@ -444,7 +462,7 @@ static double raw_io(const opts *o, int nthreads, int nfiles, size_t total, int 
     }
     for (int f = 0; f < nfiles; f++) close(fds[f]);
     if (err) return -1;
-    return (double)(total / (size_t)nfiles * (size_t)nfiles) / secs / 1e9;
+    return (double)(per_file * (size_t)nfiles) / secs / 1e9;
 }
 
 /* The host's memory bandwidth as the same T threads see it: each copies its share of `total`
@@ -544,6 +562,28 @@ static void raw_sweep(const opts *o, size_t total, int threads, raw_best *b)
     }
 }
 
+/* The durable limit: the best rate of N threads writing page-aligned 16 MiB buffers (pinned for
+ * gpu) with O_DIRECT into N files, each fdatasync'ed before the clock stops, N as raw_sweep's.
+ * 0 where O_DIRECT is not possible (tmpfs); *tn: the N that gave it. */
+static double raw_sweep_direct(const opts *o, size_t total, int threads, int *tn)
+{
+    opts d = *o;
+    d.raw_direct = 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int ns[7] = {1, 2, 4, 8, 16, cores > 0 && cores < 256 ? (int)cores : 16, threads};
+    double best = 0;
+    *tn = 0;
+    for (int i = 0; i < 7; i++) {
+        int n = ns[i], seen = 0;
+        for (int k = 0; k < i; k++) seen |= ns[k] == n;
+        if (seen || n < 1 || n > 256) continue;
+        double w = raw_io(&d, n, n, total, 0, NULL, 0, NULL, 0);
+        raw_cleanup(o, n);
+        if (w > best) best = w, *tn = n;
+    }
+    return best;
+}
+
 static double ratio(double a, double b) { return b > 0 ? a / b : 0; }
 
 /* How many data.K files the dataset at path holds (K = 0, 1, ... without a gap). */
@@ -587,7 +627,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--meta")) return gpubp_bench_meta(argc, argv);
         if (!strcmp(argv[i], "--compress")) return gpubp_bench_compress(argc, argv);
     }
-    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL, 1};
+    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL, 1, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--dir") && v) o.dir = argv[++i];
@@ -661,10 +701,19 @@ int main(int argc, char **argv)
     /* the data files the library writes: subfiles=auto (the default) spreads blocks of 4 MiB or
      * more over as many files as I/O threads; checked against the dataset after the first run */
     int files = param_int(o.params, "subfiles", 0);
-    if (files <= 0)
-        files = bytes / o.blocks / o.vars < ((size_t)4 << 20)     ? 1
-                : threads < (int)(o.blocks * o.vars) ? threads
-                                                     : (int)(o.blocks * o.vars);
+    /* split_mib (16 by default, 0 off): a block that large becomes min(subfiles, its 4 MiB
+     * pieces) sub-blocks over the subfiles (lib/engine/writer.c split_count) */
+    int split_mib = param_int(o.params, "split_mib", 16);
+    size_t blk = bytes / o.blocks / o.vars;
+    size_t nsub = files > 0 ? (size_t)files : (size_t)threads, per_block = 1;
+    if (split_mib > 0 && blk >= ((size_t)split_mib << 20) && nsub > 1)
+        per_block = nsub < blk / ((size_t)4 << 20) ? nsub : blk / ((size_t)4 << 20);
+    if (files <= 0) {
+        size_t pieces = o.blocks * o.vars * per_block;
+        files = blk < ((size_t)4 << 20) ? 1 : pieces < (size_t)threads ? (int)pieces : threads;
+    }
+    /* direct_io=1 or fsync=1: the durable path, against the best raw O_DIRECT write */
+    int durable = param_int(o.params, "direct_io", 0) || param_int(o.params, "fsync", 0);
     /* the fresh bytes of the second raw write: min(data, 1 GiB) of pinned memory, more than the
      * L3 cache holds, touched before any clock starts */
     size_t fresh_bytes = (size_t)total < ((size_t)1 << 30) ? (size_t)total : ((size_t)1 << 30);
@@ -673,9 +722,12 @@ int main(int argc, char **argv)
         memset(fresh, 0x5a, fresh_bytes);
     raw_best best;
     memset(&best, 0, sizeof best);
+    double best_direct = 0;
+    int direct_threads = 0;
     if (o.baseline) {
         size_t sweep = (size_t)total < ((size_t)2 << 30) ? (size_t)total : ((size_t)2 << 30);
         raw_sweep(&o, sweep, threads, &best);
+        if (durable) best_direct = raw_sweep_direct(&o, sweep, threads, &direct_threads);
     }
     /* each repetition measures the raw limits first, then the library, on the same bytes; a run
      * starts from no dataset, as the raw write starts from no file */
@@ -734,8 +786,13 @@ int main(int argc, char **argv)
         if (files == 1)
             printf(" write/one_file=%.2f read/one_file_%s=%.2f", ratio(wmed, best.w1), rk,
                    ratio(rmed, rone));
-        printf(" (library medians: %d data files, %zu variables x %zu blocks)\n", files, o.vars,
-               o.blocks);
+        printf(" (library medians: %d data files, %zu variables x %zu blocks, split_mib=%d: "
+               "%zu sub-blocks per block)\n", files, o.vars, o.blocks, split_mib, per_block);
+        if (durable)
+            printf("baseline: raw_best_direct_write_GBps=%.2f (%d threads; O_DIRECT from 16 MiB "
+                   "page-aligned buffers into N files, each fdatasync'ed, N = 1, 2, 4, 8, 16, cores, "
+                   "%d)\nratios_direct: write/raw_best_direct=%.2f\n", best_direct,
+                   direct_threads, threads, ratio(wmed, best_direct));
     }
     if (o.baseline) {
         if (o.gpu) {

@@ -15,6 +15,12 @@
 # MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
 # MODE=check: the tests, the example and the sanitizers as in full, then the four sync GPU rows
 # (defaults — subfiles=auto —, one file, 4, 8 and 16 subfiles, medians of 3): the check after a change to the GPU paths.
+# MODE=issue23: gpubp-bench alone (issue23.log) over the rows of issue 23 — 1 GiB x 4 steps of 1, 4
+# and 16 blocks and 10 variables of one block, at the defaults (split_mib=16) and with splitting
+# off (split_mib=0), cold reads, direct_io=1 and fsync=1 against the raw O_DIRECT best — and, when
+# ADIOS2_DIR names an ADIOS2 CMake package dir (e.g. .../lib/cmake/adios2, with its libraries on
+# LD_LIBRARY_PATH), gpubp-adios2-cmp: the same workload through ADIOS2 BP4 and BP5. ROWS23="1 5 9"
+# runs only the rows of those numbers (the list is printed first).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -49,7 +55,8 @@ build() {
   {
     stamp configure
     cmake -S "$SRC" -B "$B" -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-          -DCMAKE_BUILD_TYPE=RelWithDebInfo
+          -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+          ${ADIOS2_DIR:+-DGPUBP_BENCH_ADIOS2=ON -DADIOS2_DIR=$ADIOS2_DIR}
     stamp build
     if [ $# -gt 0 ]; then cmake --build "$B" -j "$NJ" --target "$@"; else cmake --build "$B" -j "$NJ" -- -k; fi
     stamp built
@@ -75,6 +82,50 @@ if [ "$MODE" = sweep ]; then
     done
   } > "$OUT/sweep.log" 2>&1
   grep -E "===|GBps|ratios|gpubp-mem" "$OUT/sweep.log"
+  exit 0
+fi
+
+if [ "$MODE" = issue23 ]; then
+  targets=(gpubp-bench)
+  [ -n "${ADIOS2_DIR:-}" ] && targets+=(gpubp-adios2-cmp)
+  build "${targets[@]}"
+  BENCH=$B/bench/gpubp-bench
+  CMP=$B/bench/gpubp-adios2-cmp
+  D=/tmp/gpubp-bench
+  G="--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --baseline"
+  # "label|arguments": gpubp-bench rows, then (adios2:) gpubp-adios2-cmp rows
+  R23=("1 block, defaults (split on)|$G --blocks 1"
+       "4 blocks, defaults|$G --blocks 4"
+       "16 blocks, defaults|$G --blocks 16"
+       "10 variables of 1 block, defaults|$G --blocks 1 --vars 10"
+       "1 block, split off|$G --blocks 1 --params split_mib=0"
+       "4 blocks, split off|$G --blocks 4 --params split_mib=0"
+       "10 variables of 1 block, split off|$G --blocks 1 --vars 10 --params split_mib=0"
+       "1 block, cold reads, defaults|$G --blocks 1 --cold"
+       "1 block, direct_io=1|$G --blocks 1 --params direct_io=1"
+       "16 blocks, direct_io=1|$G --blocks 16 --params direct_io=1"
+       "1 block, fsync=1|$G --blocks 1 --params fsync=1"
+       "512 MiB x 4, 1 block, defaults|--dir $D --mib-per-step 512 --steps 4 --mem gpu --repeat 3 --baseline --blocks 1"
+       "adios2: 1 block|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 1"
+       "adios2: 4 blocks|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 4"
+       "adios2: 16 blocks|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 16")
+  {
+    for i in "${!R23[@]}"; do echo "row $((i + 1)): ${R23[$i]%%|*}"; done
+    for i in "${!R23[@]}"; do
+      n=$((i + 1))
+      if [ -n "${ROWS23:-}" ] && [[ " $ROWS23 " != *" $n "* ]]; then continue; fi
+      label=${R23[$i]%%|*}
+      args=${R23[$i]#*|}
+      stamp "row $n: gpu $label"
+      if [[ $label == adios2:* ]]; then
+        if [ -x "$CMP" ]; then timeout 300 "$CMP" $args; else echo "(gpubp-adios2-cmp not built: set ADIOS2_DIR)"; fi
+      else
+        timeout 300 "$BENCH" $args
+      fi
+    done
+    stamp done
+  } > "$OUT/issue23.log" 2>&1
+  grep -E "===|GBps|ratios|row " "$OUT/issue23.log" | grep -v -E "dev_loop|memcpy_GBps|raw_write_fresh"
   exit 0
 fi
 
@@ -151,6 +202,21 @@ fi
     stamp "gpu 1 GiB x 4 steps, 10 variables of 1 block, defaults (raw_best)"
     timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks 1 --vars 10 --mem gpu \
       --repeat 3 --baseline
+    stamp "gpu 1 GiB x 4 steps, 1 and 4 blocks, splitting off (split_mib=0: the one-file rate)"
+    for blk in 1 4; do
+      timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks $blk --mem gpu --repeat 3 \
+        --baseline --params split_mib=0
+    done
+    stamp "gpu 1 GiB x 4 steps, 1 block, direct_io=1 (raw_best O_DIRECT)"
+    timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks 1 --mem gpu --repeat 3 \
+      --baseline --params direct_io=1
+    if [ -x "$B/bench/gpubp-adios2-cmp" ]; then
+      for blk in 1 4 16; do
+        stamp "ADIOS2 BP4 and BP5 side by side: gpu 1 GiB x 4 steps, $blk blocks"
+        timeout 300 "$B/bench/gpubp-adios2-cmp" --dir $D --mib-per-step 1024 --steps 4 --blocks $blk \
+          --mem gpu --repeat 3
+      done
+    fi
     stamp "gpu 1 GiB x 4 steps, 1 block, cold reads, defaults (raw_best)"
     timeout 240 "$BENCH" --dir $D --mib-per-step 1024 --steps 4 --blocks 1 --mem gpu --repeat 3 \
       --baseline --cold
