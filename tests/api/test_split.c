@@ -297,6 +297,58 @@ static void test_split_golden(void **state)
     }
 }
 
+/* Replaces the `which`-th (0-based) occurrence of the 10-byte marker of sub-block j of n in md.0
+ * (characteristic 9 with bit 2, then 10 with j << 16 | n) by the marker of j2 of n2. */
+static void patch_marker(const char *md0, int which, unsigned j, unsigned n, unsigned j2,
+                         unsigned n2)
+{
+    size_t len = 0;
+    unsigned char *b = ts_read_file(md0, &len);
+    assert_non_null(b);
+    const unsigned char want[10] = {9, 4, 0, 0, 0, 10, n & 255, n >> 8, j & 255, j >> 8};
+    int seen = 0, done = 0;
+    for (size_t i = 0; i + 10 <= len && !done; i++)
+        if (!memcmp(b + i, want, 10) && seen++ == which) {
+            b[i + 6] = (unsigned char)(n2 & 255);
+            b[i + 7] = (unsigned char)(n2 >> 8);
+            b[i + 8] = (unsigned char)(j2 & 255);
+            b[i + 9] = (unsigned char)(j2 >> 8);
+            done = 1;
+        }
+    assert_true(done);
+    assert_int_equal(ts_write_file(md0, b, len), 0);
+    free(b);
+}
+
+/* markers that do not make a run 0 … n-1 leave the stored blocks as they are: listed one by
+ * one, read right */
+static void test_split_bad_markers(void **state)
+{
+    (void)state;
+    const char *path = ts_path("bad_markers.bp");
+    assert_int_equal(ts_copy_dataset(ts_join(ts_golden_dir(), "split/split.bp"), path), 0);
+    const char *md0 = ts_join(path, "md.0");
+    patch_marker(md0, 0, 1, 2, 1, 3); /* step 0: sub-block 1 claims to be 1 of 3 */
+    patch_marker(md0, 1, 0, 2, 0, 5); /* step 1: sub-block 0 claims 5 sub-blocks, 2 follow */
+    gpubp_file *r = open_read(path, NULL);
+    gpubp_variable *t = au_inq(r, "T");
+    for (size_t s = 0; s < 2; s++) {
+        assert_int_equal(nblocks(t, s), 2);
+        size_t start[2], count[2];
+        TS_OK(gpubp_variable_block_info(t, s, 1, start, count, NULL, NULL));
+        assert_int_equal(start[0], 256);
+        assert_int_equal(count[0], 256);
+        float v[2];
+        const size_t bs[2] = {255, 511}, bc[2] = {2, 1};
+        TS_OK(gpubp_set_step_selection(t, s, 1));
+        TS_OK(gpubp_set_selection(t, 2, bs, bc));
+        TS_OK(gpubp_get(r, t, v, GPUBP_SYNC));
+        assert_true(v[0] == (float)(s * 1000 + 255) + 0.511f);
+        assert_true(v[1] == (float)(s * 1000 + 256) + 0.511f);
+    }
+    TS_OK(gpubp_close(r));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_split_mixed_puts),
         cmocka_unit_test(test_split_append),
         cmocka_unit_test(test_split_golden),
+        cmocka_unit_test(test_split_bad_markers),
     };
     return cmocka_run_group_tests_name("split_mib", tests, NULL, NULL);
 }
