@@ -317,7 +317,11 @@ GPUBP_API int gpubp_variable_dataset_step(const gpubp_variable *v, size_t step,
                                           size_t *dataset_step);
 
 /* Number of blocks of the variable in `step` (0-based over the variable's steps in random-access
- * mode; ignored in READ mode, where the current step counts). INVALID_STEP if absent. */
+ * mode; ignored in READ mode, where the current step counts). INVALID_STEP if absent.
+ * Blocks are counted as they were put: the sub-blocks libgpubp's writer cut one global-array put
+ * into (open parameter split_mib) count as one block, here, in gpubp_variable_block_info and in
+ * gpubp_set_block_selection; the open parameter block_view=stored counts every stored block, as
+ * ADIOS2's readers do (docs/parameters.md). */
 GPUBP_API int gpubp_variable_blocks(const gpubp_variable *v, size_t step, size_t *nblocks);
 
 /* Min and max over the current step and block selections (all steps when no step selection is
