@@ -143,13 +143,14 @@ GPUBP_API const char *gpubp_version(void);
 
 /* Features compiled in, as bits: 1 = CUDA, 2 = MPI; then the codecs of the blosc operator that
  * this build reads and writes: 4 = zlib, 8 = blosclz (both always), 16 = lz4 and lz4hc (liblz4),
- * 32 = zstd (libzstd). */
+ * 32 = zstd (libzstd); 64 = ADIOS2's bzip2 operator, read only (libbz2). */
 #define GPUBP_FEATURE_CUDA 1u
 #define GPUBP_FEATURE_MPI 2u
 #define GPUBP_FEATURE_ZLIB 4u
 #define GPUBP_FEATURE_BLOSCLZ 8u
 #define GPUBP_FEATURE_LZ4 16u
 #define GPUBP_FEATURE_ZSTD 32u
+#define GPUBP_FEATURE_BZIP2 64u
 GPUBP_API unsigned gpubp_features(void);
 
 /* A short English description of a status ("invalid selection"). Static storage; unknown

@@ -20,6 +20,7 @@ present() {
     zlib1g-dev) [ -e /usr/include/zlib.h ] ;;
     liblz4-dev) [ -e /usr/include/lz4.h ] ;;
     libzstd-dev) [ -e /usr/include/zstd.h ] ;;
+    libbz2-dev) [ -e /usr/include/bzlib.h ] ;;
     libcmocka-dev) command -v pkg-config >/dev/null && pkg-config --exists cmocka ;;
     valgrind) command -v valgrind >/dev/null ;;
     python3-numpy) /usr/bin/python3 -c "import numpy" 2>/dev/null ;;
@@ -31,10 +32,10 @@ present() {
 }
 
 # openmpi-bin and libopenmpi-dev: libgpubp_mpi and its tests (label mpi, run with mpiexec).
-# liblz4-dev and libzstd-dev: the lz4/lz4hc and zstd codecs of the blosc operator (optional for
-# the build, wanted for the tests of every codec).
-want=(build-essential cmake pkg-config zlib1g-dev liblz4-dev libzstd-dev libcmocka-dev python3
-      openmpi-bin libopenmpi-dev "$@")
+# liblz4-dev and libzstd-dev: the lz4/lz4hc and zstd codecs of the blosc operator; libbz2-dev:
+# ADIOS2's bzip2 operator (all optional for the build, wanted for the tests of every codec).
+want=(build-essential cmake pkg-config zlib1g-dev liblz4-dev libzstd-dev libbz2-dev libcmocka-dev
+      python3 openmpi-bin libopenmpi-dev "$@")
 missing=()
 for p in "${want[@]}"; do
     present "$p" || missing+=("$p")

@@ -268,15 +268,36 @@ int gbp_bp5_not_found(const gpubp_file *f, const char *name)
                      "not read", name, f->path, what);
 }
 
-int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const uint8_t *z, size_t n,
+/* "PATH/data.K: 'VAR': block at offset N" */
+static void block_what(char *what, size_t cap, const gpubp_file *f, const gpubp_variable *v,
+                       const gbp_block *b)
+{
+    snprintf(what, cap, "%s/data.%u: '%s': block at offset %llu", f->path, b->subfile, v->name,
+             (unsigned long long)b->payload_offset);
+}
+
+int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
                size_t raw, int *type, const uint8_t **rawp)
 {
-    char what[4300];
+    char what[4400];
     size_t rl = 0;
-    snprintf(what, sizeof what, "%s: '%s'", f->path, v->name);
-    GBP_FORWARD_IF_ERROR(bp5_op_parse(z, n, raw, type, rawp, &rl, what));
-    if (*type == BP5_OP_BZIP2)
-        return gbp_error(GPUBP_ERR_CODEC, 0, "%s: block compressed with bzip2, which this build of "
-                         "libgpubp does not decode (libbz2 was not found)", what);
-    return GPUBP_OK;
+    block_what(what, sizeof what, f, v, b);
+    /* bzip2 and blosc buffers: the caller decodes them */
+    return bp5_op_parse(z, (size_t)b->op->size, raw, type, rawp, &rl, what);
+}
+
+int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
+                        size_t es)
+{
+    uint64_t bytes = es, fsize = 0;
+    for (size_t i = 0; i < b->ndims; i++) {
+        uint64_t c = GBP_COUNT(b)[i];
+        bytes = c && bytes > UINT64_MAX / c ? UINT64_MAX : bytes * c;
+    }
+    GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
+    if (b->payload_offset <= fsize && bytes <= fsize - b->payload_offset) return GPUBP_OK;
+    char what[4400];
+    block_what(what, sizeof what, f, v, b);
+    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file "
+                     "(%llu bytes)", what, (unsigned long long)bytes, (unsigned long long)fsize);
 }

@@ -11,6 +11,7 @@
 #include "engine/writer.h"
 
 #include "compress/blosczlib.h"
+#include "compress/bzip2_op.h"
 #include "gpubp/cuda.h"
 
 #include <errno.h>
@@ -24,6 +25,7 @@
 unsigned gbp_engine_features(void)
 {
     unsigned f = gbp_blosc_features();
+    if (gbp_bzip2_available()) f |= GPUBP_FEATURE_BZIP2;
     gbp_params p;
     gbp_params_parse(&p, NULL);
     gbp_mem *m = NULL;

@@ -8,6 +8,7 @@
 #include "engine/zblock.h"
 
 #include "compress/blosczlib.h"
+#include "compress/bzip2_op.h"
 #include "memspace/box.h"
 
 #include <errno.h>
@@ -84,16 +85,19 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
     int bp5 = strcmp(b->op->name, "bp5") == 0, optype = 0; /* BP5: the buffer names it */
+    int bz = strcmp(b->op->name, "bzip2") == 0;
     const uint8_t *rawp = NULL;
-    if (strcmp(b->op->name, "blosc") != 0 && !bp5)
+    if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz)
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "'%s': block compressed with operator '%s' is not supported (only blosc "
-                         "with the zlib codec)", v->name, b->op->name);
+                         "and bzip2)", v->name, b->op->name);
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s: '%s': operator says %llu uncompressed bytes, the block has %zu",
-                         f->path, v->name, (unsigned long long)b->op->raw_size, raw);
+                         "%s: '%s': block at offset %llu: operator says %llu uncompressed bytes, "
+                         "the block has %zu", f->path, v->name,
+                         (unsigned long long)b->payload_offset, (unsigned long long)b->op->raw_size,
+                         raw);
     uint64_t fsize;
     GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
     if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
@@ -108,17 +112,37 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int rc = (z && (r || dev)) ? GPUBP_OK
                                : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
-    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, z, (size_t)b->op->size, raw, &optype, &rawp);
-    if (rc == GPUBP_OK && rawp) /* the null operator */
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, raw, &optype, &rawp);
+    bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
+    if (rc == GPUBP_OK && bz && !r && !(r = gbp_malloc(raw ? raw : 1)))
+        rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    if (rc == GPUBP_OK && rawp) { /* the null operator */
         rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
-    else if (rc == GPUBP_OK && dev)
+    } else if (rc == GPUBP_OK && bz) {
+        char what[4400];
+        snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
+                 v->name, (unsigned long long)b->payload_offset);
+        rc = gbp_bzip2_decompress(z, (size_t)b->op->size, r, raw, what);
+    } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
         rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
-    if (rc == GPUBP_OK && !dev && !rawp) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+    if (rc == GPUBP_OK && (!dev || bz) && !rawp)
+        rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     gbp_free(z);
     gbp_free(r);
     return rc;
+}
+
+/* A FORMAT failure of a block's payload (a short data file, a damaged operator buffer) names the
+ * data file, the variable and the block's offset before the decoder's own message. */
+static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, const gbp_block *b)
+{
+    if (rc != GPUBP_ERR_FORMAT || strstr(gbp_error_message(), f->path)) return rc;
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
+    return gbp_error(rc, e.native, "%s/data.%u: '%s': block at offset %llu: %s", f->path,
+                     b->subfile, v->name, (unsigned long long)b->payload_offset, e.msg);
 }
 
 /* Reads the part of one array block that intersects the box (start, count) into dst. */
@@ -166,9 +190,11 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "statistics were written)", v->name);
     int fd = -1;
     if (!f->remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
-    if (b->op) return read_compressed(f, v, space, fd, b, &fbox, dst, &dbox);
+    if (b->op) return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
-    return gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox);
+    if (f->bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
+    return name_block(gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox), f,
+                      v, b);
 }
 
 static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data);
