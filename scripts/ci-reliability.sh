@@ -7,13 +7,14 @@
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
 # the script unless GPUBP_CI_STRICT_KNOWN=1.
-# Environment: FUZZ_SECONDS (default 20), JOBS (default 2), BUILD_PREFIX (default build-rel-ci).
+# Environment: FUZZ_SECONDS (default 15: 13 targets, two at a time), JOBS (default 2),
+# BUILD_PREFIX (default build-rel-ci).
 # Measured: 11 min from clean build directories on a 2-core machine at load 8 (shared with other
 # builds and a fuzzing campaign); the build directories are reused, so later runs are shorter.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 prefix=${BUILD_PREFIX:-$src/build-rel-ci}
-secs=${FUZZ_SECONDS:-20}
+secs=${FUZZ_SECONDS:-15}
 jobs=${JOBS:-2}
 fail=0
 t0=$(date +%s)
@@ -21,40 +22,58 @@ note() { printf '\n== %s (at %s s)\n' "$*" "$(( $(date +%s) - t0 ))"; }
 bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 
 # ---- 1. fuzzing ----------------------------------------------------------------------------
+# BP4 (idx, md0, data, open: BP5 too), the blosc operator, BP5 metadata (issue 21) and one target
+# per Blosc2 decoder (issue 22)
+fuzz_targets="idx md0 data open blosc bp5_idx bp5_ffs bp5_meta bp5_attr codec_blosclz codec_lz4
+    codec_zlib codec_zstd"
+fuzz_one() { # target: fuzz it on the checked-in corpus, findings to $work/art
+    exe="$prefix-fuzz/tests/fuzz/fuzz_$1"
+    [ -x "$exe" ] || return 0
+    work="$prefix-fuzz/ci-$1"
+    rm -rf "$work"
+    mkdir -p "$work/corpus" "$work/art"
+    GPUBP_FUZZ_TMP="$work" nice "$exe" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+        -ignore_ooms=1 -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
+        -max_len=65536 -artifact_prefix="$work/art/" "$work/corpus" "$src/tests/fuzz/corpus/$1" \
+        >"$work/log" 2>&1
+}
+fuzz_report() { # target: its coverage, and every finding replayed and classified
+    exe="$prefix-fuzz/tests/fuzz/fuzz_$1"
+    work="$prefix-fuzz/ci-$1"
+    [ -x "$exe" ] || return 0
+    stats=$(grep -E '^#[0-9]+: cov' "$work/log" | tail -1)
+    echo "fuzz_$1: $stats"
+    # known (reported) signatures pass
+    for a in "$work"/art/*; do
+        [ -f "$a" ] || continue
+        GPUBP_FUZZ_TMP="$work" "$exe" "$a" >"$a.txt" 2>&1
+        if grep -q "LeakSanitizer" "$a.txt" && grep -q " in parse_charset " "$a.txt"; then
+            echo "  known BUG-1 (attribute value leak): $(basename "$a")"
+        elif grep -q "known bug" "$a.txt" && ! grep -q "ERROR: AddressSanitizer\|runtime error" "$a.txt"; then
+            echo "  known bug: $(basename "$a"): $(grep -m1 'known bug' "$a.txt")"
+        else
+            bad "fuzz_$1: new finding $a"
+            grep -m3 -E "ERROR|SUMMARY|runtime error" "$a.txt" | sed 's/^/    /'
+        fi
+    done
+}
 note "fuzz build (clang, GPUBP_FUZZ=ON)"
 if command -v clang >/dev/null 2>&1; then
     mkdir -p "$prefix-fuzz"
     CC=clang cmake -S "$src" -B "$prefix-fuzz" -DGPUBP_FUZZ=ON -DGPUBP_USE_CUDA=OFF \
         -DGPUBP_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         >"$prefix-fuzz/ci-build.log" 2>&1 &&
-    cmake --build "$prefix-fuzz" -j"$jobs" --target fuzz_idx fuzz_md0 fuzz_data fuzz_open fuzz_blosc \
+    cmake --build "$prefix-fuzz" -j"$jobs" --target $(for t in $fuzz_targets; do printf 'fuzz_%s ' "$t"; done) \
         >>"$prefix-fuzz/ci-build.log" 2>&1 || { bad "fuzz build (see $prefix-fuzz/ci-build.log)"; tail -5 "$prefix-fuzz/ci-build.log"; }
-    for t in idx md0 data open blosc; do
-        exe="$prefix-fuzz/tests/fuzz/fuzz_$t"
-        [ -x "$exe" ] || continue
-        work="$prefix-fuzz/ci-$t"
-        rm -rf "$work"
-        mkdir -p "$work/corpus" "$work/art"
-        GPUBP_FUZZ_TMP="$work" nice "$exe" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
-            -ignore_ooms=1 -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 \
-            -max_len=65536 -artifact_prefix="$work/art/" "$work/corpus" "$src/tests/fuzz/corpus/$t" \
-            >"$work/log" 2>&1
-        stats=$(grep -E '^#[0-9]+: cov' "$work/log" | tail -1)
-        echo "fuzz_$t: $stats"
-        # every finding is replayed and classified: known (reported) signatures pass
-        for a in "$work"/art/*; do
-            [ -f "$a" ] || continue
-            GPUBP_FUZZ_TMP="$work" "$exe" "$a" >"$a.txt" 2>&1
-            if grep -q "LeakSanitizer" "$a.txt" && grep -q " in parse_charset " "$a.txt"; then
-                echo "  known BUG-1 (attribute value leak): $(basename "$a")"
-            elif grep -q "known bug" "$a.txt" && ! grep -q "ERROR: AddressSanitizer\|runtime error" "$a.txt"; then
-                echo "  known bug: $(basename "$a"): $(grep -m1 'known bug' "$a.txt")"
-            else
-                bad "fuzz_$t: new finding $a"
-                grep -m3 -E "ERROR|SUMMARY|runtime error" "$a.txt" | sed 's/^/    /'
-            fi
-        done
+    # the targets run two at a time (one per core), each for FUZZ_SECONDS
+    set -- $fuzz_targets
+    while [ $# -gt 0 ]; do
+        fuzz_one "$1" &
+        if [ $# -gt 1 ]; then fuzz_one "$2" & shift; fi
+        shift
+        wait
     done
+    for t in $fuzz_targets; do fuzz_report "$t"; done
 else
     echo "clang not found: fuzzing skipped"
 fi
@@ -81,6 +100,7 @@ if command -v valgrind >/dev/null 2>&1; then
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-vg/ci-build.log" 2>&1 &&
     cmake --build "$prefix-vg" -j"$jobs" --target test_api_roundtrip test_api_errors test_api_steps \
         test_reliability_misuse test_reliability_fault fuzz_replay_idx fuzz_replay_open \
+        fuzz_replay_bp5_meta fuzz_replay_bp5_ffs \
         >>"$prefix-vg/ci-build.log" 2>&1 ||
         { bad "valgrind build (see $prefix-vg/ci-build.log)"; tail -5 "$prefix-vg/ci-build.log"; }
     if [ -d "$prefix-vg" ]; then
@@ -93,7 +113,7 @@ if command -v valgrind >/dev/null 2>&1; then
          if [ $rc -ne 0 ] || grep -q "Memory Leak\|Invalid Read\|Invalid Write\|Uninitialized" memcheck.log; then exit 1; fi) \
             || bad "valgrind memcheck (see $prefix-vg/memcheck.log)"
         # the regression inputs of the fuzz targets (the corpus runs under ASan in step 1)
-        for t in idx open; do
+        for t in idx open bp5_meta bp5_ffs; do
             GPUBP_FUZZ_STRICT=1 GPUBP_FUZZ_TMP="$prefix-vg" valgrind -q --error-exitcode=99 \
                 --leak-check=full --errors-for-leak-kinds=definite "$prefix-vg/tests/fuzz/fuzz_replay_$t" \
                 "$src/tests/fuzz/regressions/$t" "$src/tests/fuzz/known_bugs/$t" >"$prefix-vg/replay-$t.log" 2>&1

@@ -132,7 +132,7 @@ static int parse_struct(const fctx *c, const uint8_t *s, size_t avail, uint64_t 
     if (f->ptr_size && psz != f->ptr_size)
         return ffs_err(c->what, c->off + at + 16, "pointer size %d after %d", psz, f->ptr_size);
     f->ptr_size = psz;
-    if (hsz < 28 || nf > (len - (size_t)hsz) / 16 || reclen < 0)
+    if (hsz < 28 || (size_t)hsz > len || nf > (len - (size_t)hsz) / 16 || reclen < 0)
         return ffs_err(c->what, c->off + at, "%u fields, header %d, record length %d in %zu bytes",
                        nf, hsz, reclen, len);
     st->name = str_at(s, len, name_off);
@@ -157,9 +157,10 @@ static int parse_struct(const fctx *c, const uint8_t *s, size_t avail, uint64_t 
         uint64_t fat = at + (uint64_t)hsz + 16 * (uint64_t)i;
         GBP_FORWARD_IF_ERROR(parse_type(c, st, fl, fat));
         uint64_t inl = (uint64_t)(fl->is_ptr ? psz : fl->size);
-        for (int k = 0; !fl->is_ptr && k < fl->ndims; k++) inl *= fl->dim[k];
-        if (fl->size <= 0 || fl->size > (1 << 24) || fl->offset < 0 ||
-            (uint64_t)fl->offset + inl > (uint64_t)reclen)
+        for (int k = 0; !fl->is_ptr && k < fl->ndims; k++) /* saturating: dims up to 2^30 each */
+            inl = fl->dim[k] && inl > UINT64_MAX / fl->dim[k] ? UINT64_MAX : inl * fl->dim[k];
+        if (fl->size <= 0 || fl->size > (1 << 24) || fl->offset < 0 || fl->offset > reclen ||
+            inl > (uint64_t)reclen - (uint64_t)fl->offset)
             return ffs_err(c->what, c->off + fat, "field '%s': size %d at %d in a record of %d",
                            fl->name, fl->size, fl->offset, reclen);
         for (int k = 0; k < fl->ndims; k++) {

@@ -59,11 +59,12 @@ static int add_map(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, const
     for (uint64_t i = 0; i < w; i++) {
         sf[i] = bp5_ld64(b + 24 + 8 * i, be);
         if (sf[i] >= ns) {
+            uint64_t bad = sf[i];
             gbp_free(sf);
             return gbp_error(GPUBP_ERR_FORMAT, 0,
                              "%s: offset %zu: writer %llu writes sub-file %llu of %llu", what,
                              at + 24 + 8 * (size_t)i, (unsigned long long)i,
-                             (unsigned long long)sf[i], (unsigned long long)ns);
+                             (unsigned long long)bad, (unsigned long long)ns);
         }
     }
     bp5_map *m = &ix->maps[ix->nmaps++];

@@ -3,19 +3,29 @@
  * access (run under ASan+UBSan); other codecs and filters are "codec not supported" naming them;
  * the chunk forms a reader must accept that our writer does not produce (16-byte headers, blocks
  * out of order, NaN / repeated-value / uninitialised special chunks, foreign codec bits on
- * memcpyed chunks, empty chunks) decode. */
+ * memcpyed chunks, empty chunks) decode. Every codec x shuffle (blosclz, lz4, lz4hc, zlib, zstd
+ * chunks, in the codecs this build has): each truncation and each change of a header byte or of
+ * sampled stream bits is GPUBP_OK, GPUBP_ERR_FORMAT with an offset in its message, or
+ * GPUBP_ERR_CODEC naming a codec; the codecs the build lacks are GPUBP_ERR_CODEC naming the codec
+ * and its library (other_codecs). */
 #include "test_support.h"
 #include "support/values.h"
 #include "blosczlib.h"
 
 #include <stdio.h>
 
-static uint8_t *encode(const uint8_t *src, size_t n, size_t ts, int level, int sh, size_t *len)
+static uint8_t *encode_codec(const uint8_t *src, size_t n, size_t ts, int codec, int level, int sh,
+                             size_t *len)
 {
     uint8_t *buf = malloc(gbp_blosc_bound(n));
-    assert_int_equal(gbp_blosc_compress(src, n, ts, GBP_BLOSC_ZLIB, level, sh, 1, buf, gbp_blosc_bound(n), len),
+    assert_int_equal(gbp_blosc_compress(src, n, ts, codec, level, sh, 1, buf, gbp_blosc_bound(n), len),
                      0);
     return buf;
+}
+
+static uint8_t *encode(const uint8_t *src, size_t n, size_t ts, int level, int sh, size_t *len)
+{
+    return encode_codec(src, n, ts, GBP_BLOSC_ZLIB, level, sh, len);
 }
 
 /* decodes into an exactly sized heap buffer so that ASan sees any overflow */
@@ -129,6 +139,70 @@ static void bit_flips(void **state)
     print_message("bit flips: %zu decoded (flips in raw data or ignored fields), %zu errors\n",
                   nok, nerr);
     free_samples(s, k);
+}
+
+/* ---- every codec x shuffle ------------------------------------------------------------------ */
+
+/* rc of a damaged buffer: OK, FORMAT naming an offset, or CODEC naming the codec */
+static void check_damaged(int rc, const char *what, size_t at)
+{
+    const char *m = gbp_error_message();
+    if (rc == GPUBP_OK) return;
+    if (rc == GPUBP_ERR_FORMAT && strstr(m, "offset")) return;
+    if (rc == GPUBP_ERR_CODEC && (strstr(m, "codec") || strstr(m, "filter") || strstr(m, "not supported")))
+        return;
+    fail_msg("%s, at %zu: rc %d (%s)", what, at, rc, m);
+}
+
+static void every_codec_damaged(void **state)
+{
+    (void)state;
+    static const struct { int codec; const char *name; } codecs[] = {
+        {GBP_BLOSC_BLOSCLZ, "blosclz"}, {GBP_BLOSC_LZ4, "lz4"}, {GBP_BLOSC_LZ4HC, "lz4hc"},
+        {GBP_BLOSC_ZLIB, "zlib"}, {GBP_BLOSC_ZSTD, "zstd"}};
+    static const struct { size_t n, ts; int pat, level; size_t maxchunk; } def[] = {
+        {6000, 8, PAT_SMOOTH, 5, 0}, {4000, 4, PAT_INTS, 9, 0}, {2600, 4, PAT_HALF, 1, 1000}};
+    size_t tested = 0;
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
+        if (gbp_blosc_check_codec(codecs[c].codec) != GPUBP_OK) {
+            print_message("%s: not in this build (other_codecs checks its CODEC status)\n",
+                          codecs[c].name);
+            continue;
+        }
+        for (int sh = 0; sh < 3; sh++)
+            for (size_t d = 0; d < sizeof def / sizeof *def; d++) {
+                char what[96];
+                uint8_t *src = malloc(def[d].n);
+                size_t len;
+                ts_fill_bytes(src, def[d].n, def[d].ts, def[d].pat);
+                gbp_blosc_set_max_chunk(def[d].maxchunk);
+                uint8_t *buf = encode_codec(src, def[d].n, def[d].ts, codecs[c].codec,
+                                            def[d].level, sh, &len);
+                gbp_blosc_set_max_chunk(0);
+                snprintf(what, sizeof what, "%s, shuffle %d, sample %zu", codecs[c].name, sh, d);
+                assert_int_equal(decode(buf, len, def[d].n, 1, src), GPUBP_OK);
+                /* every truncation */
+                for (size_t cut = 0; cut < len; cut++) {
+                    int rc = decode(buf, cut, def[d].n, 1 + (int)(cut % 2), NULL);
+                    if (rc != GPUBP_ERR_FORMAT) fail_msg("%s cut at %zu of %zu: rc %d", what, cut, len, rc);
+                    check_damaged(rc, what, cut);
+                }
+                /* every byte of the prefix and the first chunk header, then sampled bits */
+                uint8_t *b = malloc(len);
+                for (size_t t = 0; t < 64 + 1500; t++) {
+                    memcpy(b, buf, len);
+                    size_t at = t < 64 ? t % len : ts_rand() % len;
+                    if (t < 64) b[at] = (uint8_t)(b[at] ^ (t % 2 ? 0xFF : 0x01 << (t % 8)));
+                    else b[at] ^= (uint8_t)(1u << (ts_rand() % 8));
+                    check_damaged(decode(b, len, def[d].n, 1 + (int)(t % 2), NULL), what, at);
+                }
+                free(b);
+                free(buf);
+                free(src);
+                tested++;
+            }
+    }
+    assert_true(tested >= 6); /* blosclz and zlib are always there */
 }
 
 /* ---- hand-made chunks ---------------------------------------------------------------------- */
@@ -402,6 +476,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(truncations),
         cmocka_unit_test(bit_flips),
+        cmocka_unit_test(every_codec_damaged),
         cmocka_unit_test(other_codecs),
         cmocka_unit_test(sixteen_byte_headers),
         cmocka_unit_test(blocks_out_of_order),

@@ -10,22 +10,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_STEPS 256
 
-typedef struct md0_src {
-    const uint8_t *p;
-    size_t n;
-} md0_src;
-
-/* the index's md.0 access for on-demand block loads */
-static int read_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
-{
-    const md0_src *s = ctx;
-    if (off > s->n || n > s->n - off)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "md.0: %zu bytes at %llu are past the end", n,
-                         (unsigned long long)off);
-    memcpy(buf, s->p + off, n);
-    return GPUBP_OK;
-}
-
 /* Touches everything the index holds and loads every block, so that a wrong pointer or length
  * shows under ASan. */
 static void walk(gbp_index *ix)
@@ -74,8 +58,8 @@ static void walk(gbp_index *ix)
 static void run_records(const uint8_t *md0, size_t n, const bp4_idx_record *recs, size_t nrec)
 {
     gbp_index ix;
-    md0_src src = {md0, n};
-    bp4_md0 loader = {read_md0, &src};
+    fz_mem src = {md0, n};
+    bp4_md0 loader = {fz_mem_read, &src};
     bp4_index_init(&ix, &loader);
     for (size_t i = 0; i < nrec; i++) {
         gbp_error_clear();

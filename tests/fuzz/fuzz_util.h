@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common.h"
+
 /* Parts of an input are separated by this marker: "md.idx" SEP "md.0" SEP "data.0". Seeds are
  * made by concatenating real files with it (tests/fuzz/make_seeds.sh). */
 #define FZ_SEP "#GBPSPLIT#"
@@ -85,6 +87,22 @@ static inline int fz_known_bug(const char *what)
     if (!told) fprintf(stderr, "note: known bug hit (not fatal while fuzzing): %s\n", what);
     told = 1;
     return 0;
+}
+
+/* A file held in memory, read at offsets (the md.0 access of the index's on-demand loads). */
+typedef struct fz_mem {
+    const uint8_t *p;
+    size_t n;
+} fz_mem;
+
+static inline int fz_mem_read(void *ctx, uint64_t off, size_t n, uint8_t *buf)
+{
+    const fz_mem *m = ctx;
+    if (off > m->n || n > m->n - off)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "md.0: %zu bytes at offset %llu are past the end", n,
+                         (unsigned long long)off);
+    memcpy(buf, m->p + off, n);
+    return GPUBP_OK;
 }
 
 /* Bytes consumed from the front of an input, then zeros. */

@@ -1,0 +1,47 @@
+/* Fuzz target: the BP5 md.idx parser (lib/format/bp5_idx.c). Input: one flags byte (bit 0: a
+ * partial last record is allowed; bit 1: parse in two calls, as a reader following a live writer
+ * does), then md.idx. The md.0 size is the input length (a bound the step records are checked
+ * against). Oracle: FORMAT, NOT_SUPPORTED or OK with a message on failure, never a crash; every
+ * step's block lies inside md.0; every block location bp5_locate accepts is consistent. */
+#include "fuzz_util.h"
+
+#include "format/bp5.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1) return 0;
+    unsigned flags = data[0];
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    uint64_t md0 = (uint64_t)size * 4;
+    bp5_idx ix;
+    bp5_idx_init(&ix);
+    gbp_error_clear();
+    int rc = GPUBP_OK;
+    if ((flags & 2) && n / 2 >= BP5_HEADER_SIZE) rc = bp5_idx_parse(&ix, p, n / 2, md0, 1, "md.idx");
+    if (rc == GPUBP_OK) rc = bp5_idx_parse(&ix, p, n, md0, flags & 1, "md.idx");
+    if (rc != GPUBP_OK && rc != GPUBP_ERR_FORMAT && rc != GPUBP_ERR_NOT_SUPPORTED &&
+        rc != GPUBP_ERR_NOMEM)
+        abort();
+    if (rc != GPUBP_OK && gpubp_last_error()[0] == '\0') abort();
+    if (ix.parsed > n) abort();
+    for (size_t s = 0; s < ix.nsteps; s++) {
+        const bp5_step_rec *r = &ix.steps[s];
+        if (r->map >= ix.nmaps || r->md_pos > md0 || r->md_size > md0 - r->md_pos) abort();
+        const bp5_map *m = &ix.maps[r->map];
+        for (uint64_t w = 0; w < m->nwriters && w < 8; w++) {
+            const uint64_t locs[3] = {0, 1 + s, (uint64_t)1 << 40};
+            for (int k = 0; k < 3; k++) {
+                uint64_t sf = 0, off = 0;
+                gbp_error_clear();
+                rc = bp5_locate(&ix, s, w, locs[k], &sf, &off, "md.idx");
+                if (rc == GPUBP_OK && sf >= m->nsubfiles) abort();
+                if (rc != GPUBP_OK && rc != GPUBP_ERR_FORMAT) abort();
+            }
+        }
+    }
+    bp5_idx_free(&ix);
+    return 0;
+}

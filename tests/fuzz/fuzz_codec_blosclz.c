@@ -1,0 +1,5 @@
+/* Fuzz target: the blosclz decoder of lib/compress (fuzz_codec.h says what is fed and checked). */
+#define FZ_CODEC_FORMAT GBP_FMT_BLOSCLZ
+#define FZ_CODEC_ENC GBP_BLOSC_BLOSCLZ
+#define FZ_CODEC_ENC2 GBP_BLOSC_BLOSCLZ
+#include "fuzz_codec.h"
