@@ -63,6 +63,7 @@ static int inflate_exact(gbp_codec_ws *w, const uint8_t *in, size_t n, uint8_t *
 {
     z_stream *z = &w->zs;
     if (w->zmode != 1) {
+        if (w->zmode == 2) deflateEnd(z); /* the workspace compressed before */
         memset(z, 0, sizeof *z);
         z->zalloc = gbp_blosc_zalloc;
         z->zfree = gbp_blosc_zfree;
@@ -147,6 +148,7 @@ static size_t deflate_limited(gbp_codec_ws *w, int level, const uint8_t *in, siz
     z_stream *z = &w->zs;
     if (w->zmode != 2 || w->zlevel != level) {
         if (w->zmode == 2) deflateEnd(z);
+        else if (w->zmode == 1) inflateEnd(z); /* the workspace decompressed before */
         w->zmode = 0;
         memset(z, 0, sizeof *z);
         z->zalloc = gbp_blosc_zalloc;
