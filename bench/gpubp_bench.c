@@ -40,7 +40,8 @@
  *     core count and the library's threads, then reading them back warm and cold; and the one-file
  *     rates, 1 and the library's threads writing one file) and "ratios_best: write/raw_best=...
  *     read/raw_best_warm|cold=..." (the library's medians against them; for a dataset of one data
- *     file also against the one-file rates). Cold: before it is opened for reading, each file is
+ *     file also against the one-file rates; for F files of unsplit blocks, write/(files*one_file):
+ *     against F times the one-file write rate). Cold: before it is opened for reading, each file is
  *     fdatasync'ed and dropped from the page cache with posix_fadvise(POSIX_FADV_DONTNEED) (no
  *     root needed, only the files of the run; --cold does the same to the dataset's files);
  *   with direct_io=1 or fsync=1 in --params: "baseline: raw_best_direct_write_GBps=..." (the
@@ -786,6 +787,8 @@ int main(int argc, char **argv)
         if (files == 1)
             printf(" write/one_file=%.2f read/one_file_%s=%.2f", ratio(wmed, best.w1), rk,
                    ratio(rmed, rone));
+        else if (per_block == 1) /* unsplit blocks over F files: each file at most one file's rate */
+            printf(" write/(files*one_file)=%.2f", ratio(wmed, best.w1 * files));
         printf(" (library medians: %d data files, %zu variables x %zu blocks, split_mib=%d: "
                "%zu sub-blocks per block)\n", files, o.vars, o.blocks, split_mib, per_block);
         if (durable)
