@@ -301,3 +301,44 @@ int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block 
     return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file "
                      "(%llu bytes)", what, (unsigned long long)bytes, (unsigned long long)fsize);
 }
+
+static int host_big_endian(void)
+{
+    const uint16_t x = 1;
+    uint8_t c;
+    memcpy(&c, &x, 1);
+    return c == 0;
+}
+
+int gbp_bp5_swapped(const gpubp_file *f)
+{
+    return f->bp5 && f->bp5->idx.big_endian != host_big_endian();
+}
+
+int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
+                         const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
+                         const gbp_box *dbox)
+{
+    size_t es = gbp_type_size(v->type), n = 1, bytes;
+    if (v->type == BP5_GPUBP_LONG_DOUBLE)
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': long double of a writer of the "
+                         "other byte order (its encoding is the writer platform's)", f->path,
+                         v->name);
+    for (size_t i = 0; i < fbox->ndims; i++)
+        if (!gbp_mul_ok(n, fbox->dims[i], &n)) return gbp_nomem();
+    if (!gbp_mul_ok(n, es, &bytes)) return gbp_nomem();
+    uint8_t *buf = gbp_malloc(bytes ? bytes : 1);
+    GBP_CHECK_ALLOC(buf);
+    int rc = gbp_dataset_pread(f, b->subfile, fd, buf, bytes, b->payload_offset);
+    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
+                      ? es / 2 : es;
+    for (size_t i = 0; rc == GPUBP_OK && unit > 1 && i < bytes; i += unit)
+        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
+            uint8_t t = buf[i + a];
+            buf[i + a] = buf[i + z];
+            buf[i + z] = t;
+        }
+    if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, buf, es, fbox, dst, dbox);
+    gbp_free(buf);
+    return rc;
+}

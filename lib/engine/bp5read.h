@@ -26,5 +26,14 @@ int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b,
  * locations are checked only when they are read. GPUBP_ERR_FORMAT naming file and offset if not. */
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
                         size_t es);
+/* Whether the dataset's byte order differs from this host's (a big-endian writer here): its
+ * payloads are swapped element by element when read (gbp_bp5_read_swapped). */
+int gbp_bp5_swapped(const gpubp_file *f);
+/* Reads the part fbox of uncompressed block b (elements of es bytes) into dst / dbox in space,
+ * through a host buffer in which each element (each half of a complex) is swapped. long double
+ * is GPUBP_ERR_NOT_SUPPORTED (its encoding is the writer platform's). */
+int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
+                         const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
+                         const gbp_box *dbox);
 
 #endif /* GBP_ENGINE_BP5READ_H */

@@ -193,6 +193,8 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (b->op) return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
     if (f->bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
+    if (gbp_bp5_swapped(f)) /* a writer of the other byte order */
+        return name_block(gbp_bp5_read_swapped(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     return name_block(gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox), f,
                       v, b);
 }
