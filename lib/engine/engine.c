@@ -100,6 +100,9 @@ int gbp_engine_open(gpubp_file **out, const char *path, gpubp_mode mode, const c
     f->path = gbp_strndup(path, pl);
     rc = f->path ? GPUBP_OK : gbp_nomem();
     if (rc == GPUBP_OK) rc = gbp_params_parse(&f->params, params);
+    /* compress=CODEC this build cannot write: refused here, not at the first write */
+    if (rc == GPUBP_OK && f->params.compress && gbp_is_write_mode(f))
+        rc = gbp_blosc_check_codec(f->params.compress_codec);
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
     if (comm) rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
     if (rc == GPUBP_OK) {

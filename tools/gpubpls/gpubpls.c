@@ -842,6 +842,13 @@ int main(int argc, char **argv)
                        feat & GPUBP_FEATURE_CUDA ? "yes" : "no",
                        feat & GPUBP_FEATURE_MPI ? "yes" : "no",
                        feat & GPUBP_FEATURE_ZLIB ? "yes" : "no");
+                printf("Codecs (blosc operator):%s%s%s%s%s\n",
+                       feat & GPUBP_FEATURE_BLOSCLZ ? " blosclz" : "",
+                       feat & GPUBP_FEATURE_LZ4 ? " lz4 lz4hc" : "",
+                       feat & GPUBP_FEATURE_ZLIB ? " zlib" : "",
+                       feat & GPUBP_FEATURE_ZSTD ? " zstd" : "",
+                       feat & (GPUBP_FEATURE_BLOSCLZ | GPUBP_FEATURE_LZ4 | GPUBP_FEATURE_ZLIB |
+                               GPUBP_FEATURE_ZSTD) ? "" : " none");
             } else {
                 printf("%s\n", gpubp_version());
             }
