@@ -4,6 +4,7 @@
  *                         [codecs (blosclz,lz4,lz4hc,zlib,zstd)]
  *   LIBBLOSC2_SO: path of a Blosc2 2.x shared library (or "-": $GPUBP_BLOSC2_LIB), loaded with
  *   dlopen: Blosc2 is not a dependency of the project, this program only loads it when run.
+ *   GPUBP_BENCH_CLOCK=cpu: times are process CPU time (one thread on a loaded machine).
  *
  * For smooth doubles (a 3-D product of sines, every mantissa bit in use) and random doubles
  * (uniform in [0, 1)), typesize 8, each codec x shuffle (none, byte, bit) x thread count, the
@@ -12,12 +13,16 @@
  *   Blosc2: blosc2_compress_ctx / blosc2_decompress_ctx with the parameters ADIOS2's blosc
  *           operator passes (typesize, clevel, compcode, the shuffle in the last filter slot,
  *           automatic block size, the default split mode, nthreads).
- * One line per case: medians over the runs of compression and decompression speed (MB/s of
- * uncompressed data, 1 MB = 1e6 bytes), the ratio (input / output; ours counts the chunk only,
- * without ADIOS2's 23-byte prefix, so that both measure the same Blosc2 chunk), our speed as a
- * fraction of Blosc2's, our size over Blosc2's, the block size each chunk header records, and
- * whether each side decodes the other's chunk to the input (cross=ok). Input is one chunk
- * (at most 2 GiB). */
+ * One line per case (after one warm-up run): medians over the runs of compression and
+ * decompression speed (MB/s of uncompressed data, 1 MB = 1e6 bytes), the ratio (input / output;
+ * ours counts the chunk only, without ADIOS2's 23-byte prefix, so that both measure the same
+ * Blosc2 chunk), our speed as a fraction of Blosc2's (the median of the ratios of the runs,
+ * each run timing both one after the other), our size over Blosc2's, the block size and
+ * the flags byte (ours/Blosc2's) each chunk header records, and whether each side decodes the
+ * other's chunk to the input (cross=ok). Input is one chunk (at most 2 GiB). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_DEEPBIND */
+#endif
 #include "blosczlib.h"
 #include "bench_util.h"
 
@@ -27,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The Blosc2 2.x ABI this program uses (blosc2.h of 2.x: the public parameter structs). */
 #define B2_MAX_FILTERS 6
@@ -62,7 +68,13 @@ static struct {
 
 static int load_blosc2(const char *path)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    /* DEEPBIND: Blosc2 calls its own lz4 / zstd (it exports them), not the liblz4 / libzstd
+     * this program links, so that each side runs as built */
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#ifdef RTLD_DEEPBIND
+    flags |= RTLD_DEEPBIND;
+#endif
+    void *h = dlopen(path, flags);
     if (!h) {
         fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
         return -1;
@@ -90,6 +102,18 @@ static int load_blosc2(const char *path)
         return -1;
     }
     return 0;
+}
+
+/* GPUBP_BENCH_CLOCK=cpu: the process's CPU time instead of the wall clock (a loaded machine,
+ * one thread: what the work costs, not how long the scheduler made it wait) */
+static int use_cpu_clock;
+
+static double clock_now(void)
+{
+    if (!use_cpu_clock) return bench_now();
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static uint32_t get32(const uint8_t *p)
@@ -130,6 +154,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad arguments\n");
         return 2;
     }
+    const char *clk = getenv("GPUBP_BENCH_CLOCK");
+    use_cpu_clock = clk && !strcmp(clk, "cpu");
     if (load_blosc2(so)) return 1;
     int codecs[5], ncodec = 0;
     char names[128];
@@ -158,15 +184,15 @@ int main(int argc, char **argv)
         s ^= s << 17;
         rnd[i] = (double)(s >> 11) * 0x1.0p-53;
     }
-    printf("# gpubp_blosc2_cmp: Blosc2 %s, %zu MiB doubles, level %d, %d runs (median)\n",
-           b2.version(), mib, level, runs);
+    printf("# gpubp_blosc2_cmp: Blosc2 %s, %zu MiB doubles, level %d, %d runs (median), %s\n",
+           b2.version(), mib, level, runs, use_cpu_clock ? "process CPU time" : "wall clock");
     static const char *shname[3] = {"none", "byte", "bit"};
     for (int d = 0; d < 2; d++) {
         const uint8_t *src = d ? (const uint8_t *)rnd : (const uint8_t *)smooth;
         for (int c = 0; c < ncodec; c++)
             for (int sh = 0; sh < 3; sh++)
                 for (int t = 0; t < nthr; t++) {
-                    double oc[101], od[101], bc[101], bd[101];
+                    double oc[101], od[101], bc[101], bd[101], rc[101], rd[101];
                     size_t olen = 0;
                     int blen = 0;
                     b2_cparams cp = {0};
@@ -183,37 +209,40 @@ int main(int argc, char **argv)
                         fprintf(stderr, "blosc2: cannot create contexts\n");
                         return 1;
                     }
-                    for (int r = 0; r < runs; r++) {
-                        double t0 = bench_now();
+                    for (int r = -1; r < runs; r++) { /* run -1: warm-up, not counted */
+                        double t0 = clock_now();
                         if (gbp_blosc_compress(src, n, 8, codecs[c], level, sh, thr[t], ours,
                                                cap, &olen)) {
                             fprintf(stderr, "compress: %s\n", gbp_error_message());
                             return 1;
                         }
-                        double t1 = bench_now();
+                        double t1 = clock_now();
                         if (gbp_blosc_decompress(ours, olen, back, n, thr[t])) {
                             fprintf(stderr, "decompress: %s\n", gbp_error_message());
                             return 1;
                         }
-                        double t2 = bench_now();
+                        double t2 = clock_now();
                         if (memcmp(back, src, n)) {
                             fprintf(stderr, "our round trip differs\n");
                             return 1;
                         }
                         memset(back, 0, n);
-                        double t3 = bench_now();
+                        double t3 = clock_now();
                         blen = b2.compress_ctx(cctx, src, (int32_t)n, theirs, (int32_t)cap);
-                        double t4 = bench_now();
+                        double t4 = clock_now();
                         int got = b2.decompress_ctx(dctx, theirs, blen, back, (int32_t)n);
-                        double t5 = bench_now();
+                        double t5 = clock_now();
                         if (blen <= 0 || got != (int)n || memcmp(back, src, n)) {
                             fprintf(stderr, "blosc2 round trip failed (%d, %d)\n", blen, got);
                             return 1;
                         }
+                        if (r < 0) continue;
                         oc[r] = (double)n / (t1 - t0) / 1e6;
                         od[r] = (double)n / (t2 - t1) / 1e6;
                         bc[r] = (double)n / (t4 - t3) / 1e6;
                         bd[r] = (double)n / (t5 - t4) / 1e6;
+                        rc[r] = oc[r] / bc[r]; /* paired: both ran under the same load */
+                        rd[r] = od[r] / bd[r];
                     }
                     /* each side decodes the other's chunk */
                     const uint8_t *chunk = ours + GBP_BLOSC_PREFIX;
@@ -226,17 +255,19 @@ int main(int argc, char **argv)
                     cross = cross && !gbp_blosc_decompress(theirs, (size_t)blen + GBP_BLOSC_PREFIX,
                                                           back, n, thr[t]) &&
                             !memcmp(back, src, n);
-                    double moc = bench_median(oc, (size_t)runs), mod = bench_median(od, (size_t)runs);
-                    double mbc = bench_median(bc, (size_t)runs), mbd = bench_median(bd, (size_t)runs);
+                    size_t nr = (size_t)runs;
+                    double moc = bench_median(oc, nr), mod = bench_median(od, nr);
+                    double mbc = bench_median(bc, nr), mbd = bench_median(bd, nr);
                     printf("data=%s codec=%s shuffle=%s threads=%d ours_c_MBps=%.1f "
                            "ours_d_MBps=%.1f ours_ratio=%.4f blosc2_c_MBps=%.1f "
                            "blosc2_d_MBps=%.1f blosc2_ratio=%.4f c_speed=%.3f d_speed=%.3f "
-                           "size=%.4f blocksize=%u/%u cross=%s\n",
+                           "size=%.4f blocksize=%u/%u flags=%02x/%02x cross=%s\n",
                            d ? "random" : "smooth", gbp_blosc_codec_str(codecs[c]), shname[sh],
                            thr[t], moc, mod, (double)n / (double)clen, mbc, mbd,
-                           (double)n / (double)blen, moc / mbc, mod / mbd,
+                           (double)n / (double)blen, bench_median(rc, nr), bench_median(rd, nr),
                            (double)clen / (double)blen, get32(chunk + 8),
-                           get32(theirs + GBP_BLOSC_PREFIX + 8), cross ? "ok" : "FAILED");
+                           get32(theirs + GBP_BLOSC_PREFIX + 8), chunk[2],
+                           theirs[GBP_BLOSC_PREFIX + 2], cross ? "ok" : "FAILED");
                     fflush(stdout);
                     b2.free_ctx(cctx);
                     b2.free_ctx(dctx);

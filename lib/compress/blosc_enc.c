@@ -146,7 +146,9 @@ static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t b
 
 enum { BLK_DONE, BLK_NOMEM, BLK_SKIP };
 enum { S_RUN, S_CODED, S_RAW };
-enum { STORE_NONE, STORE_CODED, STORE_FILTERED, STORE_PLAIN };
+/* STORE_KEPT: a filtered stream that did not compress, kept in the unit's scratch by
+ * compress_task (copied, not filtered again) */
+enum { STORE_NONE, STORE_CODED, STORE_FILTERED, STORE_PLAIN, STORE_KEPT };
 enum { CK_NORMAL, CK_MEMCPY, CK_ABANDONED };
 
 #define NO_CHUNK SIZE_MAX /* a unit of an input under the threshold: stored raw after the prefix */
@@ -356,6 +358,7 @@ static void compress_task(void *ctx, size_t task, int worker)
             return;
         }
         r->sk[s] = c ? S_CODED : S_RAW;
+        if (!c && e->filter != FILTER_NONE) memcpy(scratch + s * neblock, in, neblock);
         r->clen[s] = (uint32_t)c;
     }
     r->kind = BLK_DONE;
@@ -375,6 +378,8 @@ static void store_task(void *ctx, size_t task, int worker)
     for (unsigned s = 0; s < r->nst; s++) {
         if (r->sstore[s] == STORE_CODED) {
             memcpy(r->sdst[s], scratch + s * neblock, r->clen[s]);
+        } else if (r->sstore[s] == STORE_KEPT) {
+            memcpy(r->sdst[s], scratch + s * neblock, neblock);
         } else if (r->sstore[s] == STORE_FILTERED) {
             if (r->nst == 1) { /* the whole block: filtered straight into place */
                 if (filter_block(e->filter, r->src, r->sdst[s], r->len, e->ts) == r->src)
@@ -654,7 +659,8 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
             slen = r->clen[s];
         } else {
             if (e->nt + neblock > room) return abandon(e, t); /* stored raw does not fit */
-            r->sstore[s] = STORE_FILTERED;
+            r->sstore[s] =
+                r->sk[s] == S_RAW && e->filter != FILTER_NONE ? STORE_KEPT : STORE_FILTERED;
             slen = neblock;
         }
         if (e->all_zero) emit_zeros(e, e->zpend_at, 4 * e->zpend);

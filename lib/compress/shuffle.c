@@ -8,13 +8,181 @@
  * 8x8 bit matrix, scatter its 8 bytes to the 8 planes of byte j. */
 #include "blosczlib.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define GBP_SHUF_SSE2 1
+#else
+#define GBP_SHUF_SSE2 0
+#endif
+
+/* ---- SSE2 (every x86-64): 128-byte tiles ----------------------------------------------------
+ * A tile is 8 registers of 16 bytes: E = 128 / ts elements of ts in {2, 4, 8, 16}. Byte p of the
+ * tile (7 bits: register, byte) is byte p % ts of element p / ts; in the shuffled layout byte
+ * q = j * E + e is byte j of element e. The second index is the first rotated left by log2(E)
+ * bits, and one round of unpacks (register r with register r + 4, low halves to 2r, high halves
+ * to 2r + 1) rotates the index left by one bit: log2(E) rounds shuffle a tile, 7 - log2(E)
+ * unshuffle it. The streams are then written (read) 16 or 8 bytes at a time. */
+#if GBP_SHUF_SSE2
+static inline void sse_rounds(__m128i x[8], unsigned rounds)
+{
+    for (unsigned k = 0; k < rounds; k++) {
+        __m128i y[8];
+        for (unsigned r = 0; r < 4; r++) {
+            y[2 * r] = _mm_unpacklo_epi8(x[r], x[r + 4]);
+            y[2 * r + 1] = _mm_unpackhi_epi8(x[r], x[r + 4]);
+        }
+        for (unsigned r = 0; r < 8; r++) x[r] = y[r];
+    }
+}
+
+/* Byte shuffle of the tiles of elements [0, ne) (ne a multiple of E) of n; lg = log2(E). Inlined
+ * per element size (sse_shuffle), so that the rounds unroll into registers. */
+static inline void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
+                                  size_t ts, unsigned lg)
+{
+    size_t e = (size_t)1 << lg;
+    for (size_t i = 0; i < ne; i += e) {
+        __m128i x[8];
+        for (unsigned r = 0; r < 8; r++)
+            x[r] = _mm_loadu_si128((const __m128i *)(const void *)(src + i * ts + 16 * r));
+        sse_rounds(x, lg);
+        for (unsigned r = 0; r < 8; r++) {
+            size_t q = 16 * r;
+            uint8_t *o = dst + q / e * n + i + q % e;
+            if (e >= 16) {
+                _mm_storeu_si128((__m128i *)(void *)o, x[r]);
+            } else { /* ts 16: two streams per register */
+                _mm_storel_epi64((__m128i *)(void *)o, x[r]);
+                _mm_storel_epi64((__m128i *)(void *)(o + n), _mm_unpackhi_epi64(x[r], x[r]));
+            }
+        }
+    }
+}
+
+static inline void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
+                                    size_t ts, unsigned lg)
+{
+    size_t e = (size_t)1 << lg;
+    for (size_t i = 0; i < ne; i += e) {
+        __m128i x[8];
+        for (unsigned r = 0; r < 8; r++) {
+            size_t q = 16 * r;
+            const uint8_t *p = src + q / e * n + i + q % e;
+            if (e >= 16)
+                x[r] = _mm_loadu_si128((const __m128i *)(const void *)p);
+            else
+                x[r] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)p),
+                                          _mm_loadl_epi64((const __m128i *)(const void *)(p + n)));
+        }
+        sse_rounds(x, 7 - lg);
+        for (unsigned r = 0; r < 8; r++)
+            _mm_storeu_si128((__m128i *)(void *)(dst + i * ts + 16 * r), x[r]);
+    }
+}
+
+static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
+{
+    switch (ts) {
+    case 2: sse_shuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 4: sse_shuffle_lg(src, dst, n, ne, 4, 5); break;
+    case 8: sse_shuffle_lg(src, dst, n, ne, 8, 4); break;
+    default: sse_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    }
+}
+
+static void sse_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
+{
+    switch (ts) {
+    case 2: sse_unshuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 4: sse_unshuffle_lg(src, dst, n, ne, 4, 5); break;
+    case 8: sse_unshuffle_lg(src, dst, n, ne, 8, 4); break;
+    default: sse_unshuffle_lg(src, dst, n, ne, 16, 3); break;
+    }
+}
+
+/* transpose8 (below) on both 64-bit lanes of x */
+static inline __m128i sse_transpose8(__m128i x)
+{
+    __m128i t;
+    t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 7)), _mm_set1_epi64x(0x00AA00AA00AA00AAll));
+    x = _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 7));
+    t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 14)), _mm_set1_epi64x(0x0000CCCC0000CCCCll));
+    x = _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 14));
+    t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 28)), _mm_set1_epi64x(0x00000000F0F0F0F0ll));
+    x = _mm_xor_si128(_mm_xor_si128(x, t), _mm_slli_epi64(t, 28));
+    return x;
+}
+
+/* Bit shuffle of elements [0, m) (m a multiple of 512) of a block whose planes are row bytes
+ * long, 512 elements at a time: the slab is byte-shuffled into streams of 512 bytes; for each
+ * stream and 16 groups of 8 elements, the 8 x 8 bit matrix of each group is transposed (two
+ * groups per register: byte k of a lane is then plane k's byte of that group), and 4 unpack
+ * rounds gather each plane's 16 bytes into one register. */
+#define GBP_BIT_SLAB 512
+static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
+{
+    uint8_t tmp[16 * GBP_BIT_SLAB];
+    for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
+        sse_shuffle(src + i * ts, tmp, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+        for (size_t j = 0; j < ts; j++)
+            for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
+                __m128i x[8];
+                const uint8_t *p = tmp + j * GBP_BIT_SLAB + g * 8;
+                for (unsigned t = 0; t < 8; t++)
+                    x[t] = sse_transpose8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * t)));
+                sse_rounds(x, 4);
+                for (unsigned k = 0; k < 8; k++)
+                    _mm_storeu_si128((__m128i *)(void *)(dst + (8 * j + k) * row + i / 8 + g), x[k]);
+            }
+    }
+}
+
+/* The inverse, 512 elements at a time: for each stream and 16 groups of 8 elements, 16 bytes of
+ * each of its 8 planes (register k, byte g) are rearranged by 3 unpack rounds into 8 registers
+ * of 2 groups each (byte 8 * (g % 2) + k), whose 8 x 8 bit matrices are transposed in both
+ * lanes: the stream's bytes of those 16 groups; the streams are then byte-unshuffled. */
+static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
+{
+    uint8_t tmp[16 * GBP_BIT_SLAB];
+    for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
+        for (size_t j = 0; j < ts; j++)
+            for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
+                __m128i x[8];
+                for (unsigned k = 0; k < 8; k++)
+                    x[k] = _mm_loadu_si128(
+                        (const __m128i *)(const void *)(src + (8 * j + k) * row + i / 8 + g));
+                sse_rounds(x, 3);
+                uint8_t *o = tmp + j * GBP_BIT_SLAB + g * 8;
+                for (unsigned t = 0; t < 8; t++)
+                    _mm_storeu_si128((__m128i *)(void *)(o + 16 * t), sse_transpose8(x[t]));
+            }
+        sse_unshuffle(tmp, dst + i * ts, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+    }
+}
+#endif
+
+/* Elements [0, k) of n that the SSE2 tiles handle (0: none). */
+static size_t sse_elems(size_t n, size_t ts)
+{
+#if GBP_SHUF_SSE2
+    if (ts == 2 || ts == 4 || ts == 8 || ts == 16) {
+        size_t e = 128 / ts;
+        return n - n % e;
+    }
+#endif
+    (void)ts;
+    (void)n;
+    return 0;
+}
+
 /* ---- byte shuffle ------------------------------------------------------------------------- */
 
+/* elements [k, n): those the SSE2 tiles left (all of them without SSE2) */
 #define GBP_SHUF_LOOP(TS)                                                    \
-    for (size_t i = 0; i < n; i++)                                           \
+    for (size_t i = k; i < n; i++)                                           \
         for (size_t j = 0; j < (TS); j++) dst[j * n + i] = src[i * (TS) + j]
 #define GBP_UNSHUF_LOOP(TS)                                                  \
-    for (size_t i = 0; i < n; i++)                                           \
+    for (size_t i = k; i < n; i++)                                           \
         for (size_t j = 0; j < (TS); j++) dst[i * (TS) + j] = src[j * n + i]
 
 void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
@@ -24,6 +192,10 @@ void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
         memcpy(dst, src, bytes);
         return;
     }
+    size_t k = sse_elems(n, ts);
+#if GBP_SHUF_SSE2
+    if (k) sse_shuffle(src, dst, n, k, ts);
+#endif
     switch (ts) { /* constant strides let the compiler unroll and vectorise */
     case 2: GBP_SHUF_LOOP(2); break;
     case 4: GBP_SHUF_LOOP(4); break;
@@ -41,6 +213,10 @@ void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t t
         memcpy(dst, src, bytes);
         return;
     }
+    size_t k = sse_elems(n, ts);
+#if GBP_SHUF_SSE2
+    if (k) sse_unshuffle(src, dst, n, k, ts);
+#endif
     switch (ts) {
     case 2: GBP_UNSHUF_LOOP(2); break;
     case 4: GBP_UNSHUF_LOOP(4); break;
@@ -74,9 +250,17 @@ void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
         memcpy(dst, src, bytes);
         return;
     }
+    size_t g0 = 0;
+#if GBP_SHUF_SSE2
+    if (sse_elems(m, ts)) { /* the tiles of whole 128-element slabs */
+        size_t ms = m - m % GBP_BIT_SLAB;
+        sse_bit_shuffle(src, dst, ms, row, ts);
+        g0 = ms / 8;
+    }
+#endif
     for (size_t j = 0; j < ts; j++) {
         uint8_t *plane = dst + 8 * j * row;
-        for (size_t g = 0; g < row; g++) {
+        for (size_t g = g0; g < row; g++) {
             const uint8_t *e = src + 8 * g * ts + j;
             uint64_t x = 0;
             for (unsigned r = 0; r < 8; r++) x |= (uint64_t)e[r * ts] << (8 * r);
@@ -95,9 +279,17 @@ void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts
         memcpy(dst, src, bytes);
         return;
     }
+    size_t g0 = 0;
+#if GBP_SHUF_SSE2
+    if (sse_elems(m, ts)) {
+        size_t ms = m - m % GBP_BIT_SLAB;
+        sse_bit_unshuffle(src, dst, ms, row, ts);
+        g0 = ms / 8;
+    }
+#endif
     for (size_t j = 0; j < ts; j++) {
         const uint8_t *plane = src + 8 * j * row;
-        for (size_t g = 0; g < row; g++) {
+        for (size_t g = g0; g < row; g++) {
             uint64_t x = 0;
             for (unsigned k = 0; k < 8; k++) x |= (uint64_t)plane[k * row + g] << (8 * k);
             x = transpose8(x);
