@@ -5,6 +5,7 @@
  *   LIBBLOSC2_SO: path of a Blosc2 2.x shared library (or "-": $GPUBP_BLOSC2_LIB), loaded with
  *   dlopen: Blosc2 is not a dependency of the project, this program only loads it when run.
  *   GPUBP_BENCH_CLOCK=cpu: times are process CPU time (one thread on a loaded machine).
+ *   GPUBP_BLOSC2_BIND=system: Blosc2 calls our liblz4 / libzstd instead of its own copies.
  *
  * For smooth doubles (a 3-D product of sines, every mantissa bit in use) and random doubles
  * (uniform in [0, 1)), typesize 8, each codec x shuffle (none, byte, bit) x thread count, the
@@ -69,10 +70,13 @@ static struct {
 static int load_blosc2(const char *path)
 {
     /* DEEPBIND: Blosc2 calls its own lz4 / zstd (it exports them), not the liblz4 / libzstd
-     * this program links, so that each side runs as built */
+     * this program links, so that each side runs as built; GPUBP_BLOSC2_BIND=system: Blosc2's
+     * lz4 / zstd calls go to the libraries we use (the same codec code on both sides: what
+     * differs is the framing, the filters and the threads) */
     int flags = RTLD_NOW | RTLD_LOCAL;
+    const char *bind = getenv("GPUBP_BLOSC2_BIND");
 #ifdef RTLD_DEEPBIND
-    flags |= RTLD_DEEPBIND;
+    if (!bind || strcmp(bind, "system")) flags |= RTLD_DEEPBIND;
 #endif
     void *h = dlopen(path, flags);
     if (!h) {
@@ -184,8 +188,10 @@ int main(int argc, char **argv)
         s ^= s << 17;
         rnd[i] = (double)(s >> 11) * 0x1.0p-53;
     }
-    printf("# gpubp_blosc2_cmp: Blosc2 %s, %zu MiB doubles, level %d, %d runs (median), %s\n",
-           b2.version(), mib, level, runs, use_cpu_clock ? "process CPU time" : "wall clock");
+    const char *bind = getenv("GPUBP_BLOSC2_BIND");
+    printf("# gpubp_blosc2_cmp: Blosc2 %s (%s lz4/zstd), %zu MiB doubles, level %d, %d runs "
+           "(median), %s\n", b2.version(), bind && !strcmp(bind, "system") ? "our" : "its own",
+           mib, level, runs, use_cpu_clock ? "process CPU time" : "wall clock");
     static const char *shname[3] = {"none", "byte", "bit"};
     for (int d = 0; d < 2; d++) {
         const uint8_t *src = d ? (const uint8_t *)rnd : (const uint8_t *)smooth;

@@ -13,7 +13,11 @@
 static void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
 {
     const uint8_t *ref = op - dist;
-    if (dist == 1) {
+    if (dist >= 16 && room >= len + 16) {
+        /* 16 bytes at a time, up to 15 bytes past the match (inside the room; later bytes
+         * overwrite them): each copy reads bytes written at least 16 bytes before */
+        for (size_t i = 0; i < len; i += 16) memcpy(op + i, ref + i, 16);
+    } else if (dist == 1) {
         memset(op, *ref, len);
     } else if (dist >= len) {
         memcpy(op, ref, len);
@@ -34,7 +38,10 @@ long gbp_blosclz_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t ca
         if (c < 32) { /* literal run */
             size_t run = (size_t)c + 1;
             if (run > cap - op || run > n - ip) return -1;
-            memcpy(out + op, in + ip, run);
+            if (cap - op >= 32 && n - ip >= 32)
+                memcpy(out + op, in + ip, 32); /* a whole run's room: one fixed-size copy */
+            else
+                memcpy(out + op, in + ip, run);
             op += run;
             ip += run;
             if (ip >= n) break;

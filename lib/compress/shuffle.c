@@ -14,6 +14,21 @@
 #else
 #define GBP_SHUF_SSE2 0
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#define GBP_INLINE static inline __attribute__((always_inline)) /* constants fold per size */
+#else
+#define GBP_INLINE static inline
+#endif
+/* AVX2 versions of the same tiles, compiled for AVX2 alone (GCC and clang's target attribute)
+ * and chosen at run time when the CPU has it. */
+#if GBP_SHUF_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define GBP_SHUF_AVX2 1
+#define GBP_AVX2 __attribute__((target("avx2")))
+static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#else
+#define GBP_SHUF_AVX2 0
+#endif
 
 /* ---- SSE2 (every x86-64): 128-byte tiles ----------------------------------------------------
  * A tile is 8 registers of 16 bytes: E = 128 / ts elements of ts in {2, 4, 8, 16}. Byte p of the
@@ -23,21 +38,25 @@
  * to 2r + 1) rotates the index left by one bit: log2(E) rounds shuffle a tile, 7 - log2(E)
  * unshuffle it. The streams are then written (read) 16 or 8 bytes at a time. */
 #if GBP_SHUF_SSE2
-static inline void sse_rounds(__m128i x[8], unsigned rounds)
+GBP_INLINE void sse_round(__m128i x[8])
 {
-    for (unsigned k = 0; k < rounds; k++) {
-        __m128i y[8];
-        for (unsigned r = 0; r < 4; r++) {
-            y[2 * r] = _mm_unpacklo_epi8(x[r], x[r + 4]);
-            y[2 * r + 1] = _mm_unpackhi_epi8(x[r], x[r + 4]);
-        }
-        for (unsigned r = 0; r < 8; r++) x[r] = y[r];
-    }
+    __m128i y0 = _mm_unpacklo_epi8(x[0], x[4]), y1 = _mm_unpackhi_epi8(x[0], x[4]);
+    __m128i y2 = _mm_unpacklo_epi8(x[1], x[5]), y3 = _mm_unpackhi_epi8(x[1], x[5]);
+    __m128i y4 = _mm_unpacklo_epi8(x[2], x[6]), y5 = _mm_unpackhi_epi8(x[2], x[6]);
+    __m128i y6 = _mm_unpacklo_epi8(x[3], x[7]), y7 = _mm_unpackhi_epi8(x[3], x[7]);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3, x[4] = y4, x[5] = y5, x[6] = y6, x[7] = y7;
+}
+
+/* `rounds` rounds (a constant once inlined: the tests fold, x stays in registers) */
+GBP_INLINE void sse_rounds(__m128i x[8], unsigned rounds)
+{
+    for (unsigned k = 0; k < 7; k++)
+        if (k < rounds) sse_round(x);
 }
 
 /* Byte shuffle of the tiles of elements [0, ne) (ne a multiple of E) of n; lg = log2(E). Inlined
  * per element size (sse_shuffle), so that the rounds unroll into registers. */
-static inline void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
+GBP_INLINE void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
                                   size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
@@ -59,7 +78,7 @@ static inline void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, si
     }
 }
 
-static inline void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
+GBP_INLINE void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
                                     size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
@@ -80,8 +99,115 @@ static inline void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, 
     }
 }
 
+#if GBP_SHUF_AVX2
+/* Two tiles at once: lane 0 of each 256-bit register holds a tile, lane 1 the next one (the
+ * unpacks work lane by lane, so the rounds are those of one tile). ne: a multiple of 2E. */
+GBP_AVX2 GBP_INLINE void avx_round(__m256i x[8])
+{
+    __m256i y0 = _mm256_unpacklo_epi8(x[0], x[4]), y1 = _mm256_unpackhi_epi8(x[0], x[4]);
+    __m256i y2 = _mm256_unpacklo_epi8(x[1], x[5]), y3 = _mm256_unpackhi_epi8(x[1], x[5]);
+    __m256i y4 = _mm256_unpacklo_epi8(x[2], x[6]), y5 = _mm256_unpackhi_epi8(x[2], x[6]);
+    __m256i y6 = _mm256_unpacklo_epi8(x[3], x[7]), y7 = _mm256_unpackhi_epi8(x[3], x[7]);
+    x[0] = y0, x[1] = y1, x[2] = y2, x[3] = y3, x[4] = y4, x[5] = y5, x[6] = y6, x[7] = y7;
+}
+
+GBP_AVX2 GBP_INLINE void avx_rounds(__m256i x[8], unsigned rounds)
+{
+    for (unsigned k = 0; k < 7; k++)
+        if (k < rounds) avx_round(x);
+}
+
+GBP_AVX2 GBP_INLINE __m256i avx_load2(const uint8_t *a, const uint8_t *b)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)a)),
+        _mm_loadu_si128((const __m128i *)(const void *)b), 1);
+}
+
+GBP_AVX2 GBP_INLINE void avx_store2(uint8_t *a, uint8_t *b, __m256i x)
+{
+    _mm_storeu_si128((__m128i *)(void *)a, _mm256_castsi256_si128(x));
+    _mm_storeu_si128((__m128i *)(void *)b, _mm256_extracti128_si256(x, 1));
+}
+
+GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
+                                           size_t ne, size_t ts, unsigned lg)
+{
+    size_t e = (size_t)1 << lg;
+    for (size_t i = 0; i < ne; i += 2 * e) {
+        __m256i x[8];
+        for (unsigned r = 0; r < 8; r++)
+            x[r] = avx_load2(src + i * ts + 16 * r, src + i * ts + 128 + 16 * r);
+        avx_rounds(x, lg);
+        for (unsigned r = 0; r < 8; r++) {
+            size_t q = 16 * r;
+            uint8_t *o = dst + q / e * n + i + q % e;
+            if (e == 16) { /* the two tiles' pieces of a stream are adjacent */
+                _mm256_storeu_si256((__m256i *)(void *)o, x[r]);
+            } else if (e > 16) {
+                avx_store2(o, o + e, x[r]);
+            } else { /* ts 16: [A.lo B.lo] to stream 2r, [A.hi B.hi] to stream 2r + 1 */
+                avx_store2(o, o + n, _mm256_permute4x64_epi64(x[r], 0xD8));
+            }
+        }
+    }
+}
+
+GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
+                                             size_t ne, size_t ts, unsigned lg)
+{
+    size_t e = (size_t)1 << lg;
+    for (size_t i = 0; i < ne; i += 2 * e) {
+        __m256i x[8];
+        for (unsigned r = 0; r < 8; r++) {
+            size_t q = 16 * r;
+            const uint8_t *p = src + q / e * n + i + q % e;
+            if (e == 16)
+                x[r] = _mm256_loadu_si256((const __m256i *)(const void *)p);
+            else if (e > 16)
+                x[r] = avx_load2(p, p + e);
+            else
+                x[r] = _mm256_permute4x64_epi64(avx_load2(p, p + n), 0xD8);
+        }
+        avx_rounds(x, 7 - lg);
+        for (unsigned r = 0; r < 8; r++)
+            avx_store2(dst + i * ts + 16 * r, dst + i * ts + 128 + 16 * r, x[r]);
+    }
+}
+
+GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts,
+                               int inverse)
+{
+    switch (ts) {
+    case 2: inverse ? avx_unshuffle_lg(src, dst, n, ne, 2, 6) : avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 4: inverse ? avx_unshuffle_lg(src, dst, n, ne, 4, 5) : avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
+    case 8: inverse ? avx_unshuffle_lg(src, dst, n, ne, 8, 4) : avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
+    default: inverse ? avx_unshuffle_lg(src, dst, n, ne, 16, 3) : avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    }
+}
+#endif
+
+/* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. */
+static size_t avx_part(size_t ne, size_t ts, int inverse, const uint8_t *src, uint8_t *dst,
+                       size_t n)
+{
+#if GBP_SHUF_AVX2
+    size_t pair = 2 * (128 / ts), m = ne - ne % pair;
+    if (m && have_avx2()) {
+        avx_bytes(src, dst, n, m, ts, inverse);
+        return m;
+    }
+#endif
+    (void)ne, (void)ts, (void)inverse, (void)src, (void)dst, (void)n;
+    return 0;
+}
+
 static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
+    size_t done = avx_part(ne, ts, 0, src, dst, n);
+    src += done * ts;
+    dst += done;
+    ne -= done;
     switch (ts) {
     case 2: sse_shuffle_lg(src, dst, n, ne, 2, 6); break;
     case 4: sse_shuffle_lg(src, dst, n, ne, 4, 5); break;
@@ -92,6 +218,10 @@ static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, s
 
 static void sse_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
+    size_t done = avx_part(ne, ts, 1, src, dst, n);
+    src += done;
+    dst += done * ts;
+    ne -= done;
     switch (ts) {
     case 2: sse_unshuffle_lg(src, dst, n, ne, 2, 6); break;
     case 4: sse_unshuffle_lg(src, dst, n, ne, 4, 5); break;
@@ -101,7 +231,7 @@ static void sse_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
 }
 
 /* transpose8 (below) on both 64-bit lanes of x */
-static inline __m128i sse_transpose8(__m128i x)
+GBP_INLINE __m128i sse_transpose8(__m128i x)
 {
     __m128i t;
     t = _mm_and_si128(_mm_xor_si128(x, _mm_srli_epi64(x, 7)), _mm_set1_epi64x(0x00AA00AA00AA00AAll));
