@@ -1,5 +1,6 @@
 /* BloscLZ streams (blosclz.h): the decoder, and an encoder of our own: greedy LZ77 over a hash
- * of 4-byte sequences (matches of 4 bytes or more, up to 8192 + 65535 bytes back), literals in
+ * of 4-byte sequences (matches of 7 bytes or more, 9 far, up to 8192 + 65535 bytes back, each
+ * taken one byte short, as Blosc2 takes them), literals in
  * runs of up to 32, the last bytes always literals; a sample of the input is compressed first
  * and the block is left raw when its ratio is under the level's threshold (as Blosc2 does). */
 #include "blosclz.h"
@@ -158,10 +159,14 @@ static size_t lz_pass(const uint8_t *in, size_t n, uint8_t *out, size_t maxout, 
         }
         size_t len = MIN_MATCH;
         while (ip + len < bound && in[cand + len] == in[ip + len]) len++;
-        if (dist > NEAR_MAX && len < 6) { /* a far match must pay for its 4 operand bytes */
+        /* Blosc2's choice (its length bias): a match of 7 bytes or more (9 far: 4 operand
+         * bytes) is taken, for one byte less than its length; shorter ones stay literals. The
+         * entropy probe then decides as Blosc2's, and the sizes come out close to its. */
+        if (len < 7 || (dist > NEAR_MAX && len < 9)) {
             ip++;
             continue;
         }
+        len--;
         while (anchor < ip) { /* pending literals */
             size_t cnt = ip - anchor < MAX_LIT ? ip - anchor : MAX_LIT;
             if ((o = put_lits(out, o, maxout, in + anchor, cnt)) == SIZE_MAX) return SIZE_MAX;
