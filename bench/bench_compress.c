@@ -13,7 +13,7 @@
  *   data=smooth mem=gpu threads=T write_MBps=<x> base_write_MBps=<b> read_MBps=<y>
  *   base_read_MBps=<c> ratio=<r>
  * --params is passed to gpubp_open (for example device=simulated where a build has it). */
-#include "bench_compress.h"
+#include "bench/bench_compress.h"
 
 #include <gpubp.h>
 
@@ -26,8 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench_dev.h"
-#include "bench_util.h"
+#include "bench/bench_dev.h"
+#include "bench/bench_util.h"
 
 #define CHECK(expr)                                                                        \
     do {                                                                                   \

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "bench_dev.h"
+#include "bench/bench_dev.h"
 
 static bool ok(cudaError_t e, const char *what)
 {

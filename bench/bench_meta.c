@@ -8,7 +8,7 @@
  *                 min/max over all steps, and every attribute.
  * Prints one line: write_s=<> open_inquire_s=<> read_last_s=<> list_s=<> rss_kb=<> (rss_kb: the
  * larger peak resident set of the two reading children). */
-#include "bench_meta.h"
+#include "bench/bench_meta.h"
 
 #include <gpubp.h>
 

@@ -51,7 +51,7 @@
 #include <gpubp/comm.h>
 #include <gpubp/mpi.h>
 
-#include "bench_util.h"
+#include "bench/bench_util.h"
 
 #define MAX_LIST 16
 #define MAX_REPEAT 64

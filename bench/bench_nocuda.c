@@ -1,5 +1,5 @@
 /* gpubp-bench without CUDA: no device. */
-#include "bench_dev.h"
+#include "bench/bench_dev.h"
 
 int bench_dev_init(const char **why)
 {

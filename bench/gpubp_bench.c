@@ -48,8 +48,8 @@
  *     best of N threads writing 16 MiB page-aligned buffers with O_DIRECT into N files, each
  *     fdatasync'ed before the clock stops) and "ratios_direct: write/raw_best_direct=...".
  * Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage. */
-#include "bench_compress.h"
-#include "bench_meta.h"
+#include "bench/bench_compress.h"
+#include "bench/bench_meta.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -63,8 +63,8 @@
 
 #include <gpubp.h>
 
-#include "bench_dev.h"
-#include "bench_util.h"
+#include "bench/bench_dev.h"
+#include "bench/bench_util.h"
 
 #define COLS 1024
 #define MAX_REPEAT 64

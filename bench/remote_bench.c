@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "gpubp.h"
-#include "remote.h"
+#include "remote/remote.h"
 
 static double now_s(void)
 {

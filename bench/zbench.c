@@ -4,7 +4,7 @@
  * random bytes. For each shuffle mode and 1, 2 and all online cores: median over the runs of the
  * compression and decompression throughput (MB/s of uncompressed data, 1 MB = 1e6 bytes) and the
  * compression ratio (input / output). Markdown table on stdout. */
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,9 +4,9 @@
  * Not a test: docs/compression.md says how its figures were taken. */
 #include <string.h>
 
-#include "bench_compress.h"
-#include "bench_dev.h"
-#include "simdev.h"
+#include "bench/bench_compress.h"
+#include "bench/bench_dev.h"
+#include "memspace/simdev.h"
 
 int bench_dev_init(const char **why)
 {

@@ -1,8 +1,10 @@
 /* The only place that calls the C allocator; tests make the n-th allocation fail. */
-#include "common.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 static atomic_long fail_countdown = -1;
 static _Thread_local long thread_countdown = -1; /* this thread's allocations only */

@@ -1,5 +1,7 @@
 /* Growable little-endian byte buffer for building metadata. */
-#include "common.h"
+#include "common/buf.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 void gbp_buf_init(gbp_buf *b) { memset(b, 0, sizeof *b); }
 

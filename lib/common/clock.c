@@ -1,5 +1,5 @@
 /* The monotonic clock. */
-#include "common.h"
+#include "common/clock.h"
 
 #include <time.h>
 

@@ -1,5 +1,5 @@
 /* The thread-local last-error record. */
-#include "common.h"
+#include "common/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

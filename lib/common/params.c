@@ -1,8 +1,11 @@
 /* The params string of gpubp_open: "key=value,key=value". Unknown keys are errors. */
-#include "common.h"
+#include "common/params.h"
+#include "common/alloc.h"
+#include "common/error.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static int parse_int(const char *key, const char *v, long lo, long hi, int *out)

@@ -1,5 +1,6 @@
 /* Type table and min/max, matching ADIOS2 (complex values compare by their norm). */
-#include "common.h"
+#include "common/types.h"
+#include "common/buf.h"
 
 #include <math.h>
 

@@ -1,8 +1,8 @@
 /* The Blosc2 codecs behind one interface (blosc_codec.h). */
-#include "blosc_codec.h"
-#include "blosc_config.h"
-#include "blosc_frame.h"
-#include "blosclz.h"
+#include "compress/blosc_codec.h"
+#include "compress/blosc_config.h"
+#include "compress/blosc_frame.h"
+#include "compress/blosclz.h"
 
 #ifdef GPUBP_HAVE_LZ4
 #include <lz4.h>

@@ -5,7 +5,7 @@
 #ifndef GBP_BLOSC_CODEC_H
 #define GBP_BLOSC_CODEC_H
 
-#include "blosczlib.h"
+#include "compress/blosc_params.h"
 
 #include <zlib.h>
 
@@ -45,5 +45,16 @@ int gbp_codec_format(int codec);
  * stream raw); SIZE_MAX when out of memory. */
 size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in, size_t n,
                         uint8_t *out, size_t maxout);
+
+/* ---- what this build has (part of the module API, blosczlib.h) ---- */
+
+/* The codecs this build reads and writes, as GPUBP_FEATURE_* bits: ZLIB and BLOSCLZ always, LZ4
+ * (lz4 and lz4hc) and ZSTD when the build found liblz4 / libzstd. */
+unsigned gbp_blosc_features(void);
+
+/* GPUBP_OK when this build writes codec `codec`; GPUBP_ERR_CODEC naming the codec and the missing
+ * library (or GPUBP_ERR_INVALID_ARG for an unknown code) otherwise. */
+int gbp_blosc_check_codec(int codec);
+
 
 #endif /* GBP_BLOSC_CODEC_H */

@@ -4,9 +4,12 @@
  * parallel, each block reading only inside its own chunk and writing only its own output range.
  * A failing block records its message; the lowest failing block's message is reported, so the
  * error does not depend on the thread count either. */
-#include "blosc_codec.h"
-#include "blosc_frame.h"
-#include "pool.h"
+#include "compress/blosc_dec.h"
+
+#include "compress/blosc_codec.h"
+#include "compress/blosc_frame.h"
+#include "compress/shuffle.h"
+#include "compress/pool.h"
 
 #include <math.h>
 #include <pthread.h>

@@ -3,9 +3,13 @@
  * It serves the simulated device, whose "device memory" is host memory, so that the GPU
  * compression path of lib/engine/zdev.c (its chunking, framing and assembly) runs in CI and
  * gives exactly the bytes of the CPU path: the streams are coded as blosc_enc.c codes them. */
-#include "blosc_codec.h"
-#include "blosc_frame.h"
-#include "pool.h"
+#include "compress/blosc_dzcpu.h"
+
+#include "compress/blosc_codec.h"
+#include "compress/blosc_enc.h"
+#include "compress/blosc_frame.h"
+#include "compress/pool.h"
+#include "compress/shuffle.h"
 
 #include <stdatomic.h>
 #include <stdio.h>

@@ -9,9 +9,12 @@
  * calling thread walks the batch in order, applies blosc_c's rules and writes the block starts
  * and stream sizes, then the workers copy the streams into place. The result is the same for
  * any number of threads. */
-#include "blosc_codec.h"
-#include "blosc_frame.h"
-#include "pool.h"
+#include "compress/blosc_enc.h"
+
+#include "compress/blosc_codec.h"
+#include "compress/blosc_frame.h"
+#include "compress/shuffle.h"
+#include "compress/pool.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

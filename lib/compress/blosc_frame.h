@@ -5,7 +5,7 @@
 #ifndef GBP_BLOSC_FRAME_H
 #define GBP_BLOSC_FRAME_H
 
-#include "blosczlib.h"
+#include "compress/blosc_params.h"
 
 #include <string.h>
 #include <zlib.h>
@@ -35,7 +35,6 @@
 #define SPECIAL_NAN 2
 #define SPECIAL_VALUE 3
 #define SPECIAL_UNINIT 4
-
 
 /* zlib allocates through the library's wrapper (failure injection, one allocator). */
 voidpf gbp_blosc_zalloc(voidpf opaque, uInt items, uInt size);

@@ -1,8 +1,19 @@
 /* The parameters of the blosc operator: "level=..,shuffle=..,threads=.." and the codec names. */
-#include "blosczlib.h"
+#include "compress/blosc_params.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+static atomic_size_t max_chunk_hook = 0;
+
+void gbp_blosc_set_max_chunk(size_t bytes) { atomic_store(&max_chunk_hook, bytes); }
+
+size_t gbp_blosc_max_chunk(void)
+{
+    size_t m = atomic_load(&max_chunk_hook);
+    return m ? m : GBP_BLOSC_MAX_CHUNK;
+}
 
 const char *gbp_blosc_codec_name(int format)
 {

@@ -3,7 +3,7 @@
  * taken one byte short, as Blosc2 takes them), literals in
  * runs of up to 32, the last bytes always literals; a sample of the input is compressed first
  * and the block is left raw when its ratio is under the level's threshold (as Blosc2 does). */
-#include "blosclz.h"
+#include "compress/blosclz.h"
 
 #include <string.h>
 

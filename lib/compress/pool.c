@@ -8,7 +8,7 @@
  * threads are created on demand (up to the largest worker count asked for, at most
  * GBP_POOL_MAX) and then wait for work for the life of the process. If threads cannot be
  * created, fewer workers (at least the caller) do all the tasks: the set of calls is the same. */
-#include "pool.h"
+#include "compress/pool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

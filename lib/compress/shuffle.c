@@ -6,7 +6,9 @@
  * byte j of every element, element i at bit i%8 of byte i/8); the rest is copied unchanged. It is
  * done per (byte j, group of 8 elements): gather the 8 bytes into a 64-bit word, transpose the
  * 8x8 bit matrix, scatter its 8 bytes to the 8 planes of byte j. */
-#include "blosczlib.h"
+#include "compress/shuffle.h"
+
+#include <string.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

@@ -3,7 +3,7 @@
  * entry per variable holding every rank's characteristic sets in rank order, its header taken
  * from the first rank that has the variable and its set count summed; each attribute from the
  * first rank that has it. Every input is a step block as one writer alone would write it. */
-#include "bp4.h"
+#include "format/bp4.h"
 
 #include <stdio.h>
 

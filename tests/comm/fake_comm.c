@@ -3,7 +3,7 @@
  * loudly instead of hanging CI or passing by luck: every collective checks that all ranks called
  * the same operation (same count, same root), and a rank that waits longer than
  * FC_HANG_SECONDS (default 20) in a collective or a receive aborts the test, naming the call. */
-#include "fake_comm.h"
+#include "comm/fake_comm.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gpubp.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 #define MAXR 8
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "fake_comm.h"
-#include "outcome.h"
-#include "simdev.h"
-#include "test_support.h"
+#include "comm/fake_comm.h"
+#include "comm/outcome.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
 
 #define NC 5       /* columns of T */
 #define STEPS 3

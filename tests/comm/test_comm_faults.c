@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "fake_comm.h"
-#include "outcome.h"
-#include "fileio.h"
-#include "simdev.h"
-#include "test_support.h"
+#include "common/common.h"
+#include "comm/fake_comm.h"
+#include "comm/outcome.h"
+#include "io/fileio.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
 
 #define NR 3   /* ranks */
 #define NC 4   /* columns */

@@ -8,9 +8,9 @@
  * sampled stream bits is GPUBP_OK, GPUBP_ERR_FORMAT with an offset in its message, or
  * GPUBP_ERR_CODEC naming a codec; the codecs the build lacks are GPUBP_ERR_CODEC naming the codec
  * and its library (other_codecs). */
-#include "test_support.h"
+#include "support/test_support.h"
 #include "support/values.h"
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <stdio.h>
 

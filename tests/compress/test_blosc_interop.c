@@ -8,9 +8,9 @@
  *    sizes, the legacy single chunk, pre-2.8 payloads, many chunks), made by Blosc2 2.19.1
  *    (tests/golden/blosc_layouts), decode.
  * usage: test_compress_interop PYTHON blosc_helper.py TESTS (the tests/ folder) */
-#include "test_support.h"
+#include "support/test_support.h"
 #include "support/values.h"
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <stdio.h>
 #include <sys/stat.h>

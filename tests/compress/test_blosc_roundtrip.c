@@ -2,9 +2,9 @@
  * threshold (128-byte raw fallback, 32-byte memcpy chunks, the 32 KiB block-size switch, block
  * multiples), data that does not shrink, thread-count independence, the multi-chunk layout, the
  * filters against their bit-by-bit definitions, and the parameter parser. */
-#include "test_support.h"
+#include "support/test_support.h"
 #include "support/values.h"
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <stdio.h>
 

@@ -2,9 +2,9 @@
  * (extension bytes) and far matches, overlapping copies, and every malformed form (operands past
  * the input, a match before the output's start, output past the room, a stream ending on a far
  * match, which Blosc2's reader does not copy). */
-#include "test_support.h"
+#include "support/test_support.h"
 
-#include "blosclz.h"
+#include "compress/blosclz.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * shuffle, shapes that are not multiples of the Blosc2 block, empty and tiny blocks, several
  * blocks and steps, sub-box selections across compressed blocks, min/max from the uncompressed
  * values, the file-wide default, and the errors. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <math.h>
 #include <stdio.h>

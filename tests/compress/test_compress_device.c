@@ -6,16 +6,16 @@
  * (memory selections), blocks cut into many pieces and into several Blosc2 chunks, and many
  * small blocks; read back into device memory (whole and sub-boxes). Failures injected mid-copy and
  * mid-write fail the step and leave the committed steps readable. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blosczlib.h"
-#include "memspace.h"
-#include "simdev.h"
+#include "compress/blosczlib.h"
+#include "memspace/memspace.h"
+#include "memspace/simdev.h"
 
 enum { K_SMOOTH, K_RANDOM, K_ZEROS, K_HALF };
 

@@ -5,7 +5,7 @@
  * at levels 1, 5 and 9, with pieces cut small and Blosc2 chunks cut small (the test hooks), and
  * the values must read back. compress_device=on fails clearly where the device cannot be used
  * (blosclz, a strided device box, host memory only), and a bad value is a parameter error. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include "common/common.h"
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
-#include "simdev.h"
+#include "memspace/simdev.h"
 
 typedef struct tcase {
     gpubp_type type;

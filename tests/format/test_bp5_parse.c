@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "format/bp5.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 
 /* ---- the model ------------------------------------------------------------------------------- */

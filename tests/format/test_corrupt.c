@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "test_support.h"
+#include "support/test_support.h"
 
 #define MAX_BYTES ((size_t)64 << 20) /* larger selections are not read (a damaged shape) */
 #define MAX_ITEMS 4096               /* steps, blocks, variables visited at most */

@@ -1,6 +1,6 @@
 /* The reader's index (issue 9 design): sparse variables, dataset steps, values written several
  * times in a step, shapes per step, summaries against loaded blocks, many steps. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <stdio.h>
 #include <string.h>

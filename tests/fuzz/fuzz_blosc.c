@@ -2,15 +2,15 @@
  * payloads. Input: u32 declared uncompressed size (bounded), then the operator buffer. Oracle:
  * a status of GPUBP_OK, FORMAT or CODEC, never a crash, overread (ASan) or a huge allocation;
  * a decode that succeeds, when re-encoded and decoded again, gives the same bytes. */
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_MAX_RAW ((size_t)1 << 20)
+#include "fuzz/fuzz_target.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#define FZ_MAX_RAW ((size_t)1 << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

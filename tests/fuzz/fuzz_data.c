@@ -4,12 +4,11 @@
  * writes that dataset with libgpubp, reads a fuzzer-chosen box over a fuzzer-chosen step range
  * and compares every element with what it wrote. Then it damages data.K (bytes overwritten,
  * the file cut short) and reads again: any status is fine then, a crash is not. */
-#include "common.h"
-#include "fuzz_util.h"
+#include "common/common.h"
+#include "fuzz/fuzz_util.h"
 #include "gpubp.h"
-#include "simdev.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "memspace/simdev.h"
+#include "fuzz/fuzz_target.h"
 
 static const gpubp_type types[] = {
     GPUBP_TYPE_INT8,   GPUBP_TYPE_INT16,  GPUBP_TYPE_INT32,  GPUBP_TYPE_INT64,

@@ -2,11 +2,10 @@
  * index queries built on it. Input: md.idx SEP md.0 (steps are the md.idx records that check
  * out), or md.0 alone (steps are then chained as a writer lays them out: the PG index at 64, the
  * variable index after it, the attribute index after that, the next step at the end). */
-#include "bp4.h"
-#include "fuzz_util.h"
+#include "format/bp4.h"
+#include "fuzz/fuzz_util.h"
 #include "gpubp.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz/fuzz_target.h"
 
 #define MAX_STEPS 256
 

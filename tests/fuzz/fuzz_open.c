@@ -4,11 +4,10 @@
  * access and in step mode, lists variables and attributes, queries every variable's steps,
  * blocks, shapes and min/max, and gets every selection up to a size cap. A damaged file must
  * give an error status with a message, never a crash, a hang or a huge allocation. */
-#include "common.h"
-#include "fuzz_util.h"
+#include "common/common.h"
+#include "fuzz/fuzz_util.h"
 #include "gpubp.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz/fuzz_target.h"
 
 #define MAX_GET_BYTES ((size_t)1 << 22)
 #define MAX_ITEMS 64

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz/fuzz_target.h"
 
 static int run_file(const char *path)
 {

@@ -35,9 +35,9 @@ static int same(const char *a, const char *b)
     return *a == *b;
 }
 
-/* Returns NULL when every check passes, else a description of the first failure. */
-const char *header_c11_checks(const char *version_h_string);
+#include "header/header_c11.h"
 
+/* Returns NULL when every check passes, else a description of the first failure. */
 const char *header_c11_checks(const char *version_h_string)
 {
     if (!same(gpubp_version(), GPUBP_VERSION_STRING))

@@ -6,7 +6,7 @@
 #error "<gpubp/cuda.h> must not include CUDA headers"
 #endif
 
-const char *header_cuda_checks(void);
+#include "header/header_cuda.h"
 
 const char *header_cuda_checks(void)
 {

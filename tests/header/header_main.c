@@ -2,9 +2,9 @@
  * failure. */
 #include <stdio.h>
 
-const char *header_c11_checks(const char *version_h_string);
-const char *header_version_string(void);
-const char *header_cuda_checks(void);
+#include "header/header_c11.h"
+#include "header/header_cuda.h"
+#include "header/header_version.h"
 
 int main(void)
 {

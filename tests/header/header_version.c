@@ -10,6 +10,6 @@
 #error "GPUBP_VERSION_NUMBER does not match its parts"
 #endif
 
-const char *header_version_string(void);
+#include "header/header_version.h"
 
 const char *header_version_string(void) { return GPUBP_VERSION_STRING; }

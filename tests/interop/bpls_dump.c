@@ -1,5 +1,5 @@
 /* Parser of bpls -d / -D / -la output and comparison of datasets with it. See bpls_dump.h. */
-#include "bpls_dump.h"
+#include "interop/bpls_dump.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bpls_dump.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "support/test_support.h"
 
 typedef struct item {
     char path[8300];

@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpls_dump.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
 
 static const char *golden, *writer;
 static char ours[4096]; /* the directory gpubp_write_localvals wrote into */
@@ -606,9 +607,6 @@ static void long_double_conversions(void **state)
 }
 
 /* ---- device memory (the simulated device: its allocations are the device's memory) ----------- */
-
-void *gbp_sim_alloc(size_t n);
-void gbp_sim_free(void *p);
 
 static void device_memory(void **state)
 {

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpls_dump.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "support/test_support.h"
 
 static const char *golden, *writer;
 static char ours[4096];

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bpls_dump.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "support/test_support.h"
 
 typedef struct golden {
     char path[8300];

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bpls_dump.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "support/test_support.h"
 
 static const char *writer;
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "gpubp.h"
-#include "writer_ck.h"
+#include "interop/writer_ck.h"
 
 static const char *outdir;
 static unsigned seed;

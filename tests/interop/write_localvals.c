@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "gpubp.h"
-#include "writer_ck.h"
+#include "interop/writer_ck.h"
 
 static const char *outdir, *params;
 

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "test_support.h"
+#include "support/test_support.h"
 
 static int idx_byte(const char *ds, long off) { return ts_file_byte(ts_join(ds, "md.idx"), off); }
 

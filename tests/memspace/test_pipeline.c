@@ -2,7 +2,7 @@
  * block, many small blocks, strided boxes both ways, min/max, injected delays and failures,
  * the bounded footprint, O_DIRECT, user-stream ordering. Everything is checked byte for byte
  * against what a plain host loop computes. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "box.h"
-#include "devops.h"
-#include "fileio.h"
-#include "memspace.h"
-#include "simdev.h"
+#include "memspace/box.h"
+#include "memspace/devops.h"
+#include "io/fileio.h"
+#include "memspace/memspace.h"
+#include "memspace/simdev.h"
 
 static gbp_params sim_params(int slots, size_t chunk, int threads)
 {

@@ -1,7 +1,7 @@
 /* Helpers of the MPI tests: see mpi_util.h. */
 #define _POSIX_C_SOURCE 200809L
-#include "mpi_util.h"
-#include "test_support.h"
+#include "mpi/mpi_util.h"
+#include "support/test_support.h"
 
 #include <dirent.h>
 #include <stdarg.h>

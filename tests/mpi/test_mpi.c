@@ -27,10 +27,10 @@
 
 #include "gpubp.h"
 #include "gpubp/mpi.h"
-#include "mpi_case.h"
-#include "mpi_util.h"
-#include "simdev.h"
-#include "test_support.h"
+#include "mpi/mpi_case.h"
+#include "mpi/mpi_util.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
 
 /* The aggregation-mode parameter of libgpubp_mpi and its two values. */
 #define MODE_KEY "aggregation"

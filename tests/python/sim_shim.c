@@ -2,15 +2,9 @@
  * Python tests can allocate memory of the simulated device ("device=simulated", which counts only
  * its own allocations as device memory) and run the package's GPU code paths without a GPU.
  * Loaded through GPUBP_LIBRARY by the ctest case python_simdevice only; never installed. */
-#include <stddef.h>
+#include "python/sim_shim.h"
 
-#include "gpubp.h"
-
-void *gbp_sim_alloc(size_t n);
-void gbp_sim_free(void *p);
-
-GPUBP_API void *gpubp_test_sim_alloc(size_t n);
-GPUBP_API void gpubp_test_sim_free(void *p);
+#include "memspace/simdev.h"
 
 void *gpubp_test_sim_alloc(size_t n)
 {

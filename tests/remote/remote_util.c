@@ -1,4 +1,4 @@
-#include "remote_util.h"
+#include "remote/remote_util.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "remote/proto.h"
 
 double ru_now(void)
 {

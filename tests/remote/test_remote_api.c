@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "bpls_dump.h"
-#include "remote_util.h"
-#include "simdev.h"
-#include "test_support.h"
+#include "interop/bpls_dump.h"
+#include "remote/remote_util.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
 
 #include <time.h>
 #include <unistd.h>

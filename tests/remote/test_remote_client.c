@@ -13,10 +13,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proto.h"
-#include "remote.h"
-#include "remote_util.h"
-#include "test_support.h"
+#include "remote/proto.h"
+#include "remote/remote.h"
+#include "remote/remote_util.h"
+#include "support/test_support.h"
 
 enum {
     /* the open fails */

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "remote.h"
-#include "remote_util.h"
-#include "test_support.h"
+#include "remote/remote.h"
+#include "remote/remote_util.h"
+#include "support/test_support.h"
 
 #define BIG_BYTES ((size_t)40 << 20)
 

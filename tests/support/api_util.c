@@ -1,5 +1,5 @@
 /* The api fixtures (tests/support/api_util.h). */
-#include "api_util.h"
+#include "support/api_util.h"
 
 gpubp_file *au_open(const char *path, gpubp_mode mode) { return ts_open(path, mode, NULL); }
 

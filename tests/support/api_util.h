@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "test_support.h"
-#include "values.h"
+#include "support/test_support.h"
+#include "support/values.h"
 
 /* gpubp_open without parameters, asserting success */
 gpubp_file *au_open(const char *path, gpubp_mode mode);

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "simdev.h"
-#include "test_support.h"
-#include "values.h"
+#include "common/common.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
+#include "support/values.h"
 
 typedef struct tdev {
     const char *name;

@@ -1,5 +1,5 @@
 /* The reliability fixtures (tests/support/rel_util.h). */
-#include "rel_util.h"
+#include "support/rel_util.h"
 
 void rel_params(const rel_opts *o, char *buf, size_t n)
 {

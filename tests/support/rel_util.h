@@ -15,11 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "fileio.h"
-#include "simdev.h"
-#include "test_support.h"
-#include "values.h"
+#include "common/common.h"
+#include "io/fileio.h"
+#include "memspace/simdev.h"
+#include "support/test_support.h"
+#include "support/values.h"
 
 #define REL_ROWS 8
 #define REL_COLS 16

@@ -1,5 +1,5 @@
 /* The value patterns of every suite (tests/support/values.h). */
-#include "values.h"
+#include "support/values.h"
 
 #include <math.h>
 #include <string.h>

@@ -13,9 +13,9 @@
  * 4 a path that does not exist or cannot be opened as BP4 or BP5, or masks that matched nothing;
  * 30 an output file that cannot be created; 200 a bad -s/-c spec.
  */
-#include "ls.h"
-#include "ls_dump.h"
-#include "ls_print.h"
+#include "gpubpls/ls.h"
+#include "gpubpls/ls_dump.h"
+#include "gpubpls/ls_print.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -1,5 +1,5 @@
 /* gpubpls: the error reports and the context's memory (ls.h), shared by every file of the tool. */
-#include "ls.h"
+#include "gpubpls/ls.h"
 
 #include <stdlib.h>
 

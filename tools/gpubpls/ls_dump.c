@@ -8,8 +8,8 @@
  * Dumps read in pieces of at most LS_READ_BYTES, cut along the slowest dimensions exactly as bpls
  * cuts them, and print as one stream: a line of values may span two reads.
  */
-#include "ls_dump.h"
-#include "ls_print.h"
+#include "gpubpls/ls_dump.h"
+#include "gpubpls/ls_print.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

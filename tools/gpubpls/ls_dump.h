@@ -3,7 +3,7 @@
 #ifndef GPUBPLS_LS_DUMP_H
 #define GPUBPLS_LS_DUMP_H
 
-#include "ls.h"
+#include "gpubpls/ls.h"
 
 /* The steps of v to read from: [step, step + n) in random access; nothing in -t mode. */
 int ls_select_steps(ls_ctx *c, const ls_var *v, size_t step, size_t n);

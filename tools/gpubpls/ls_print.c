@@ -7,7 +7,7 @@
  * applied conversion by conversion, each fed the next component converted to the type that its
  * conversion expects, so a format never reads an argument of the wrong type.
  */
-#include "ls_print.h"
+#include "gpubpls/ls_print.h"
 
 #include <ctype.h>
 #include <float.h>

@@ -3,7 +3,7 @@
 #ifndef GPUBPLS_LS_PRINT_H
 #define GPUBPLS_LS_PRINT_H
 
-#include "ls.h"
+#include "gpubpls/ls.h"
 
 /* Checks a -f format: conversions of d i o u x X e E f F g G a A c s and %%, with flags, width and
  * precision, no '*' and no 'n'. Returns 0, or -1 with a message in msg. */

@@ -16,8 +16,8 @@
  * protocol handlers and the connection thread); serve_root.c (the sandbox and the file cache);
  * serve_state.c (the server state and the log); lib/remote/wire.c (the socket loops, shared
  * with the client). */
-#include "serve.h"
-#include "serve_conn.h"
+#include "serve/serve_state.h"
+#include "serve/serve_conn.h"
 
 #include <errno.h>
 #include <fcntl.h>

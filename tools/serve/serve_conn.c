@@ -2,8 +2,8 @@
  * and goes on, HELLO first. Every handler returns KEEP or DROP: DROP ends the connection (a
  * message that breaks the protocol, or a reply that cannot be sent); an error the client can act
  * on (no such file, forbidden path) is an ERROR reply and KEEP. */
-#include "serve_conn.h"
-#include "serve_root.h"
+#include "serve/serve_conn.h"
+#include "serve/serve_root.h"
 #include "remote/wire.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
 #ifndef SERVE_CONN_H
 #define SERVE_CONN_H
 
-#include "serve.h"
+#include "serve/serve_state.h"
 
 /* The thread of one accepted connection (pthread_create's start routine; arg is its conn slot,
  * with fd, id and peer set and the rest reset). Serves requests until the client closes, the

@@ -1,7 +1,7 @@
 /* gpubp-serve's sandbox and file cache (serve_root.h): a client's path becomes a dataset below
  * the root only after realpath() and a prefix check; every file of it is checked again the same
  * way, so a symbolic link that leads out is refused wherever it sits. */
-#include "serve_root.h"
+#include "serve/serve_root.h"
 
 #include <errno.h>
 #include <fcntl.h>

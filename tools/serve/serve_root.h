@@ -5,7 +5,7 @@
 #ifndef SERVE_ROOT_H
 #define SERVE_ROOT_H
 
-#include "serve.h"
+#include "serve/serve_state.h"
 
 /* Makes the client's path (n bytes, not NUL-terminated) the connection's open dataset: relative,
  * no "..", resolving below the root, a directory with md.idx, md.0, mmd.0 (BP5) or data.0. The dataset open before is closed on success only. Returns 0 or an error code. */

@@ -1,5 +1,5 @@
 /* gpubp-serve's state and log (serve.h). */
-#include "serve.h"
+#include "serve/serve_state.h"
 
 #include <stdarg.h>
 #include <stdio.h>

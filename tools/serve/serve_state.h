@@ -1,4 +1,4 @@
-/* tools/serve/serve.h: the state of gpubp-serve shared by its files: the server (options, the
+/* tools/serve/serve_state.h: the state of gpubp-serve shared by its files: the server (options, the
  * connection slots, counters), one connection's slot, and the log. Implemented in serve_state.c.
  *
  * Threads: the main thread owns the slot table (used, fd, th, id, peer) and writes it under

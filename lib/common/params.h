@@ -1,0 +1,48 @@
+/* lib/common/params.h: see params.c. */
+#ifndef GBP_COMMON_PARAMS_H
+#define GBP_COMMON_PARAMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The parsed params string of gpubp_open (keys in docs/parameters.md). */
+typedef struct gbp_params {
+    int gpu_row_major;      /* gpu_layout=row_major */
+    int pool_slots;         /* 0 = auto: gbp_params_pool_slots */
+    size_t chunk_bytes;     /* chunk_mib (16) in bytes */
+    size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
+    int io_threads;         /* 0 = library default */
+    int subfiles;           /* 0 = auto (library default: src/api_write.c gbp_writer_open) */
+    uint64_t split_bytes;   /* split_mib (16) in bytes, 0 = off: global-array blocks this large are
+                             * cut into sub-blocks over the subfiles (lib/engine/writer.c) */
+    int block_view_stored;  /* block_view=stored: readers list every stored (sub-)block */
+    int direct_io;
+    int fsync;
+    int async_commit;       /* serial writers: end_step returns once the data left the buffers */
+    double timeout;         /* seconds, < 0 forever */
+    int compress_threads;   /* 0 = all cores */
+    int aggregators;        /* 0 = one per node */
+    int funnel;             /* aggregation=funnel: aggregators write their group's PGs */
+    double connect_timeout;
+    int retries;
+    double retry_delay;
+    int simulated_device;   /* test hook: "device=simulated" uses the simulated device */
+    char token_file[1024];  /* remote reads: a file whose first line is the server's token */
+    int compress;           /* compress=CODEC: every array variable gets the blosc operator */
+    int compress_codec;     /* its codec: a Blosc2 codec code (lib/compress GBP_BLOSC_*) */
+    int compress_level;     /* 1 */
+    int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
+    int compress_device;    /* compress_device: 0 auto (default), 1 on, -1 off (GBP_ZDEV_*) */
+} gbp_params;
+
+#define GBP_PARAMS_HAVE_TOKEN_FILE 1
+
+/* split_mib's default: a global-array block of 16 MiB or more is split (docs/parameters.md) */
+#define GBP_SPLIT_MIB_DEFAULT 16
+int gbp_params_parse(gbp_params *p, const char *s);
+/* The I/O threads of the staging pipeline: io_threads, else pool_slots when given, else the
+ * online cores within [4, 16]. The pinned slots: pool_slots, else one per I/O thread, 4 at least. */
+int gbp_params_io_threads(const gbp_params *p);
+int gbp_params_pool_slots(const gbp_params *p);
+
+#endif /* GBP_COMMON_PARAMS_H */

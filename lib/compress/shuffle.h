@@ -1,0 +1,16 @@
+/* lib/compress/shuffle.h: see shuffle.c. */
+#ifndef GBP_COMPRESS_SHUFFLE_H
+#define GBP_COMPRESS_SHUFFLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Byte and bit shuffle of one block of n bytes (docs/format/blosc-zlib.md 4.1, 4.2); src and
+ * dst must not overlap. bit_unshuffle's `blosc1` selects the Blosc1 (chunk version 2) leftover
+ * rule. */
+void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts, int blosc1);
+
+#endif /* GBP_COMPRESS_SHUFFLE_H */
