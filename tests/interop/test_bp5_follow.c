@@ -18,7 +18,7 @@
 
 #include "engine/engine_internal.h"
 #include "format/bp5.h"
-#include "test_support.h"
+#include "support/test_support.h"
 
 static unsigned char *slurp(const char *path, size_t *n)
 {
