@@ -174,6 +174,20 @@ def prototypes(path, text):
     return bad
 
 
+def is_program(root, rel, text):
+    """A program: it defines main or the fuzzing entry, itself or in a header it includes that
+    holds the body (tests/fuzz/fuzz_codec.h is such a template)."""
+    if PROGRAM_RE.search(text):
+        return True
+    for inc in INCLUDE_RE.findall(text):
+        tgt = resolve(root, rel, inc)
+        if tgt and tgt.endswith(".h") and not tgt.startswith(("lib/", "include/")):
+            with open(os.path.join(root, tgt), encoding="utf-8", errors="replace") as fh:
+                if re.search(PROGRAM_RE.pattern + r"[^;]*\)\s*\{", fh.read(), re.M):
+                    return True
+    return False
+
+
 def resolve(root, rel, inc):
     here = os.path.dirname(rel)
     cands = [os.path.join(r, inc) if r else inc for r in ROOTS]
@@ -245,7 +259,7 @@ def check(root):
         if is_c:
             stem = rel.rsplit(".", 1)[0]
             own = any(os.path.isfile(os.path.join(root, stem + e)) for e in (".h", ".cuh"))
-            if not own and not PROGRAM_RE.search(text) and rel not in PUBLIC_FACE \
+            if not own and not is_program(root, rel, text) and rel not in PUBLIC_FACE \
                     and rel not in ALTERNATIVES:
                 errs.append("%s: own-header: no %s.h beside it" % (rel, os.path.basename(stem)))
             for p in prototypes(rel, text):

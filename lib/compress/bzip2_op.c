@@ -1,8 +1,8 @@
 /* The ADIOS2 bzip2 operator buffer (bzip2_op.h): the header and batch table are checked against
  * the buffer and the block before libbz2 sees a byte, and the batches must cover the block once,
  * in order. */
-#include "bzip2_op.h"
-#include "blosc_config.h"
+#include "compress/bzip2_op.h"
+#include "compress/blosc_config.h"
 
 #include <stdarg.h>
 #include <stdio.h>

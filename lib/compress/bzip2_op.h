@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "common.h"
+#include "common/common.h"
 
 #define GBP_BZIP2_OP_TYPE 1 /* byte 0 of the buffer (ADIOS2's OperatorType BZIP2) */
 

@@ -7,10 +7,10 @@
  * is GPUBP_ERR_CODEC naming bzip2 and libbz2. (The golden ADIOS2-written bzip2 datasets are read
  * value for value by the cli tests: cli_golden_bzip2bp4_*, cli_golden_bzip2bp5_*,
  * cli_golden_bp5oracle_compressed_*.) */
-#include "test_support.h"
+#include "support/test_support.h"
 #include "support/values.h"
-#include "blosc_config.h"
-#include "bzip2_op.h"
+#include "compress/blosc_config.h"
+#include "compress/bzip2_op.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * SEP attribute block; one flags byte first (bit 0: big-endian mmd.0 lengths). Every attribute
  * the decoder hands over is checked (name, values) and freed. Oracle: FORMAT or OK with a message
  * on failure; never a crash, an overread (ASan) or a leak (LeakSanitizer). */
-#include "fuzz_util.h"
+#include "fuzz/fuzz_util.h"
 
 #include "format/bp5.h"
 

@@ -3,7 +3,7 @@
  * mmd.0. Every description is also parsed alone (bp5_format_parse), as its entry says. Oracle:
  * FORMAT or OK, a message on failure, never a crash; a parsed format is self-consistent (every
  * field inside its record, every sub-structure index and control field in range). */
-#include "fuzz_util.h"
+#include "fuzz/fuzz_util.h"
 
 #include "format/bp5.h"
 

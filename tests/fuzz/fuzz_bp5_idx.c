@@ -3,7 +3,7 @@
  * does), then md.idx. The md.0 size is the input length (a bound the step records are checked
  * against). Oracle: FORMAT, NOT_SUPPORTED or OK with a message on failure, never a crash; every
  * step's block lies inside md.0; every block location bp5_locate accepts is consistent. */
-#include "fuzz_util.h"
+#include "fuzz/fuzz_util.h"
 
 #include "format/bp5.h"
 

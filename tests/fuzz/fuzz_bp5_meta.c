@@ -4,7 +4,7 @@
  * blocks of every step are loaded back through bp5_index_load, and each block is also decoded
  * directly with a sink that touches every value it is handed. Oracle: FORMAT, NOT_SUPPORTED or OK
  * with a message on failure; never a crash, an overread (ASan) or a leak (LeakSanitizer). */
-#include "fuzz_util.h"
+#include "fuzz/fuzz_util.h"
 
 #include "format/bp5.h"
 

@@ -12,8 +12,9 @@
 #ifndef GBP_FUZZ_CODEC_H
 #define GBP_FUZZ_CODEC_H
 
-#include "blosc_codec.h"
-#include "fuzz_util.h"
+#include "compress/blosc_codec.h"
+#include "compress/blosczlib.h"
+#include "fuzz/fuzz_util.h"
 
 #define FZ_MAX_RAW ((size_t)1 << 20)
 

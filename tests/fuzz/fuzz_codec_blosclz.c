@@ -2,4 +2,4 @@
 #define FZ_CODEC_FORMAT GBP_FMT_BLOSCLZ
 #define FZ_CODEC_ENC GBP_BLOSC_BLOSCLZ
 #define FZ_CODEC_ENC2 GBP_BLOSC_BLOSCLZ
-#include "fuzz_codec.h"
+#include "fuzz/fuzz_codec.h"

@@ -3,4 +3,4 @@
 #define FZ_CODEC_FORMAT GBP_FMT_LZ4
 #define FZ_CODEC_ENC GBP_BLOSC_LZ4
 #define FZ_CODEC_ENC2 GBP_BLOSC_LZ4HC
-#include "fuzz_codec.h"
+#include "fuzz/fuzz_codec.h"

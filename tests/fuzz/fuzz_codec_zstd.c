@@ -2,4 +2,4 @@
 #define FZ_CODEC_FORMAT GBP_FMT_ZSTD
 #define FZ_CODEC_ENC GBP_BLOSC_ZSTD
 #define FZ_CODEC_ENC2 GBP_BLOSC_ZSTD
-#include "fuzz_codec.h"
+#include "fuzz/fuzz_codec.h"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "common/common.h"
 
 /* Parts of an input are separated by this marker: "md.idx" SEP "md.0" SEP "data.0". Seeds are
  * made by concatenating real files with it (tests/fuzz/make_seeds.sh). */

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "simdev.h"
+#include "memspace/simdev.h"
 #include "support/test_support.h"
 
 #define N ((size_t)6 << 20) /* floats: 24 MiB, one block */

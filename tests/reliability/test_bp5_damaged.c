@@ -8,7 +8,7 @@
  * exits (no signal) within its time limit, 0 or with a message (stderr, or bpls's exception
  * report on stdout).
  * usage: test_reliability_bp5_damaged [GPUBPLS]; GPUBP_RELIABILITY_QUICK=1: fewer variants. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <dirent.h>
 #include <errno.h>
