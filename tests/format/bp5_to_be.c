@@ -12,7 +12,7 @@
  * own layouts) and long double (its encoding is the writer's platform's, not a byte-swapped x86
  * one). Used by test_bp5_bigendian; not installed.
  * usage (as a program, -DBP5_TO_BE_MAIN): bp5_to_be SRC.bp DST.bp */
-#include "bp5_to_be.h"
+#include "format/bp5_to_be.h"
 
 #include "format/bp5.h"
 

@@ -5,8 +5,8 @@
  * step mode sees the same steps; `gpubpls -la` and `-d` (GPUBPLS=path) print the same. Datasets
  * the converter cannot rewrite (operators, long double) are reported and skipped; at least 20
  * must convert. usage: test_format_bp5_bigendian [--gpubpls PATH] DATASET.bp ... */
-#include "test_support.h"
-#include "bp5_to_be.h"
+#include "support/test_support.h"
+#include "format/bp5_to_be.h"
 
 #include <stdio.h>
 #include <stdlib.h>
