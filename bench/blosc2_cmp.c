@@ -24,8 +24,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_DEEPBIND */
 #endif
-#include "blosczlib.h"
-#include "bench_util.h"
+#include "compress/blosczlib.h"
+#include "bench/bench_util.h"
 
 #include <dlfcn.h>
 #include <math.h>

@@ -4,7 +4,7 @@
  * the codec and the missing library, never at a later write; reading a chunk of that codec
  * (tests/golden/ours-codecs) is GPUBP_ERR_CODEC naming both too. In a build that has the library
  * the same calls succeed and the file reads back. gpubp_features() says which case applies. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <stdio.h>
 #include <string.h>

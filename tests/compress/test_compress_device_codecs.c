@@ -8,16 +8,16 @@
  * (chunks that do not shrink: rewritten raw), zeros (special chunks), half zeros, many small
  * blocks, a block under 128 bytes. A codec this build lacks is skipped (the refusal itself is
  * test_compress_codec_missing). */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "blosczlib.h"
-#include "memspace.h"
-#include "simdev.h"
+#include "compress/blosczlib.h"
+#include "memspace/memspace.h"
+#include "memspace/simdev.h"
 
 enum { K_SMOOTH, K_RANDOM, K_ZEROS, K_HALF, K_DOUBLE };
 

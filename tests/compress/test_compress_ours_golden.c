@@ -16,9 +16,9 @@
  * again); (b) is the cli suite (cli_golden_ourscodecs_*: gpubpls vs the kept bpls outputs);
  * (c) the kept `bpls -d` and `bpls -D` outputs of each compressed file equal those of plain.bp,
  * that is, ADIOS2 reads our compressed files as the uncompressed one. */
-#include "test_support.h"
+#include "support/test_support.h"
 
-#include "blosczlib.h"
+#include "compress/blosczlib.h"
 
 #include <math.h>
 #include <stdint.h>
