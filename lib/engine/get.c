@@ -108,10 +108,17 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          (unsigned long long)fsize);
     /* device destinations: decoded span by span into the pinned pool (zblock.c) */
     int dev = space == GPUBP_MEM_GPU;
-    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = dev ? NULL : gbp_malloc(raw);
-    int rc = (z && (r || dev)) ? GPUBP_OK
-                               : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = NULL;
+    int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
+    /* BP5 and bzip2 buffers say their uncompressed size at 4: checked before that is allocated */
+    if (rc == GPUBP_OK && (bp5 || bz) && b->op->size >= 12 && gbp_ld64(z + 4) != raw)
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "
+                       "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
+                       b->subfile, v->name, (unsigned long long)b->payload_offset,
+                       (unsigned long long)gbp_ld64(z + 4), raw);
+    if (rc == GPUBP_OK && !dev && !(r = gbp_malloc(raw ? raw : 1)))
+        rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && bz && !r && !(r = gbp_malloc(raw ? raw : 1)))
