@@ -331,6 +331,13 @@ GPUBP_API int gpubp_variable_blocks(const gpubp_variable *v, size_t step, size_t
  * strings. */
 GPUBP_API int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max);
 
+/* *missing = 1 when some block of the variable was written without min/max (ADIOS2's
+ * StatsLevel=0, or a step appended so): gpubp_variable_minmax skips such blocks, where ADIOS2's
+ * BP4 reader counts each as 0 / 0. Over every step in random access (no block is loaded), over
+ * the current step in READ; selections do not apply. A single value always has its value: 0.
+ * NOT_SUPPORTED for strings, WRONG_MODE in write modes. */
+GPUBP_API int gpubp_variable_minmax_missing(const gpubp_variable *v, int *missing);
+
 /* One block's start and count (ndims values each, in the variable's memory-space layout; zeros
  * as start for local arrays) and min/max (one element each). Any out-pointer may be NULL.
  * For single values min = max = the value; an empty block (a zero count) has no statistics and

@@ -420,6 +420,33 @@ int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
     return GPUBP_OK;
 }
 
+int gpubp_variable_minmax_missing(const gpubp_variable *v, int *missing)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(missing);
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING, GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_variable_minmax_missing: '%s' is a string", v->name);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_minmax_missing: '%s' belongs to a file open for writing",
+                        v->name);
+    if (v->file->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        /* the summary of the streaming pass knows it for every step */
+        GBP_FORWARD_IF_ERROR(gbp_scan_summary(v->file));
+        *missing = v->rv->mm_missing != 0;
+        return GPUBP_OK;
+    }
+    size_t first = 0, n = 0; /* READ: the current step */
+    GBP_FORWARD_IF_ERROR(gbp_rvar_steps(v, &v->sel, &first, &n));
+    *missing = 0;
+    for (size_t s = first; s < first + n && !*missing; s++) {
+        const gbp_block *blocks = NULL;
+        GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, s, &blocks));
+        for (size_t b = 0; b < v->rv->steps[s].nblocks; b++)
+            if (!blocks[b].has_value && !blocks[b].has_minmax) *missing = 1;
+    }
+    return GPUBP_OK;
+}
+
 int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
 {
     GBP_CHECK_ARG(v);

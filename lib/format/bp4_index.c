@@ -195,6 +195,7 @@ int bp4_index_summarize_step(gbp_index *ix, const uint8_t *p, uint64_t base, siz
             ix->vars[i]->sum_pos = 0;
             ix->vars[i]->nshapes = 0;
             ix->vars[i]->has_mm = 0;
+            ix->vars[i]->mm_missing = 0;
         }
     gbp_step_sink sink = {ix, on_step_begin, sum_begin, sum_block, sum_attr, NULL};
     ix->cur_step = (uint32_t)ix->sum_steps;

@@ -228,6 +228,7 @@ int gbp_index_summarize_block(gbp_index *ix, const gbp_block *blk)
             }
         GBP_FORWARD_IF_ERROR(set_step_shape(v, vs, shape));
     }
+    if (v->type != GPUBP_TYPE_STRING && !b.has_value && !b.has_minmax) v->mm_missing = 1;
     if (v->type != GPUBP_TYPE_STRING && (b.has_value || b.has_minmax)) {
         const uint8_t *mn = b.mm, *mx = b.has_value ? b.mm : b.mm + 16;
         size_t es = gbp_type_size(v->type);

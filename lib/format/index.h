@@ -119,6 +119,8 @@ typedef struct gbp_var {
     size_t nshapes, cap_shapes;
     int has_mm;
     uint8_t mm[32];       /* min in [0,16), max in [16,32) over every block of every step */
+    int mm_missing;       /* some block (not a value) has no min/max (written without statistics:
+                           * ADIOS2 StatsLevel=0); mm skips such blocks */
     uint64_t joined;      /* filler scratch: running sum along the joined dimension */
     size_t sum_pos;       /* filler scratch (summary pass): the next var-step to summarize */
     uint32_t sum_seen;    /* filler scratch (summary pass): blocks seen in the current var-step */

@@ -128,6 +128,7 @@ def test_lowlevel_round_trip(tmp_bp):
         start, count, lo, hi = ll.gpubp_variable_block_info(v, 0, 0)
         assert (start, count, lo, hi) == ((0, 0), (2, 3), 0, 5 * (s + 1))
         assert ll.gpubp_variable_minmax(v) == (0, 5 * (s + 1))
+        assert ll.gpubp_variable_minmax_missing(v) is False
         ll.gpubp_set_memory_space(v, MemorySpace.HOST)
         ll.gpubp_set_selection(v, (1, 1), (1, 2))
         assert ll.gpubp_selection_size(v) == 8

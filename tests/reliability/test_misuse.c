@@ -234,6 +234,9 @@ R(blocks_read_no_step, size_t n; gpubp_end_step(c->rd); return gpubp_variable_bl
 R(minmax_null, float a, b; return gpubp_variable_minmax(NULL, &a, &b);)
 R(minmax_string, char a[16], b[16]; return gpubp_variable_minmax(c->rs, a, b);)
 R(minmax_write, float a, b; return gpubp_variable_minmax(c->wg, &a, &b);)
+R(mm_missing_null, int m; return gpubp_variable_minmax_missing(NULL, &m);)
+R(mm_missing_string, int m; return gpubp_variable_minmax_missing(c->rs, &m);)
+R(mm_missing_write, int m; return gpubp_variable_minmax_missing(c->wg, &m);)
 R(binfo_null, return gpubp_variable_block_info(NULL, 0, 0, NULL, NULL, NULL, NULL);)
 R(binfo_write, return gpubp_variable_block_info(c->wg, 0, 0, NULL, NULL, NULL, NULL);)
 R(binfo_step_past, return gpubp_variable_block_info(c->rg, 5, 0, NULL, NULL, NULL, NULL);)
@@ -438,6 +441,9 @@ static const row rows[] = {
     E("gpubp_variable_minmax", minmax_null, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_minmax", minmax_string, GPUBP_ERR_NOT_SUPPORTED),
     E("gpubp_variable_minmax", minmax_write, GPUBP_ERR_WRONG_MODE),
+    E("gpubp_variable_minmax_missing", mm_missing_null, GPUBP_ERR_INVALID_ARG),
+    E("gpubp_variable_minmax_missing", mm_missing_string, GPUBP_ERR_NOT_SUPPORTED),
+    E("gpubp_variable_minmax_missing", mm_missing_write, GPUBP_ERR_WRONG_MODE),
     E("gpubp_variable_block_info", binfo_null, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_block_info", binfo_write, GPUBP_ERR_WRONG_MODE),
     E("gpubp_variable_block_info", binfo_step_past, GPUBP_ERR_INVALID_STEP),

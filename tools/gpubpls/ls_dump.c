@@ -310,9 +310,10 @@ int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool
     return rc;
 }
 
-/* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. */
+/* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. With clip (BP5
+ * dumps), elements outside the shape of step s0 read as 0, as ADIOS2's BP5 reader leaves them. */
 static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
-                      const uint64_t *n, uint64_t nelems, piece *p)
+                      const uint64_t *n, uint64_t nelems, piece *p, bool clip)
 {
     int rc;
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
@@ -323,18 +324,24 @@ static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, cons
         return LS_OK;
     }
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
-        p->data = malloc(nelems * v->esize + 1);
+        p->data = calloc(1, nelems * v->esize + 1);
         if (!p->data)
             return ls_nomem();
         size_t k = 0;
-        for (uint64_t st = s0; st < s0 + ns; st++)
+        for (uint64_t st = s0; st < s0 + ns; st++) {
+            size_t nb = SIZE_MAX;
+            if (clip && (rc = nblocks_at(c, v, (size_t)st, &nb)) != LS_OK)
+                return rc;
             for (uint64_t b = s[0]; b < s[0] + n[0]; b++, k++) {
                 size_t bs[1], bc[1];
+                if (b >= nb)
+                    continue; /* past the step's blocks: 0 */
                 rc = block_info(c, v, (size_t)st, (size_t)b, bs, bc,
                                 (char *)p->data + k * v->esize, NULL);
                 if (rc != LS_OK)
                     return rc;
             }
+        }
         return LS_OK;
     }
     if (v->type == GPUBP_TYPE_STRING) {
@@ -345,19 +352,42 @@ static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, cons
         }
         return LS_OK;
     }
+    bool clipped = false;
     if (v->ndims > 0) {
-        size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+        size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS], shape[LS_MAX_DIMS], mstart[LS_MAX_DIMS];
+        if (clip && (rc = ls_var_shape(c, v, (size_t)s0, shape)) != LS_OK)
+            return rc;
         for (size_t k = 0; k < v->ndims; k++) {
             start[k] = (size_t)s[k];
             count[k] = (size_t)n[k];
+            mstart[k] = 0;
+            if (clip && start[k] >= shape[k]) { /* nothing of the piece is inside: zeros */
+                p->data = calloc(1, nelems * v->esize + 1);
+                return p->data ? LS_OK : ls_nomem();
+            }
+            if (clip && count[k] > shape[k] - start[k]) {
+                count[k] = shape[k] - start[k];
+                clipped = true;
+            }
         }
         rc = gpubp_set_selection(v->v, v->ndims, start, count);
         if (rc < 0)
             return ls_lib_error(c, rc, "selecting a box of", v->name);
+        /* the part inside the shape lands at the start of the piece's (zeroed) buffer */
+        size_t mcount[LS_MAX_DIMS];
+        for (size_t k = 0; k < v->ndims; k++)
+            mcount[k] = (size_t)n[k];
+        if (clipped && (rc = gpubp_set_memory_selection(v->v, v->ndims, mstart, mcount)) < 0)
+            return ls_lib_error(c, rc, "selecting a box of", v->name);
     }
-    if ((rc = ls_select_steps(c, v, (size_t)s0, (size_t)ns)) != LS_OK)
-        return rc;
-    return get_into(c, v, p, (size_t)nelems);
+    if ((rc = ls_select_steps(c, v, (size_t)s0, (size_t)ns)) == LS_OK)
+        rc = get_into(c, v, p, (size_t)nelems);
+    if (clipped) {
+        int crc = gpubp_set_memory_selection(v->v, 0, NULL, NULL);
+        if (crc < 0 && rc == LS_OK)
+            rc = ls_lib_error(c, crc, "clearing the memory selection of", v->name);
+    }
+    return rc;
 }
 
 /* bpls's read strategy: whole fastest dimensions, as many of them as fit in LS_READ_BYTES. */
@@ -445,10 +475,10 @@ static int dump_selection(ls_ctx *c, const ls_var *v, int tdims, int tidx, uint6
             if (rc < 0)
                 rc = ls_lib_error(c, rc, "selecting a block of", v->name);
             else
-                rc = read_piece(c, v, step, 1, box_s, n + tidx, piecen, &p);
+                rc = read_piece(c, v, step, 1, box_s, n + tidx, piecen, &p, false);
         } else {
             rc = read_piece(c, v, tidx ? s[0] : step, tidx ? n[0] : 1, box_s, n + tidx, piecen,
-                            &p);
+                            &p, c->bp5 && !offset);
         }
         if (rc == LS_OK)
             ls_print_dataset(c, piece_ptr(&p), v->type, s, n, tdims, ndigits);
@@ -535,6 +565,10 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
         resolve_spec(c, j + tidx, shape[j], &st[j + tidx], &ct[j + tidx]);
         uint64_t s = st[j + tidx], n = ct[j + tidx];
         bool inside = n == 0 ? s <= shape[j] : s < shape[j] && n <= shape[j] - s;
+        /* BP5: a box past the end of the shape reads zeros there (ADIOS2's BP5 reader does not
+         * check it); bpls's dump goes on */
+        if (c->bp5 && s <= UINT32_MAX && n <= UINT32_MAX)
+            inside = true;
         if (!inside && bad < 0)
             bad = j;
         nelems *= ct[j + tidx];
@@ -659,30 +693,40 @@ static bool greater(gpubp_type t, const void *a, const void *b)
     return compare(t, a, b, &ok) > 0 && ok;
 }
 
-/* bpls's fold over the blocks (ADIOS2's BP4 reader: the first block's min/max, then every later
- * block's, a global value counting once a step), with zeros for a block that has none; the
- * library's gpubp_variable_block_info gives exactly those zeros. */
-static int fold_blocks(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned char *max)
+/* Min/max of a BP5 global value as bpls prints them: over the steps of each step's first block
+ * (ADIOS2's BP5 reader takes the first writer's value of each step; its BP4 reader, like the
+ * library, every block's). A value with several blocks in some step is folded here; *done is
+ * false when every step has one block (the library's answer is bpls's). */
+static int fold_first_values(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned char *max,
+                             bool *done)
 {
-    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
-    unsigned char bmin[16], bmax[16];
-    bool first = true, ok;
-    for (size_t s = 0; s < v->nsteps; s++) {
+    size_t start[1], count[1];
+    unsigned char val[16];
+    bool multi = false, ok;
+    *done = false;
+    for (size_t s = 0; s < v->nsteps && !multi; s++) {
         size_t n;
         int rc = nblocks_at(c, v, s, &n);
         if (rc != LS_OK)
             return rc;
-        if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE && n > 1)
-            n = 1;
-        for (size_t b = 0; b < n; b++) {
-            if ((rc = block_info(c, v, s, b, start, count, bmin, bmax)) != LS_OK)
-                return rc;
-            if (first || compare(v->type, bmin, min, &ok) < 0)
-                memcpy(min, bmin, v->esize);
-            if (first || compare(v->type, bmax, max, &ok) > 0)
-                memcpy(max, bmax, v->esize);
-            first = false;
-        }
+        multi = n > 1;
+    }
+    if (!multi)
+        return LS_OK;
+    for (size_t s = 0; s < v->nsteps; s++) {
+        size_t n;
+        int rc = nblocks_at(c, v, s, &n);
+        if (rc == LS_OK && n > 0)
+            rc = block_info(c, v, s, 0, start, count, val, NULL);
+        if (rc != LS_OK)
+            return rc;
+        if (n == 0)
+            continue;
+        if (!*done || compare(v->type, val, min, &ok) < 0)
+            memcpy(min, val, v->esize);
+        if (!*done || compare(v->type, val, max, &ok) > 0)
+            memcpy(max, val, v->esize);
+        *done = true;
     }
     return LS_OK;
 }
@@ -710,17 +754,24 @@ int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max, bool *none)
     }
     if (rc < 0)
         return ls_lib_error(c, rc, "reading min/max of", v->name);
+    if (c->bp5 && v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
+        bool done;
+        return fold_first_values(c, v, min, max, &done);
+    }
     if (c->bp5) /* ADIOS2's BP5 reader skips blocks without statistics */
         return LS_OK;
-    /* The library skips blocks without statistics where bpls counts them as zeros. That changes
-     * nothing when 0 lies between min and max; otherwise fold the blocks as bpls does. */
+    /* The library skips blocks without statistics where ADIOS2's BP4 reader counts each as
+     * 0 / 0: with such blocks, 0 joins the range (the index knows, no block is read). */
+    int missing = 0;
+    if ((rc = gpubp_variable_minmax_missing(v->v, &missing)) < 0)
+        return ls_lib_error(c, rc, "reading min/max of", v->name);
     unsigned char zero[16] = {0};
     bool ok;
-    if (compare(v->type, min, zero, &ok) <= 0 && compare(v->type, max, zero, &ok) >= 0)
-        return LS_OK;
-    if (!ok)
-        return LS_OK;
-    return fold_blocks(c, v, min, max);
+    if (missing && compare(v->type, zero, min, &ok) < 0)
+        memcpy(min, zero, v->esize);
+    if (missing && compare(v->type, zero, max, &ok) > 0)
+        memcpy(max, zero, v->esize);
+    return LS_OK;
 }
 
 /* One "block j: [a:b, c:d]" line (with min/max under -l) and, when dumping, the block's data. */

@@ -160,6 +160,7 @@ _PROTOTYPES = {
     "gpubp_variable_blocks": (c_int, [_P, _S, _PS]),
     "gpubp_variable_dataset_step": (c_int, [_P, _S, _PS]),
     "gpubp_variable_minmax": (c_int, [_P, _P, _P]),
+    "gpubp_variable_minmax_missing": (c_int, [_P, POINTER(c_int)]),
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
@@ -435,6 +436,13 @@ def gpubp_variable_minmax(v):
     lo, hi = _element_buffers(v)
     _check(lib().gpubp_variable_minmax(v, lo, hi), "gpubp_variable_minmax")
     return _element_value(v, lo), _element_value(v, hi)
+
+
+def gpubp_variable_minmax_missing(v):
+    """True when some block of the variable was written without min/max."""
+    m = c_int(0)
+    _check(lib().gpubp_variable_minmax_missing(v, byref(m)), "gpubp_variable_minmax_missing")
+    return bool(m.value)
 
 
 def gpubp_variable_block_info(v, step, block):

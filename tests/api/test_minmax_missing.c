@@ -1,0 +1,126 @@
+/* gpubp_variable_minmax_missing (the index's per-variable "some block lacks min/max", filled by
+ * the BP4 and the BP5 index builders) on ADIOS2-written golden datasets: BP4 written with
+ * StatsLevel=0 and with a step appended without statistics (tests/golden/nostats), BP5 without
+ * statistics (bp5/wheel/nostats.bp), and datasets with statistics everywhere, including a BP5
+ * block of no elements (its writer's sentinels are statistics); random access and READ mode;
+ * errors. */
+#include <stdio.h>
+
+#include "support/api_util.h"
+
+static const char *gold(const char *rel)
+{
+    static char p[2][4300];
+    static int k;
+    k ^= 1;
+    snprintf(p[k], sizeof p[k], "%s/%s", ts_golden_dir(), rel);
+    return p[k];
+}
+
+static int missing_of(gpubp_file *f, const char *name)
+{
+    int m = -1;
+    TS_OK(gpubp_variable_minmax_missing(au_inq(f, name), &m));
+    assert_true(m == 0 || m == 1);
+    return m;
+}
+
+/* BP4, step 0 with statistics and step 1 appended without: the arrays lack some, values never */
+static void test_bp4_mixed(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("nostats/mixed.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    const char *arrays[] = {"a_int16", "a_int32", "a_uint32", "a_float64", "g2", "loc"};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+        assert_int_equal(missing_of(f, arrays[i]), 1);
+    assert_int_equal(missing_of(f, "early"), 0); /* step 0 only: it has them */
+    assert_int_equal(missing_of(f, "sc"), 0);
+    assert_int_equal(missing_of(f, "lv"), 0);
+    /* the min/max of the blocks that have them: step 0's (bpls folds 0 in for the others) */
+    int32_t mn = 0, mx = 0;
+    TS_OK(gpubp_variable_minmax(au_inq(f, "a_int32"), &mn, &mx));
+    assert_int_equal(mn, -4);
+    assert_int_equal(mx, 5);
+    uint32_t un = 0, ux = 0;
+    TS_OK(gpubp_variable_minmax(au_inq(f, "a_uint32"), &un, &ux));
+    assert_int_equal(un, 1);
+    assert_int_equal(ux, 5);
+    TS_OK(gpubp_close(f));
+}
+
+/* READ mode: the current step only */
+static void test_bp4_mixed_read_mode(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("nostats/mixed.bp"), GPUBP_MODE_READ);
+    for (int s = 0; s < 2; s++) {
+        TS_OK(gpubp_begin_step(f));
+        assert_int_equal(missing_of(f, "a_int32"), s);
+        assert_int_equal(missing_of(f, "sc"), 0);
+        TS_OK(gpubp_end_step(f));
+    }
+    TS_OK(gpubp_close(f));
+}
+
+/* BP4 with StatsLevel=0: every array lacks them and has no min/max at all */
+static void test_bp4_nostats(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("nostats/nostats.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    assert_int_equal(missing_of(f, "a_int32"), 1);
+    assert_int_equal(missing_of(f, "g2"), 1);
+    assert_int_equal(missing_of(f, "sc"), 0);
+    int32_t mn, mx;
+    TS_ERR(gpubp_variable_minmax(au_inq(f, "a_int32"), &mn, &mx), GPUBP_ERR_NOT_FOUND);
+    TS_OK(gpubp_close(f));
+}
+
+/* BP5 without statistics, and BP5/BP4 with them everywhere */
+static void test_bp5_and_complete(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("bp5/wheel/nostats.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    assert_int_equal(missing_of(f, "x"), 1);
+    assert_int_equal(missing_of(f, "l"), 1);
+    assert_int_equal(missing_of(f, "sc"), 0);
+    TS_OK(gpubp_close(f));
+    const char *complete[] = {"BP5/steps_2d.bp", "BP4/steps_2d.bp"};
+    for (int i = 0; i < 2; i++) {
+        f = au_open(gold(complete[i]), GPUBP_MODE_READ_RANDOM_ACCESS);
+        assert_int_equal(missing_of(f, "temperature"), 0);
+        assert_int_equal(missing_of(f, "physics/pressure"), 0);
+        TS_OK(gpubp_close(f));
+    }
+    /* a local array with a block of no elements: ADIOS2 stored sentinels for it */
+    f = au_open(gold("bp5/wheel/shapes.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    assert_int_equal(missing_of(f, "local"), 0);
+    TS_OK(gpubp_close(f));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    int m = 7;
+    TS_ERR(gpubp_variable_minmax_missing(NULL, &m), GPUBP_ERR_INVALID_ARG);
+    gpubp_file *f = au_open(gold("nostats/mixed.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    TS_ERR(gpubp_variable_minmax_missing(au_inq(f, "a_int32"), NULL), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(gpubp_variable_minmax_missing(au_inq(f, "str"), &m), GPUBP_ERR_NOT_SUPPORTED);
+    TS_OK(gpubp_close(f));
+    gpubp_file *w = au_open(ts_path("mm_missing_write.bp"), GPUBP_MODE_WRITE);
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    TS_ERR(gpubp_variable_minmax_missing(v, &m), GPUBP_ERR_WRONG_MODE);
+    TS_OK(gpubp_close(w));
+    assert_int_equal(m, 7); /* untouched by the failures */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bp4_mixed),
+        cmocka_unit_test(test_bp4_mixed_read_mode),
+        cmocka_unit_test(test_bp4_nostats),
+        cmocka_unit_test(test_bp5_and_complete),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
