@@ -345,6 +345,13 @@ GPUBP_API int gpubp_variable_minmax_missing(const gpubp_variable *v, int *missin
 GPUBP_API int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block,
                                         size_t *start, size_t *count, void *min, void *max);
 
+/* The rank of the writer that wrote a block (ADIOS2's BlockInfo.WriterID) of a BP5 dataset read
+ * from disk: blocks are in writer order, a writer may write several or none. NOT_SUPPORTED for
+ * BP4 datasets (their metadata does not keep it) and gpubp:// datasets; INVALID_STEP /
+ * INVALID_SELECTION when absent, WRONG_MODE in write modes. */
+GPUBP_API int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t block,
+                                          size_t *writer);
+
 /* Bytes a get with the current selections needs (all selected steps). For a string value: its
  * length + 1 (the terminating NUL). */
 GPUBP_API int gpubp_selection_size(const gpubp_variable *v, size_t *bytes);

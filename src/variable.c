@@ -373,6 +373,26 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     return GPUBP_OK;
 }
 
+int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t block,
+                                size_t *writer)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(writer);
+    size_t vs;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_step_arg(v, step, &vs));
+    GBP_RETURN_ERROR_IF(!v->file->bp5 || v->file->remote, GPUBP_ERR_NOT_SUPPORTED,
+                        "gpubp_variable_block_writer: '%s': writer ranks are known for BP5 "
+                        "datasets read from disk only", v->name);
+    const gbp_var_step *st = &v->rv->steps[vs];
+    GBP_RETURN_ERROR_IF(block >= st->nblocks, GPUBP_ERR_INVALID_SELECTION,
+                        "'%s': block %zu does not exist (step has %u blocks)", v->name, block,
+                        st->nblocks);
+    const gbp_block *blocks = NULL;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, vs, &blocks));
+    *writer = (size_t)blocks[block].vmd_offset;
+    return GPUBP_OK;
+}
+
 int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
 {
     GBP_CHECK_ARG(v);

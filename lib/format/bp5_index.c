@@ -63,6 +63,7 @@ static int each_block(bp5_reader *r, uint64_t w, const bp5_var_field *f, const b
     memset(&b, 0, sizeof b);
     b.dims = dims;
     b.step = r->cur_p + 1;
+    b.vmd_offset = w; /* BP5's cookie: the writer's rank in the step */
     if (val) {
         memcpy(b.mm, val->bytes, 16);
         b.has_value = 1;

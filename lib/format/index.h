@@ -37,7 +37,8 @@ typedef struct gbp_op {
  * values: count[ndims], shape[ndims], start[ndims] (storage owned by whoever built the block; in
  * the index, row-major as the reader sees them). */
 typedef struct gbp_block {
-    uint64_t vmd_offset;     /* a format cookie (BP4: the block's [VMD record in data.K) */
+    uint64_t vmd_offset;     /* a format cookie (BP4: the block's [VMD record in data.K; BP5:
+                              * the rank of the writer that wrote it) */
     uint64_t payload_offset; /* where the block's bytes start in its subfile */
     uint64_t *dims;
     char *str;          /* string value (NUL-terminated), or NULL */

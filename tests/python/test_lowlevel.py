@@ -129,6 +129,9 @@ def test_lowlevel_round_trip(tmp_bp):
         assert (start, count, lo, hi) == ((0, 0), (2, 3), 0, 5 * (s + 1))
         assert ll.gpubp_variable_minmax(v) == (0, 5 * (s + 1))
         assert ll.gpubp_variable_minmax_missing(v) is False
+        with pytest.raises(gpubp.Error) as e:  # a BP4 dataset keeps no writer ranks
+            ll.gpubp_variable_block_writer(v, 0, 0)
+        assert e.value.status == Status.ERR_NOT_SUPPORTED
         ll.gpubp_set_memory_space(v, MemorySpace.HOST)
         ll.gpubp_set_selection(v, (1, 1), (1, 2))
         assert ll.gpubp_selection_size(v) == 8

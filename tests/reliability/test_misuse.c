@@ -237,6 +237,9 @@ R(minmax_write, float a, b; return gpubp_variable_minmax(c->wg, &a, &b);)
 R(mm_missing_null, int m; return gpubp_variable_minmax_missing(NULL, &m);)
 R(mm_missing_string, int m; return gpubp_variable_minmax_missing(c->rs, &m);)
 R(mm_missing_write, int m; return gpubp_variable_minmax_missing(c->wg, &m);)
+R(writer_null, size_t w; return gpubp_variable_block_writer(NULL, 0, 0, &w);)
+R(writer_bp4, size_t w; return gpubp_variable_block_writer(c->rg, 0, 0, &w);)
+R(writer_write, size_t w; return gpubp_variable_block_writer(c->wg, 0, 0, &w);)
 R(binfo_null, return gpubp_variable_block_info(NULL, 0, 0, NULL, NULL, NULL, NULL);)
 R(binfo_write, return gpubp_variable_block_info(c->wg, 0, 0, NULL, NULL, NULL, NULL);)
 R(binfo_step_past, return gpubp_variable_block_info(c->rg, 5, 0, NULL, NULL, NULL, NULL);)
@@ -444,6 +447,9 @@ static const row rows[] = {
     E("gpubp_variable_minmax_missing", mm_missing_null, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_minmax_missing", mm_missing_string, GPUBP_ERR_NOT_SUPPORTED),
     E("gpubp_variable_minmax_missing", mm_missing_write, GPUBP_ERR_WRONG_MODE),
+    E("gpubp_variable_block_writer", writer_null, GPUBP_ERR_INVALID_ARG),
+    E("gpubp_variable_block_writer", writer_bp4, GPUBP_ERR_NOT_SUPPORTED),
+    E("gpubp_variable_block_writer", writer_write, GPUBP_ERR_WRONG_MODE),
     E("gpubp_variable_block_info", binfo_null, GPUBP_ERR_INVALID_ARG),
     E("gpubp_variable_block_info", binfo_write, GPUBP_ERR_WRONG_MODE),
     E("gpubp_variable_block_info", binfo_step_past, GPUBP_ERR_INVALID_STEP),

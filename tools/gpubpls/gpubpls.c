@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -646,11 +647,14 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
 }
 
 /* An ADIOS2 BP5 dataset: a directory whose md.idx header says BP version 5 (byte 37). bpls
- * presents some things differently for BP5 (ls.h); a gpubp:// URL lists as BP4. */
-static bool is_bp5_dir(const char *path)
+ * presents some things differently for BP5 (ls.h); a gpubp:// URL lists as BP4. For BP5, also
+ * the writer count of the last step when the writer count changes between steps (md.idx 'w'
+ * records: u64 length, then u64 writers; little-endian files only), else 0 (ls.h). */
+static bool is_bp5_dir(const char *path, size_t *quirk_writers)
 {
     char name[4096];
-    unsigned char h[38];
+    unsigned char h[64];
+    *quirk_writers = 0;
     if (strncmp(path, "gpubp://", 8) == 0 ||
         snprintf(name, sizeof name, "%s/md.idx", path) >= (int)sizeof name)
         return false;
@@ -658,6 +662,26 @@ static bool is_bp5_dir(const char *path)
     if (!idx)
         return false;
     bool bp5 = fread(h, 1, sizeof h, idx) == sizeof h && h[37] == 5;
+    uint64_t first = 0, last = 0;
+    unsigned char rec[17];
+    while (bp5 && h[36] == 0 && fread(rec, 1, 9, idx) == 9) {
+        uint64_t len = 0, nw = 0;
+        for (int i = 7; i >= 0; i--)
+            len = len << 8 | rec[1 + i];
+        if (rec[0] == 'w') {
+            if (len < 8 || fread(rec + 9, 1, 8, idx) != 8)
+                break;
+            for (int i = 7; i >= 0; i--)
+                nw = nw << 8 | rec[9 + i];
+            first = first ? first : nw;
+            last = nw;
+            len -= 8;
+        }
+        if (len > (uint64_t)LONG_MAX || fseek(idx, (long)len, SEEK_CUR) != 0)
+            break;
+    }
+    if (first != last)
+        *quirk_writers = (size_t)last;
     fclose(idx);
     return bp5;
 }
@@ -682,7 +706,7 @@ static int open_dataset(ls_ctx *c)
         c->f = NULL;
         return 4;
     }
-    c->bp5 = is_bp5_dir(path);
+    c->bp5 = is_bp5_dir(path, &c->bp5_last_writers);
     if (c->random_access && (rc = gpubp_steps(c->f, &c->file_steps)) < 0) {
         ls_lib_error(c, rc, "counting the steps of", path);
         return 1;

@@ -85,6 +85,8 @@ typedef struct ls_ctx {
     gpubp_file *f;
     bool random_access; /* GPUBP_MODE_READ_RANDOM_ACCESS (everything but -t) */
     bool bp5;           /* an ADIOS2 BP5 dataset: bpls's BP5 presentation (ls_dump.h) */
+    size_t bp5_last_writers; /* BP5 whose writer count changes: the last step's (ADIOS2's
+                              * min/max counts only those writers in every step), else 0 */
     size_t file_steps;
     int nextcol;        /* column of the next dumped value (a line may span reads) */
     bool failed;        /* an entry could not be listed (the message is on stderr): exit 1 once

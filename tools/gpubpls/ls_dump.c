@@ -693,40 +693,65 @@ static bool greater(gpubp_type t, const void *a, const void *b)
     return compare(t, a, b, &ok) > 0 && ok;
 }
 
-/* Min/max of a BP5 global value as bpls prints them: over the steps of each step's first block
- * (ADIOS2's BP5 reader takes the first writer's value of each step; its BP4 reader, like the
- * library, every block's). A value with several blocks in some step is folded here; *done is
- * false when every step has one block (the library's answer is bpls's). */
-static int fold_first_values(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned char *max,
-                             bool *done)
+/* Whether block b of v at step s counts in a BP5 min/max: ADIOS2's BP5 reader takes, in every
+ * step, only the writers below the last step's writer count (c->bp5_last_writers, set when the
+ * count changes: an append with fewer writers drops the others' blocks of earlier steps). */
+static int bp5_counts(ls_ctx *c, const ls_var *v, size_t s, size_t b, bool *counts)
 {
-    size_t start[1], count[1];
-    unsigned char val[16];
-    bool multi = false, ok;
-    *done = false;
-    for (size_t s = 0; s < v->nsteps && !multi; s++) {
+    *counts = true;
+    if (!c->bp5_last_writers)
+        return LS_OK;
+    size_t w;
+    int rc = gpubp_variable_block_writer(v->v, s, b, &w);
+    if (rc < 0)
+        return ls_lib_error(c, rc, "reading the writer of a block of", v->name);
+    *counts = w < c->bp5_last_writers;
+    return LS_OK;
+}
+
+/* BP5 min/max as bpls prints them where the library's (every block's) is not it: a global value
+ * takes each step's first counted block (the first writer's value; the library folds every
+ * block), and with a changing writer count only the counted blocks fold (bp5_counts), both of
+ * each block's values. Leaves min/max as they are when neither applies. */
+static int bp5_fold(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned char *max)
+{
+    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+    unsigned char bmin[16], bmax[16];
+    bool values = v->kind == GPUBP_SHAPE_GLOBAL_VALUE, multi = false, first = true, ok;
+    int rc;
+    for (size_t s = 0; s < v->nsteps && values && !c->bp5_last_writers && !multi; s++) {
         size_t n;
-        int rc = nblocks_at(c, v, s, &n);
-        if (rc != LS_OK)
+        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
         multi = n > 1;
     }
-    if (!multi)
+    if (!c->bp5_last_writers && !multi)
         return LS_OK;
     for (size_t s = 0; s < v->nsteps; s++) {
         size_t n;
-        int rc = nblocks_at(c, v, s, &n);
-        if (rc == LS_OK && n > 0)
-            rc = block_info(c, v, s, 0, start, count, val, NULL);
-        if (rc != LS_OK)
+        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
-        if (n == 0)
-            continue;
-        if (!*done || compare(v->type, val, min, &ok) < 0)
-            memcpy(min, val, v->esize);
-        if (!*done || compare(v->type, val, max, &ok) > 0)
-            memcpy(max, val, v->esize);
-        *done = true;
+        for (size_t b = 0; b < n; b++) {
+            bool counts;
+            if ((rc = bp5_counts(c, v, s, b, &counts)) != LS_OK)
+                return rc;
+            if (!counts)
+                continue;
+            if ((rc = block_info(c, v, s, b, start, count, bmin, bmax)) != LS_OK)
+                return rc;
+            const unsigned char *lo = bmin, *hi = bmax;
+            if (compare(v->type, bmin, bmax, &ok) > 0) { /* a block of no elements */
+                lo = bmax;
+                hi = bmin;
+            }
+            if (first || compare(v->type, lo, min, &ok) < 0)
+                memcpy(min, lo, v->esize);
+            if (first || compare(v->type, hi, max, &ok) > 0)
+                memcpy(max, hi, v->esize);
+            first = false;
+            if (values)
+                break; /* one value a step */
+        }
     }
     return LS_OK;
 }
@@ -754,12 +779,8 @@ int ls_var_minmax(ls_ctx *c, const ls_var *v, void *min, void *max, bool *none)
     }
     if (rc < 0)
         return ls_lib_error(c, rc, "reading min/max of", v->name);
-    if (c->bp5 && v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {
-        bool done;
-        return fold_first_values(c, v, min, max, &done);
-    }
     if (c->bp5) /* ADIOS2's BP5 reader skips blocks without statistics */
-        return LS_OK;
+        return bp5_fold(c, v, min, max);
     /* The library skips blocks without statistics where ADIOS2's BP4 reader counts each as
      * 0 / 0: with such blocks, 0 joins the range (the index knows, no block is read). */
     int missing = 0;

@@ -161,6 +161,7 @@ _PROTOTYPES = {
     "gpubp_variable_dataset_step": (c_int, [_P, _S, _PS]),
     "gpubp_variable_minmax": (c_int, [_P, _P, _P]),
     "gpubp_variable_minmax_missing": (c_int, [_P, POINTER(c_int)]),
+    "gpubp_variable_block_writer": (c_int, [_P, _S, _S, _PS]),
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
@@ -443,6 +444,14 @@ def gpubp_variable_minmax_missing(v):
     m = c_int(0)
     _check(lib().gpubp_variable_minmax_missing(v, byref(m)), "gpubp_variable_minmax_missing")
     return bool(m.value)
+
+
+def gpubp_variable_block_writer(v, step, block):
+    """The rank of the writer of one block (BP5 datasets)."""
+    w = c_size_t(0)
+    _check(lib().gpubp_variable_block_writer(v, int(step), int(block), byref(w)),
+           "gpubp_variable_block_writer")
+    return w.value
 
 
 def gpubp_variable_block_info(v, step, block):

@@ -1,9 +1,14 @@
-/* gpubp_variable_minmax_missing (the index's per-variable "some block lacks min/max", filled by
- * the BP4 and the BP5 index builders) on ADIOS2-written golden datasets: BP4 written with
- * StatsLevel=0 and with a step appended without statistics (tests/golden/nostats), BP5 without
- * statistics (bp5/wheel/nostats.bp), and datasets with statistics everywhere, including a BP5
- * block of no elements (its writer's sentinels are statistics); random access and READ mode;
- * errors. */
+/* What the reader's index knows of blocks beyond their geometry, on ADIOS2-written golden
+ * datasets:
+ * - gpubp_variable_minmax_missing (per variable "some block lacks min/max", filled by the BP4 and
+ *   the BP5 index builders): BP4 written with StatsLevel=0 and with a step appended without
+ *   statistics (tests/golden/nostats), BP5 without statistics (bp5/wheel/nostats.bp), and
+ *   datasets with statistics everywhere, including a BP5 block of no elements (its writer's
+ *   sentinels are statistics); random access and READ mode; errors.
+ * - gpubp_variable_block_writer on BP5 datasets written by 4 MPI ranks (tests/golden/bp5/mpi):
+ *   every block names the rank that wrote it, in writer order, also after an append with 2 ranks
+ *   (mw_append) and for a variable only odd ranks write; BP4 datasets and bad arguments get
+ *   their statuses. */
 #include <stdio.h>
 
 #include "support/api_util.h"
@@ -113,6 +118,68 @@ static void test_errors(void **state)
     assert_int_equal(m, 7); /* untouched by the failures */
 }
 
+static size_t writer_of(gpubp_variable *v, size_t step, size_t block)
+{
+    size_t w = 999;
+    TS_OK(gpubp_variable_block_writer(v, step, block, &w));
+    return w;
+}
+
+static void test_mw_append(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("bp5/mpi/mw_append.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *g = au_inq(f, "g"), *odd = au_inq(f, "odd");
+    for (size_t s = 0; s < 4; s++) {
+        size_t n = 0;
+        TS_OK(gpubp_variable_blocks(g, s, &n));
+        assert_int_equal(n, s < 2 ? 4 : 2); /* 4 writers, then 2 appended */
+        for (size_t b = 0; b < n; b++) assert_int_equal(writer_of(g, s, b), b);
+        /* a local value: block b sits at the writer's index, {w} */
+        TS_OK(gpubp_variable_blocks(odd, s, &n));
+        assert_int_equal(n, s < 2 ? 2 : 1);
+        for (size_t b = 0; b < n; b++) {
+            size_t start[1], count[1];
+            TS_OK(gpubp_variable_block_info(odd, s, b, start, count, NULL, NULL));
+            assert_int_equal(writer_of(odd, s, b), 2 * b + 1);
+            assert_int_equal(writer_of(odd, s, b), start[0]);
+        }
+    }
+    size_t w = 7;
+    TS_ERR(gpubp_variable_block_writer(g, 2, 2, &w), GPUBP_ERR_INVALID_SELECTION);
+    TS_ERR(gpubp_variable_block_writer(g, 4, 0, &w), GPUBP_ERR_INVALID_STEP);
+    TS_ERR(gpubp_variable_block_writer(g, 0, 0, NULL), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(gpubp_variable_block_writer(NULL, 0, 0, &w), GPUBP_ERR_INVALID_ARG);
+    assert_int_equal(w, 7);
+    TS_OK(gpubp_close(f));
+}
+
+/* READ mode: the current step's blocks */
+static void test_read_mode(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("bp5/mpi/mw_everyone.bp"), GPUBP_MODE_READ);
+    TS_OK(gpubp_begin_step(f));
+    gpubp_variable *g = au_inq(f, "g");
+    size_t n = 0;
+    TS_OK(gpubp_variable_blocks(g, 0, &n));
+    assert_int_equal(n, 4);
+    for (size_t b = 0; b < n; b++) assert_int_equal(writer_of(g, 0, b), b);
+    TS_OK(gpubp_end_step(f));
+    TS_OK(gpubp_close(f));
+}
+
+static void test_bp4_not_supported(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("BP4/steps_2d.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    size_t w = 7;
+    TS_ERR(gpubp_variable_block_writer(au_inq(f, "temperature"), 0, 0, &w),
+           GPUBP_ERR_NOT_SUPPORTED);
+    assert_int_equal(w, 7);
+    TS_OK(gpubp_close(f));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -121,6 +188,9 @@ int main(void)
         cmocka_unit_test(test_bp4_nostats),
         cmocka_unit_test(test_bp5_and_complete),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_mw_append),
+        cmocka_unit_test(test_read_mode),
+        cmocka_unit_test(test_bp4_not_supported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
