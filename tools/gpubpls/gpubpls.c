@@ -649,7 +649,7 @@ static int list_entries(ls_ctx *c, const masks *m, size_t *matched)
 /* An ADIOS2 BP5 dataset: a directory whose md.idx header says BP version 5 (byte 37). bpls
  * presents some things differently for BP5 (ls.h); a gpubp:// URL lists as BP4. For BP5, also
  * the writer count of the last step when the writer count changes between steps (md.idx 'w'
- * records: u64 length, then u64 writers; little-endian files only), else 0 (ls.h). */
+ * records: u64 length, then u64 writers, in the file's byte order), else 0 (ls.h). */
 static bool is_bp5_dir(const char *path, size_t *quirk_writers)
 {
     char name[4096];
@@ -664,15 +664,16 @@ static bool is_bp5_dir(const char *path, size_t *quirk_writers)
     bool bp5 = fread(h, 1, sizeof h, idx) == sizeof h && h[37] == 5;
     uint64_t first = 0, last = 0;
     unsigned char rec[17];
-    while (bp5 && h[36] == 0 && fread(rec, 1, 9, idx) == 9) {
+    bool be = h[36] != 0; /* the file's byte order */
+    while (bp5 && fread(rec, 1, 9, idx) == 9) {
         uint64_t len = 0, nw = 0;
-        for (int i = 7; i >= 0; i--)
-            len = len << 8 | rec[1 + i];
+        for (int i = 0; i < 8; i++)
+            len = len << 8 | rec[1 + (be ? i : 7 - i)];
         if (rec[0] == 'w') {
             if (len < 8 || fread(rec + 9, 1, 8, idx) != 8)
                 break;
-            for (int i = 7; i >= 0; i--)
-                nw = nw << 8 | rec[9 + i];
+            for (int i = 0; i < 8; i++)
+                nw = nw << 8 | rec[9 + (be ? i : 7 - i)];
             first = first ? first : nw;
             last = nw;
             len -= 8;
