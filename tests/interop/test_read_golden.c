@@ -3,7 +3,6 @@
  * reads back through libgpubp with exactly the values, shapes and blocks that ADIOS2's bpls
  * printed for it (NAME.bp.d.txt, NAME.bp.blocks.txt, NAME.bp.la.txt beside NAME.bp), in random
  * access and in READ mode. One test case per dataset and mode. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +24,6 @@ static void test_golden(void **state)
     assert_int_equal(diffs, 0);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
     static const char *const dirs[] = {"BP4", "gpu/BP4", "BP5", "gpu/BP5", "codecs/BP5"};
@@ -38,28 +32,21 @@ int main(void)
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/%s", ts_golden_dir(), dirs[d]);
-        DIR *dp = opendir(dir);
-        if (!dp && d > 0) continue; /* a corpus of one engine (GPUBP_GOLDEN_DIR: another seed's) */
-        if (!dp) {
+        size_t nn = 0;
+        char **names = ts_list_datasets(dir, &nn);
+        if (!names && d > 0) continue; /* a corpus of one engine (GPUBP_GOLDEN_DIR: another seed's) */
+        if (!names) {
             fprintf(stderr, "cannot open %s\n", dir);
             return 1;
         }
-        char **names = NULL;
-        size_t nn = 0;
-        struct dirent *e;
-        while ((e = readdir(dp))) {
-            size_t l = strlen(e->d_name);
-            if (l < 4 || strcmp(e->d_name + l - 3, ".bp")) continue;
+        for (size_t i = 0; i < nn; i++) {
             char p[4600];
             struct stat st;
-            snprintf(p, sizeof p, "%s/%s.d.txt", dir, e->d_name);
-            if (stat(p, &st) != 0) continue; /* no dump to compare with */
-            names = realloc(names, (nn + 1) * sizeof *names);
-            names[nn++] = strdup(e->d_name);
-        }
-        closedir(dp);
-        qsort(names, nn, sizeof *names, cmp_str);
-        for (size_t i = 0; i < nn; i++) {
+            snprintf(p, sizeof p, "%s/%s.d.txt", dir, names[i]);
+            if (stat(p, &st) != 0) { /* no dump to compare with */
+                free(names[i]);
+                continue;
+            }
             for (int m = 0; m < 2; m++) {
                 golden *g = calloc(1, sizeof *g);
                 snprintf(g->path, sizeof g->path, "%s/%s", dir, names[i]);

@@ -754,24 +754,6 @@ static void case_sparse(void)
 
 /* ---- BP5 (issue 21): ADIOS2's multi-writer BP5 datasets read in parallel ------------------ */
 
-/* The bytes of one read of v in f (selection already set), or NULL (the status in *rc). */
-static unsigned char *bp5_get(gpubp_file *f, gpubp_variable *v, size_t *n, int *rc)
-{
-    gpubp_type t;
-    gpubp_variable_type(v, &t);
-    size_t elems = 0;
-    *rc = gpubp_selection_size(v, &elems);
-    if (*rc != GPUBP_OK) return NULL;
-    *n = elems * gpubp_type_size(t);
-    unsigned char *buf = calloc(*n + 1, 1);
-    *rc = gpubp_get(f, v, buf, GPUBP_SYNC);
-    if (*rc != GPUBP_OK) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* One variable at step s (random access: s is the step selection; READ: the open step) in the
  * parallel reader par and the serial reader ser: blocks, block info, a box of rank r's own that
  * spans the writers' blocks (global arrays), every block (local arrays), the value. */
@@ -818,7 +800,7 @@ static void bp5_cmp_var(gpubp_file *par, gpubp_file *ser, const char *name, size
             MT_OK(gpubp_set_block_selection(vs, b));
             size_t n1 = 0, n2 = 0;
             int rc1, rc2;
-            unsigned char *a = bp5_get(par, vp, &n1, &rc1), *c = bp5_get(ser, vs, &n2, &rc2);
+            unsigned char *a = ts_get_new(par, vp, &n1, &rc1), *c = ts_get_new(ser, vs, &n2, &rc2);
             MT_CHECK(rc1 == rc2 && n1 == n2 && (!a || !memcmp(a, c, n1)),
                      "%s %s step %zu block %zu: values differ (%d/%d)", ds, name, s, b, rc1, rc2);
             free(a);
@@ -841,7 +823,7 @@ static void bp5_cmp_var(gpubp_file *par, gpubp_file *ser, const char *name, size
     }
     size_t n1 = 0, n2 = 0;
     int rc1, rc2;
-    unsigned char *a = bp5_get(par, vp, &n1, &rc1), *c = bp5_get(ser, vs, &n2, &rc2);
+    unsigned char *a = ts_get_new(par, vp, &n1, &rc1), *c = ts_get_new(ser, vs, &n2, &rc2);
     MT_CHECK(rc1 == GPUBP_OK && rc2 == GPUBP_OK && n1 == n2 && n1 && !memcmp(a, c, n1),
              "%s %s step %zu: values of rank %d's box differ (%d/%d)", ds, name, s, r, rc1, rc2);
     free(a);

@@ -186,3 +186,46 @@ void ts_put_step(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launc
     TS_OK(gpubp_put(f, v, data, launch));
     TS_OK(gpubp_end_step(f));
 }
+
+static int ts_cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **ts_list_datasets(const char *dir, size_t *n)
+{
+    *n = 0;
+    DIR *dp = opendir(dir);
+    if (!dp) return NULL;
+    char **names = NULL;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        size_t l = strlen(e->d_name);
+        if (l < 4 || strcmp(e->d_name + l - 3, ".bp")) continue;
+        char **nn = realloc(names, (*n + 1) * sizeof *names);
+        if (!nn) break;
+        names = nn;
+        names[(*n)++] = strdup(e->d_name);
+    }
+    closedir(dp);
+    if (*n) qsort(names, *n, sizeof *names, ts_cmp_names);
+    return names;
+}
+
+unsigned char *ts_get_new(gpubp_file *f, gpubp_variable *v, size_t *n, int *rc)
+{
+    *n = 0;
+    *rc = gpubp_selection_size(v, n);
+    if (*rc != GPUBP_OK) return NULL;
+    unsigned char *buf = calloc(*n + 1, 1);
+    if (!buf) {
+        *rc = GPUBP_ERR_NOMEM;
+        return NULL;
+    }
+    *rc = gpubp_get(f, v, buf, GPUBP_SYNC);
+    if (*rc != GPUBP_OK) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}

@@ -56,6 +56,12 @@ const char *ts_join(const char *dir, const char *name);
 int ts_exists(const char *path);
 /* rm -rf path (scratch only). */
 void ts_remove_tree(const char *path);
+/* The names NAME.bp of the datasets in dir, sorted (caller frees each and the array); *n = 0 and
+ * NULL when dir cannot be read. */
+char **ts_list_datasets(const char *dir, size_t *n);
+/* A get of v with its current selections into a new zeroed buffer of gpubp_selection_size bytes
+ * (*n; caller frees); NULL with the status in *rc on failure. */
+unsigned char *ts_get_new(gpubp_file *f, gpubp_variable *v, size_t *n, int *rc);
 
 /* assert a libgpubp call returned exactly `status` (a failure status) and that it left a
  * non-empty gpubp_last_error() message */
