@@ -231,8 +231,22 @@ int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps)
         if (rc == GPUBP_OK)
             rc = bp5_index_add_step(&f->ix, r, buf, (size_t)r->idx.steps[r->nadded].md_size, what);
     }
-    if (rc == GPUBP_OK && f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) bp5_index_finish(&f->ix);
+    if (rc == GPUBP_OK && f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
+        bp5_index_finish(&f->ix);
+        /* random access reads md.idx and mmd.0 once: their copies are not needed again */
+        gbp_free(r->idx_buf);
+        gbp_free(r->mmd_buf);
+        r->idx_buf = r->mmd_buf = NULL;
+        r->idx_len = r->mmd_len = 0; /* a refresh would fail (shrank), never misparse */
+    }
     return rc;
+}
+
+int gbp_bp5_summary(gpubp_file *f)
+{
+    char what[4200];
+    snprintf(what, sizeof what, "%s/md.0", f->path);
+    return bp5_index_summarize(&f->ix, f->bp5, what);
 }
 
 int gbp_bp5_setup(gpubp_file *f)
@@ -249,8 +263,9 @@ int gbp_bp5_open(gpubp_file *f)
 {
     GBP_FORWARD_IF_ERROR(gbp_bp5_setup(f));
     GBP_FORWARD_IF_ERROR(gbp_bp5_load_metadata(f));
-    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) return gbp_bp5_parse_until(f, f->nrecords);
-    return GPUBP_OK;
+    if (f->mode != GPUBP_MODE_READ_RANDOM_ACCESS) return GPUBP_OK;
+    f->ix.light = 1; /* block counts now, shapes and min/max when asked (gbp_bp5_summary) */
+    return gbp_bp5_parse_until(f, f->nrecords);
 }
 
 void gbp_bp5_free(gpubp_file *f)

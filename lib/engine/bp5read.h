@@ -16,6 +16,8 @@ void gbp_bp5_free(gpubp_file *f);
 int gbp_bp5_load_metadata(gpubp_file *f);
 /* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
 int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps);
+/* After the light pass of a random-access open: every step's shapes and min/max. */
+int gbp_bp5_summary(gpubp_file *f);
 /* GPUBP_ERR_NOT_FOUND, or NOT_SUPPORTED naming what the variable is (struct, derived) */
 int gbp_bp5_not_found(const gpubp_file *f, const char *name);
 /* Block b's operator buffer z (b->op->size bytes): *type (BP5_OP_*), *rawp the raw bytes of a

@@ -78,6 +78,7 @@ static int gbp_scan_window_over(gpubp_file *f, const bp4_idx_record *r, const ch
 int gbp_scan_summary(gpubp_file *f)
 {
     if (f->ix.summarized || f->ix.nsteps == 0) return GPUBP_OK;
+    if (f->bp5) return gbp_bp5_summary(f);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
     while (f->ix.sum_steps < f->ix.nsteps) {

@@ -216,6 +216,9 @@ typedef struct bp5_md_sink {
                const bp5_value_rec *v);
     int (*attr)(void *ctx, gbp_attr *a); /* takes ownership of *a's contents */
     const char *only; /* non-NULL: only the variable of this name is decoded */
+    /* non-NULL: asked for each array record; when it returns 1, the record is decoded no further
+     * than its block count (a->nblocks, a->ndims; a->count NULL) */
+    int (*light)(void *ctx, const bp5_var_field *f);
 } bp5_md_sink;
 
 /* Scratch storage of the decoders (reused between blocks). */
@@ -274,9 +277,14 @@ typedef struct bp5_reader {
     size_t idx_len, mmd_len;
     uint64_t idx_bytes;           /* bytes read from md.idx and mmd.0 */
     uint64_t md0_bytes;           /* bytes read from md.0 */
-    /* the md.0 block of the dataset step last decoded (step_s + 1; 0: none) */
+    /* a window of md.0 holding the block of the dataset step last decoded and the blocks after
+     * it (bp5_step_block): win_len bytes from file offset win_off */
     uint8_t *step_buf;
-    size_t step_cap, step_s;
+    size_t step_cap, win_len;
+    uint64_t win_off;
+    int light_used;               /* a step was added with block counts only (shapes and min/max
+                                     wait for bp5_index_summarize) */
+    struct gbp_var *lv;           /* the variable the light hook found */
     /* pass state */
     gbp_index *ix;
     const char *what;
@@ -294,9 +302,15 @@ int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n,
  * joined array reports the last step's joined shape (§10.5), and a variable's steps are numbered
  * 0, 1, ... (relative steps, §10.2; the loader's cookie keeps the dataset step). */
 void bp5_index_finish(gbp_index *ix);
-/* The md.0 block of dataset step s (MetadataSize bytes) through r->read, kept until another
- * step's is read: a step's variables loaded one after the other read it once. */
+/* The md.0 block of dataset step s (MetadataSize bytes) through r->read: read with the blocks of
+ * the steps after it that follow it in md.0, up to BP5_MD0_WINDOW bytes, and kept until a step
+ * outside is asked for (a step's variables loaded one after the other, or the steps of a pass,
+ * read md.0 once). */
+#define BP5_MD0_WINDOW ((size_t)256 << 10)
 int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p);
+/* After an open with ix->light: every step decoded again for the shapes and min/max that the
+ * light pass left out (the index is then summarized). */
+int bp5_index_summarize(gbp_index *ix, bp5_reader *r, const char *what);
 /* gbp_load_fn: the blocks of v's step vs. */
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
 /* What a variable of that name is when the index does not present it ("a struct variable",

@@ -128,7 +128,8 @@ static int each_block(bp5_reader *r, uint64_t w, const bp5_var_field *f, const b
 
 /* ---- the pass over a step ------------------------------------------------------------------------ */
 
-static int add_block(bp5_reader *r, const gbp_block *b)
+/* Folds a block into the index's summary of its (variable, step): shape, min/max. */
+static int sum_block(bp5_reader *r, const gbp_block *b)
 {
     gbp_index *ix = r->ix;
     GBP_FORWARD_IF_ERROR(gbp_index_summarize_block(ix, b));
@@ -140,11 +141,34 @@ static int add_block(bp5_reader *r, const gbp_block *b)
         if (gbp_value_cmp(v->type, b->mm + 16, v->mm) < 0) memcpy(v->mm, b->mm + 16, es);
         if (gbp_value_cmp(v->type, b->mm, v->mm + 16) > 0) memcpy(v->mm + 16, b->mm, es);
     }
-    if (ix->cur_vs->nblocks == UINT32_MAX)
+    return GPUBP_OK;
+}
+
+static int add_blocks(gbp_index *ix, uint64_t n)
+{
+    if (n > UINT32_MAX - ix->cur_vs->nblocks)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s: too many blocks in step %u",
                          ix->cur->name, ix->cur_step + 1);
-    ix->cur_vs->nblocks++;
+    ix->cur_vs->nblocks += (uint32_t)n;
     return GPUBP_OK;
+}
+
+static int add_block(bp5_reader *r, const gbp_block *b)
+{
+    GBP_FORWARD_IF_ERROR(sum_block(r, b));
+    return add_blocks(r->ix, 1);
+}
+
+/* The light pass (random-access open): a known array's record is counted, not decoded; its
+ * shapes and min/max come from bp5_index_summarize. Joined arrays (running offsets) and flattened
+ * steps are always decoded. */
+static int light_ok(void *ctx, const bp5_var_field *f)
+{
+    bp5_reader *r = ctx;
+    if (!r->ix->light || r->idx.flatten || f->kind == GPUBP_SHAPE_JOINED_ARRAY) return 0;
+    gbp_var *v = gbp_index_find_n(r->ix, f->name, strlen(f->name));
+    r->lv = v;
+    return v && v->kind >= 0 && v->type == f->type && v->kind != GPUBP_SHAPE_JOINED_ARRAY;
 }
 
 static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
@@ -153,8 +177,9 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
     bp5_reader *r = ctx;
     gbp_index *ix = r->ix;
     if (f->unsupported) return note_unsupported(r, f);
-    size_t nl = strlen(f->name);
-    gbp_var *v = gbp_index_find_n(ix, f->name, nl);
+    int light = a && !a->count;
+    size_t nl = light ? 0 : strlen(f->name);
+    gbp_var *v = light ? r->lv : gbp_index_find_n(ix, f->name, nl);
     if (v && v->type != f->type)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable %s changes type from %s to %s in step %zu",
                          r->what, f->name, gbp_type_name(v->type), gbp_type_name(f->type), r->cur_s);
@@ -169,6 +194,10 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
     }
     ix->cur = v;
     ix->cur_vs = &v->steps[v->nsteps - 1];
+    if (light) {
+        r->light_used = 1;
+        return add_blocks(ix, a->nblocks);
+    }
     return each_block(r, w, f, a, val, add_block, r->what);
 }
 
@@ -204,7 +233,7 @@ int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n,
     ix->cur = NULL;
     ix->cur_colmajor = 0; /* the decoder reversed the dimensions already */
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->colmajor, &ix->cap_colmajor, (size_t)ps + 1, 1));
-    bp5_md_sink sink = {r, fill_var, fill_attr, NULL};
+    bp5_md_sink sink = {r, fill_var, fill_attr, NULL, light_ok};
     int rc = bp5_decode_step(&r->idx, &r->ft, s, p, n, &r->scr, &sink, what);
     if (rc) {
         drop_step(ix, ps, s);
@@ -212,8 +241,8 @@ int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n,
     }
     ix->colmajor[ps] = (uint8_t)r->idx.column_major;
     if (ix->nsteps < (size_t)ps + 1) ix->nsteps = (size_t)ps + 1;
-    ix->sum_steps = ix->nsteps;
-    ix->summarized = 1;
+    ix->summarized = !r->light_used;
+    ix->sum_steps = r->light_used ? 0 : ix->nsteps;
     r->nadded++;
     return GPUBP_OK;
 }
@@ -230,6 +259,67 @@ void bp5_index_finish(gbp_index *ix)
     /* random access presents relative steps: a variable's k-th step is step k (§10.2) */
     for (size_t i = 0; i < ix->nvars; i++)
         for (size_t k = 0; k < ix->vars[i]->nsteps; k++) ix->vars[i]->steps[k].step = (uint32_t)k;
+}
+
+/* ---- the summary pass after a light one --------------------------------------------------- */
+
+static int summarize_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+                         const bp5_value_rec *val)
+{
+    bp5_reader *r = ctx;
+    gbp_index *ix = r->ix;
+    if (f->unsupported) return GPUBP_OK;
+    gbp_var *v = gbp_index_find_n(ix, f->name, strlen(f->name));
+    size_t k = v ? v->sum_pos : 0;
+    while (v && k < v->nsteps && v->steps[k].entry_off < r->cur_s) k++;
+    if (!v || k == v->nsteps || v->steps[k].entry_off != r->cur_s)
+        return gbp_error(GPUBP_ERR_INTERNAL, 0, "%s: variable %s of step %zu is not in the index",
+                         r->what, f->name, r->cur_s);
+    if (k != v->sum_pos || !v->sum_seen) v->joined = 0; /* a new (variable, step) */
+    v->sum_pos = k;
+    v->sum_seen = 1;
+    ix->cur = v;
+    ix->cur_vs = &v->steps[k];
+    ix->cur_step = (uint32_t)r->cur_s;
+    return each_block(r, w, f, a, val, sum_block, r->what);
+}
+
+static int summarize_attr(void *ctx, gbp_attr *a)
+{
+    (void)ctx;
+    gbp_attr_free(a);
+    return GPUBP_OK;
+}
+
+int bp5_index_summarize(gbp_index *ix, bp5_reader *r, const char *what)
+{
+    if (ix->summarized) return GPUBP_OK;
+    for (size_t i = 0; i < ix->nvars; i++) {
+        gbp_var *v = ix->vars[i];
+        v->nshapes = 0;
+        v->has_mm = 0;
+        v->sum_pos = 0;
+        v->sum_seen = 0;
+    }
+    bp5_md_sink sink = {r, summarize_var, summarize_attr, NULL, NULL};
+    r->ix = ix;
+    r->what = what;
+    ix->cur_colmajor = 0; /* the decoder reversed the dimensions already */
+    for (size_t s = 0; s < r->nadded; s++) {
+        const bp5_step_rec *rec = &r->idx.steps[s];
+        const uint8_t *buf = NULL;
+        r->cur_s = s;
+        r->cur_p = (uint32_t)s;
+        r->cur_w = r->idx.maps[rec->map].nwriters;
+        GBP_FORWARD_IF_ERROR(bp5_step_block(r, s, &buf));
+        GBP_FORWARD_IF_ERROR(bp5_decode_step(&r->idx, &r->ft, s, buf, (size_t)rec->md_size,
+                                             &r->scr, &sink, what));
+    }
+    bp5_index_finish(ix);
+    ix->summarized = 1;
+    ix->sum_steps = ix->nsteps;
+    r->light_used = 0;
+    return GPUBP_OK;
 }
 
 /* ---- on-demand loads --------------------------------------------------------------------------- */
@@ -257,20 +347,31 @@ static int load_attr(void *ctx, gbp_attr *a)
 int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p)
 {
     const bp5_step_rec *rec = &r->idx.steps[s];
-    if (r->step_s == s + 1) {
-        *p = r->step_buf;
+    uint64_t pos = rec->md_pos, n = rec->md_size;
+    if (r->win_len && pos >= r->win_off && n <= r->win_len && pos - r->win_off <= r->win_len - n) {
+        *p = r->step_buf + (pos - r->win_off);
         return GPUBP_OK;
     }
-    size_t n = (size_t)rec->md_size;
-    if (n > r->step_cap || !r->step_buf) {
-        uint8_t *nb = gbp_realloc(r->step_buf, n ? n : 1);
+    /* the blocks of the steps that follow this one in md.0, as far as the window goes */
+    uint64_t end = pos + n;
+    for (size_t k = s + 1; k < r->idx.nsteps; k++) {
+        const bp5_step_rec *q = &r->idx.steps[k];
+        if (q->md_pos != end || end - pos >= BP5_MD0_WINDOW ||
+            q->md_size > BP5_MD0_WINDOW - (end - pos))
+            break;
+        end += q->md_size;
+    }
+    size_t len = (size_t)(end - pos);
+    if (len > r->step_cap || !r->step_buf) {
+        uint8_t *nb = gbp_realloc(r->step_buf, len ? len : 1);
         GBP_CHECK_ALLOC(nb);
         r->step_buf = nb;
-        r->step_cap = n;
+        r->step_cap = len;
     }
-    r->step_s = 0;
-    GBP_FORWARD_IF_ERROR(r->read(r->read_ctx, rec->md_pos, n, r->step_buf));
-    r->step_s = s + 1;
+    r->win_len = 0;
+    GBP_FORWARD_IF_ERROR(r->read(r->read_ctx, pos, len, r->step_buf));
+    r->win_off = pos;
+    r->win_len = len;
     *p = r->step_buf;
     return GPUBP_OK;
 }
@@ -280,7 +381,7 @@ int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *
     bp5_reader *r = ctx;
     const gbp_var_step *st = &v->steps[vs];
     size_t first = (size_t)st->entry_off, last = r->idx.flatten ? r->nadded : first + 1;
-    bp5_md_sink sink = {r, load_var, load_attr, v->name};
+    bp5_md_sink sink = {r, load_var, load_attr, v->name, NULL};
     r->ix = ix;
     r->what = what;
     int rc = GPUBP_OK;

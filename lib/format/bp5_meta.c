@@ -162,12 +162,12 @@ static void reverse(uint64_t *d, uint64_t n)
     }
 }
 
-/* One MetaArray record at data offset base (§7.4). */
-static int decode_array(const blk *b, const bp5_format *f, const bp5_var_field *v, size_t base,
-                        int column_major, bp5_scratch *s, bp5_array_rec *a)
+/* The dimension and block counts of the MetaArray record at data offset base (§7.4); *a is
+ * cleared otherwise. */
+static int array_blocks(const blk *b, const bp5_format *f, const bp5_var_field *v, size_t base,
+                        bp5_array_rec *a)
 {
-    const bp5_ffs_struct *st = &f->structs[f->structs[0].fields[v->field].sub];
-    const bp5_ffs_field *F = st->fields;
+    const bp5_ffs_field *F = f->structs[f->structs[0].fields[v->field].sub].fields;
     const bp5_meta_array *ma = &v->ma;
     uint64_t D, B, DB;
     GBP_FORWARD_IF_ERROR(rd_uint(b, base + (size_t)F[ma->dims].offset, F[ma->dims].size, &D));
@@ -176,13 +176,25 @@ static int decode_array(const blk *b, const bp5_format *f, const bp5_var_field *
     if (D == 0 || D > GBP_MAX_DIMS || B == 0 || B > b->len || DB != D * B)
         return blk_err(b, base, "variable '%s': %llu dimensions, %llu blocks, DBCount %llu", v->name,
                        (unsigned long long)D, (unsigned long long)B, (unsigned long long)DB);
+    memset(a, 0, sizeof *a);
+    a->ndims = D;
+    a->nblocks = B;
+    return GPUBP_OK;
+}
+
+/* One MetaArray record at data offset base (§7.4). */
+static int decode_array(const blk *b, const bp5_format *f, const bp5_var_field *v, size_t base,
+                        int column_major, bp5_scratch *s, bp5_array_rec *a)
+{
+    const bp5_ffs_struct *st = &f->structs[f->structs[0].fields[v->field].sub];
+    const bp5_ffs_field *F = st->fields;
+    const bp5_meta_array *ma = &v->ma;
+    GBP_FORWARD_IF_ERROR(array_blocks(b, f, v, base, a));
+    uint64_t D = a->ndims, B = a->nblocks, DB = D * B;
     size_t nu = (size_t)(D + 2 * DB + 2 * B);
     GBP_FORWARD_IF_ERROR(scratch_u(s, nu));
     uint64_t *shape = s->u, *count = shape + D, *start = count + DB, *loc = start + DB, *st_sz = loc + B;
     size_t o;
-    memset(a, 0, sizeof *a);
-    a->ndims = D;
-    a->nblocks = B;
     /* Shape */
     GBP_FORWARD_IF_ERROR(rd_target(b, base + (size_t)F[ma->shape].offset, D, (size_t)F[ma->shape].size, &o));
     if (o) {
@@ -292,6 +304,10 @@ int bp5_decode_metadata(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t fi
             bp5_value_rec val;
             GBP_FORWARD_IF_ERROR(decode_value(&b, f, v, &val));
             GBP_FORWARD_IF_ERROR(sink->var(sink->ctx, writer, v, NULL, &val));
+        } else if (sink->light && sink->light(sink->ctx, v)) {
+            bp5_array_rec a;
+            GBP_FORWARD_IF_ERROR(array_blocks(&b, f, v, (size_t)F[v->field].offset, &a));
+            GBP_FORWARD_IF_ERROR(sink->var(sink->ctx, writer, v, &a, NULL));
         } else {
             bp5_array_rec a;
             GBP_FORWARD_IF_ERROR(decode_array(&b, f, v, (size_t)F[v->field].offset, column_major, s, &a));

@@ -211,7 +211,7 @@ static int load_dataset(dataset *d)
     d->ft.big_endian = d->ix.big_endian;
     if (!rc) rc = bp5_formats_parse(&d->ft, mmd, nm, 0, "mmd.0");
     bp5_scratch scr = {0};
-    bp5_md_sink sink = {&d->m, sink_var, sink_attr, NULL};
+    bp5_md_sink sink = {&d->m, sink_var, sink_attr, NULL, NULL};
     d->m.flatten = d->ix.flatten;
     for (size_t s = 0; !rc && s < d->ix.nsteps; s++) {
         const bp5_step_rec *r = &d->ix.steps[s];
