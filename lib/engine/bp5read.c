@@ -65,15 +65,12 @@ static int meta_pread(gpubp_file *f, const char *name, uint8_t *buf, size_t n, u
 }
 
 /* Brings the copy of a metadata file (*buf, *len bytes) up to the file's size, reading only the
- * bytes after *len, and the first `head` bytes again (md.idx's header carries the writer's
- * active flag). An absent file is an error unless optional. */
-static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len, size_t head,
-                     int optional)
+ * bytes after *len. An absent file is an error. */
+static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len)
 {
     uint64_t size;
     int exists;
     GBP_FORWARD_IF_ERROR(meta_size(f, name, &size, &exists));
-    if (!exists && optional) return GPUBP_OK;
     if (!exists) return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the BP5 dataset has no %s", f->path, name);
     if (size > GBP_BP5_MAX_META)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/%s: %llu bytes is larger than any BP5 metadata "
@@ -82,18 +79,6 @@ static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/%s shrank from %zu to %llu bytes while open",
                          f->path, name, *len, (unsigned long long)size);
     size_t old = *len;
-    if (head > old) head = old;
-    if (old == 0 && f->remote && size) {
-        /* the first read of a remote file: the copy that came with OPEN, when there is one */
-        uint8_t *p = NULL;
-        size_t n = 0;
-        GBP_FORWARD_IF_ERROR(gbp_remote_read_file(f->remote, name, &p, &n));
-        f->bp5->idx_bytes += n;
-        gbp_free(*buf);
-        *buf = p;
-        *len = n;
-        return GPUBP_OK;
-    }
     if (size > old) {
         uint8_t *p = gbp_realloc(*buf, (size_t)size);
         if (!p) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of %s)",
@@ -102,24 +87,72 @@ static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len
         GBP_FORWARD_IF_ERROR(meta_pread(f, name, p + old, (size_t)size - old, old));
         *len = (size_t)size;
     }
-    return meta_pread(f, name, *buf, head, 0);
+    return GPUBP_OK;
 }
 
-/* Parses what is new in the copies of md.idx and mmd.0; msize: md.0's size. */
-static int parse_metadata(gpubp_file *f, uint64_t msize)
+/* md.idx is read in pieces of this size from the end of what is parsed (more for a larger
+ * record): the index is never held whole. */
+#define BP5_IDX_PIECE ((size_t)64 << 10)
+
+/* md.idx's records after those parsed, up to isize bytes: from tail (its bytes from the parsed
+ * offset, tail_len of them) or, when tail is NULL, from the file piece by piece. */
+static int parse_idx(gpubp_file *f, uint64_t isize, const uint8_t *tail, size_t tail_len,
+                     uint64_t msize, int partial_ok, const char *what)
+{
+    bp5_reader *r = f->bp5;
+    if (tail)
+        return bp5_idx_parse_at(&r->idx, tail, tail_len, r->idx.parsed, 0, msize, partial_ok, what);
+    size_t piece = BP5_IDX_PIECE, cap = 0;
+    uint8_t *buf = NULL;
+    /* room for as many steps as the new bytes can hold (a step record has at least 41 bytes),
+     * once, instead of doubling */
+    size_t most = (size_t)((isize - r->idx.parsed) / 41);
+    if (most > 1024)
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&r->idx.steps, &r->idx.cap_steps,
+                                      r->idx.nsteps + most, sizeof *r->idx.steps));
+    int rc = GPUBP_OK;
+    while (rc == GPUBP_OK && r->idx.parsed < isize) {
+        size_t at = r->idx.parsed, n = (size_t)(isize - at) < piece ? (size_t)(isize - at) : piece;
+        if (n > cap) {
+            uint8_t *nb = gbp_realloc(buf, n);
+            if (!nb) {
+                rc = gbp_nomem();
+                break;
+            }
+            buf = nb;
+            cap = n;
+        }
+        int more = at + n < isize;
+        rc = meta_pread(f, "md.idx", buf, n, at);
+        if (rc == GPUBP_OK) rc = bp5_idx_parse_at(&r->idx, buf, n, at, more, msize, partial_ok, what);
+        if (rc == GPUBP_OK && r->idx.parsed == at) {
+            if (!more) break; /* a record the writer has not finished */
+            if (piece > GBP_BP5_MAX_META / 2)
+                rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: a record larger than %llu "
+                               "bytes", what, at, (unsigned long long)GBP_BP5_MAX_META);
+            piece *= 2; /* a record larger than the piece */
+        }
+    }
+    gbp_free(buf);
+    return rc;
+}
+
+/* Parses what is new: md.idx's records (isize: its size; tail: see parse_idx) after its header
+ * (r->hdr), and mmd.0's copy; msize: md.0's size. */
+static int parse_metadata(gpubp_file *f, uint64_t isize, const uint8_t *tail, size_t tail_len,
+                          uint64_t msize)
 {
     bp5_reader *r = f->bp5;
     char wi[4200], wm[4200];
     snprintf(wi, sizeof wi, "%s/md.idx", f->path);
     snprintf(wm, sizeof wm, "%s/mmd.0", f->path);
-    const uint8_t *idx = r->idx_buf;
-    size_t ilen = r->idx_len;
-    if (ilen < BP5_HEADER_SIZE && r->idx.parsed == 0) { /* no header yet: nothing to see */
+    if (isize < BP5_HEADER_SIZE && r->idx.parsed == 0) { /* no header yet: nothing to see */
         f->writer_active = 1;
         return GPUBP_OK;
     }
-    int active = ilen > 39 && idx[39] != 0;
-    GBP_FORWARD_IF_ERROR(bp5_idx_parse(&r->idx, idx, ilen, msize, f->mode == GPUBP_MODE_READ, wi));
+    int active = r->hdr[39] != 0;
+    GBP_FORWARD_IF_ERROR(parse_idx(f, isize, tail, tail_len, msize,
+                                   active || f->mode == GPUBP_MODE_READ, wi));
     r->ft.big_endian = r->idx.big_endian;
     GBP_FORWARD_IF_ERROR(bp5_formats_parse(&r->ft, r->mmd_buf, r->mmd_len,
                                            active || f->mode == GPUBP_MODE_READ, wm));
@@ -129,17 +162,25 @@ static int parse_metadata(gpubp_file *f, uint64_t msize)
     return GPUBP_OK;
 }
 
-/* Reads what is new in md.idx and mmd.0 (mmd.0 only once md.idx has its header) and md.0's size. */
-static int fetch_metadata(gpubp_file *f, uint64_t *msize)
+/* md.idx's size and header (the writer's active flag: read again at every look), what is new in
+ * mmd.0 (once md.idx has its header), md.0's size. */
+static int fetch_metadata(gpubp_file *f, uint64_t *isize, uint64_t *msize)
 {
     bp5_reader *r = f->bp5;
-    *msize = 0;
-    GBP_FORWARD_IF_ERROR(meta_grow(f, "md.idx", &r->idx_buf, &r->idx_len, BP5_HEADER_SIZE, 1));
-    if (r->idx_len < BP5_HEADER_SIZE && r->idx.parsed == 0) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(meta_grow(f, "mmd.0", &r->mmd_buf, &r->mmd_len, 0, 0));
     int exists;
+    *msize = 0;
+    GBP_FORWARD_IF_ERROR(meta_size(f, "md.idx", isize, &exists));
+    if (*isize > GBP_BP5_MAX_META)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.idx: %llu bytes is larger than any BP5 "
+                         "metadata file", f->path, (unsigned long long)*isize);
+    if (*isize < r->idx.parsed)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.idx shrank from %zu to %llu bytes while open",
+                         f->path, r->idx.parsed, (unsigned long long)*isize);
+    if (*isize < BP5_HEADER_SIZE && r->idx.parsed == 0) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(meta_pread(f, "md.idx", r->hdr, BP5_HEADER_SIZE, 0));
+    GBP_FORWARD_IF_ERROR(meta_grow(f, "mmd.0", &r->mmd_buf, &r->mmd_len));
     GBP_FORWARD_IF_ERROR(meta_size(f, "md.0", msize, &exists));
-    if (!exists && (r->idx.nsteps || r->idx_len > BP5_HEADER_SIZE))
+    if (!exists && (r->idx.nsteps || *isize > BP5_HEADER_SIZE))
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx lists steps but md.0 is missing", f->path);
     return GPUBP_OK;
 }
@@ -151,13 +192,21 @@ static int load_metadata_comm(gpubp_file *f)
 {
     gbp_comm *c = f->comm;
     bp5_reader *r = f->bp5;
-    size_t old_i = r->idx_len, old_m = r->mmd_len, old_d = f->md0_all_len;
-    uint64_t hdr[4] = {0, 0, 0, 0}; /* md.idx bytes, mmd.0 bytes, md.0 bytes, md.0's size */
+    size_t old_m = r->mmd_len, old_d = f->md0_all_len;
+    /* md.idx's size, its new bytes, mmd.0 bytes, md.0 bytes kept, md.0's size */
+    uint64_t hdr[5] = {0, 0, 0, 0, 0};
+    uint8_t *tail = NULL;
     int rc = GPUBP_OK;
     if (c->rank == 0) {
-        uint64_t msize = 0;
-        rc = fetch_metadata(f, &msize);
-        if (rc == GPUBP_OK) rc = parse_metadata(f, msize);
+        uint64_t isize = 0, msize = 0;
+        size_t at = r->idx.parsed;
+        rc = fetch_metadata(f, &isize, &msize);
+        if (rc == GPUBP_OK && isize > at && (isize >= BP5_HEADER_SIZE || at)) {
+            tail = gbp_malloc((size_t)(isize - at));
+            rc = tail ? meta_pread(f, "md.idx", tail, (size_t)(isize - at), at) : gbp_nomem();
+            hdr[1] = isize - at;
+        }
+        if (rc == GPUBP_OK) rc = parse_metadata(f, isize, tail, (size_t)hdr[1], msize);
         uint64_t end = old_d;
         for (size_t s = 0; rc == GPUBP_OK && s < r->idx.nsteps; s++)
             if (r->idx.steps[s].md_pos + r->idx.steps[s].md_size > end)
@@ -169,41 +218,41 @@ static int load_metadata_comm(gpubp_file *f)
             else f->md0_all = m;
             if (rc == GPUBP_OK) rc = meta_pread(f, "md.0", m + old_d, (size_t)(end - old_d), old_d);
         }
-        hdr[0] = r->idx_len;
-        hdr[1] = r->mmd_len;
-        hdr[2] = end;
-        hdr[3] = msize;
+        hdr[0] = isize;
+        hdr[2] = r->mmd_len;
+        hdr[3] = end;
+        hdr[4] = msize;
     }
-    GBP_FORWARD_IF_ERROR(gbp_comm_agree(c, rc, 0));
-    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(c, hdr, sizeof hdr, 0));
+    rc = gbp_comm_agree(c, rc, 0);
+    if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, hdr, sizeof hdr, 0);
+    if (rc != GPUBP_OK) {
+        gbp_free(tail);
+        return rc;
+    }
     if (c->rank != 0) {
-        uint8_t *pi = hdr[0] > old_i ? gbp_realloc(r->idx_buf, (size_t)hdr[0]) : r->idx_buf;
-        if (pi) r->idx_buf = pi;
-        uint8_t *pm = hdr[1] > old_m ? gbp_realloc(r->mmd_buf, (size_t)hdr[1]) : r->mmd_buf;
+        tail = hdr[1] ? gbp_malloc((size_t)hdr[1]) : NULL;
+        uint8_t *pm = hdr[2] > old_m ? gbp_realloc(r->mmd_buf, (size_t)hdr[2]) : r->mmd_buf;
         if (pm) r->mmd_buf = pm;
-        uint8_t *pd = hdr[2] > old_d ? gbp_realloc(f->md0_all, (size_t)hdr[2]) : f->md0_all;
+        uint8_t *pd = hdr[3] > old_d ? gbp_realloc(f->md0_all, (size_t)hdr[3]) : f->md0_all;
         if (pd) f->md0_all = pd;
-        if ((hdr[0] > old_i && !pi) || (hdr[1] > old_m && !pm) || (hdr[2] > old_d && !pd))
+        if ((hdr[1] && !tail) || (hdr[2] > old_m && !pm) || (hdr[3] > old_d && !pd))
             rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of metadata)",
-                           (unsigned long long)(hdr[0] + hdr[1] + hdr[2]));
+                           (unsigned long long)(hdr[1] + hdr[2] + hdr[3]));
     }
     /* all ranks agree that the buffers are there before the broadcasts fill them */
-    GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(c, rc, "reading the BP5 metadata"));
-    size_t head = hdr[0] < BP5_HEADER_SIZE ? (size_t)hdr[0] : BP5_HEADER_SIZE;
-    rc = gbp_comm_bcast(c, r->idx_buf, head, 0);
-    if (rc == GPUBP_OK && hdr[0] > old_i)
-        rc = gbp_comm_bcast(c, r->idx_buf + old_i, (size_t)(hdr[0] - old_i), 0);
-    if (rc == GPUBP_OK && hdr[1] > old_m)
-        rc = gbp_comm_bcast(c, r->mmd_buf + old_m, (size_t)(hdr[1] - old_m), 0);
-    if (rc == GPUBP_OK && hdr[2] > old_d)
-        rc = gbp_comm_bcast(c, f->md0_all + old_d, (size_t)(hdr[2] - old_d), 0);
-    GBP_FORWARD_IF_ERROR(rc);
-    if (c->rank != 0) {
-        r->idx_len = (size_t)hdr[0];
-        r->mmd_len = (size_t)hdr[1];
-        rc = parse_metadata(f, hdr[3]);
+    rc = gbp_comm_agree_all(c, rc, "reading the BP5 metadata");
+    if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, r->hdr, sizeof r->hdr, 0);
+    if (rc == GPUBP_OK && hdr[1]) rc = gbp_comm_bcast(c, tail, (size_t)hdr[1], 0);
+    if (rc == GPUBP_OK && hdr[2] > old_m)
+        rc = gbp_comm_bcast(c, r->mmd_buf + old_m, (size_t)(hdr[2] - old_m), 0);
+    if (rc == GPUBP_OK && hdr[3] > old_d)
+        rc = gbp_comm_bcast(c, f->md0_all + old_d, (size_t)(hdr[3] - old_d), 0);
+    if (rc == GPUBP_OK && c->rank != 0) {
+        r->mmd_len = (size_t)hdr[2];
+        rc = parse_metadata(f, hdr[0], tail, (size_t)hdr[1], hdr[4]);
     }
-    f->md0_all_len = (size_t)hdr[2];
+    gbp_free(tail);
+    if (rc == GPUBP_OK) f->md0_all_len = (size_t)hdr[3];
     return gbp_comm_agree_all(c, rc, "parsing the BP5 metadata");
 }
 
@@ -211,9 +260,9 @@ static int load_metadata_comm(gpubp_file *f)
 int gbp_bp5_load_metadata(gpubp_file *f)
 {
     if (f->comm) return load_metadata_comm(f);
-    uint64_t msize = 0;
-    GBP_FORWARD_IF_ERROR(fetch_metadata(f, &msize));
-    return parse_metadata(f, msize);
+    uint64_t isize = 0, msize = 0;
+    GBP_FORWARD_IF_ERROR(fetch_metadata(f, &isize, &msize));
+    return parse_metadata(f, isize, NULL, 0, msize);
 }
 
 /* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
@@ -233,11 +282,10 @@ int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps)
     }
     if (rc == GPUBP_OK && f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
         bp5_index_finish(&f->ix);
-        /* random access reads md.idx and mmd.0 once: their copies are not needed again */
-        gbp_free(r->idx_buf);
+        /* random access reads mmd.0 once: its copy is not needed again */
         gbp_free(r->mmd_buf);
-        r->idx_buf = r->mmd_buf = NULL;
-        r->idx_len = r->mmd_len = 0; /* a refresh would fail (shrank), never misparse */
+        r->mmd_buf = NULL;
+        r->mmd_len = 0; /* a refresh would fail (shrank), never misparse */
     }
     return rc;
 }

@@ -63,7 +63,8 @@ typedef struct bp5_map {          /* a 'w' record: which sub-file each writer wr
 typedef struct bp5_step_rec {     /* an 's' record */
     uint64_t md_pos, md_size;     /* the step's block in md.0 */
     uint64_t nflush;              /* F: flushes during the step */
-    uint64_t *pieces;             /* per writer 2F+1 values: F (pos, size) pairs, final pos */
+    uint64_t *pieces;             /* per writer 2F+1 values: F (pos, size) pairs, final pos (in
+                                     bp5_idx.slabs) */
     size_t map;                   /* index into bp5_idx.maps */
 } bp5_step_rec;
 
@@ -78,6 +79,8 @@ typedef struct bp5_idx {
     bp5_step_rec *steps;
     size_t nsteps, cap_steps;
     size_t parsed;                /* bytes of md.idx consumed (whole records only) */
+    uint64_t **slabs;             /* the steps' pieces live here (bp5_idx.c: slab_alloc) */
+    size_t nslabs, cap_slabs, slab_used, slab_cap;
 } bp5_idx;
 
 void bp5_idx_init(bp5_idx *ix);
@@ -90,6 +93,11 @@ void bp5_idx_free(bp5_idx *ix);
  * minor version other than 2), NOMEM. On error ix keeps the records parsed before it. */
 int bp5_idx_parse(bp5_idx *ix, const uint8_t *p, size_t n, uint64_t md0_size, int partial_ok,
                   const char *what);
+/* The same over q, the file's bytes [base, base + n) (base <= the offset parsed so far; 0 for the
+ * first call, whose bytes hold the header): md.idx read in pieces. more: bytes follow in the file,
+ * so a record cut at the end of q waits for the next piece. */
+int bp5_idx_parse_at(bp5_idx *ix, const uint8_t *q, size_t n, size_t base, int more,
+                     uint64_t md0_size, int partial_ok, const char *what);
 /* Where a block of writer w in step s lies: loc is its DataBlockLocation (§9.2). */
 int bp5_locate(const bp5_idx *ix, size_t s, uint64_t w, uint64_t loc, uint64_t *subfile,
                uint64_t *offset, const char *what);
@@ -272,9 +280,10 @@ typedef struct bp5_reader {
     size_t nadded;                /* dataset steps added to the index */
     bp5_unsup *unsup;             /* variables that are not presented */
     size_t nunsup, cap_unsup;
-    /* the reader's copies of md.idx and mmd.0 as far as read (lib/engine/bp5read.c) */
-    uint8_t *idx_buf, *mmd_buf;
-    size_t idx_len, mmd_len;
+    /* the reader's copy of md.idx's header and of mmd.0 as far as read (lib/engine/bp5read.c) */
+    uint8_t hdr[BP5_HEADER_SIZE];
+    uint8_t *mmd_buf;
+    size_t mmd_len;
     uint64_t idx_bytes;           /* bytes read from md.idx and mmd.0 */
     uint64_t md0_bytes;           /* bytes read from md.0 */
     /* a window of md.0 holding the block of the dataset step last decoded and the blocks after

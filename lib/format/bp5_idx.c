@@ -14,7 +14,8 @@ void bp5_idx_free(bp5_idx *ix)
 {
     if (!ix) return;
     for (size_t i = 0; i < ix->nmaps; i++) gbp_free(ix->maps[i].subfile);
-    for (size_t i = 0; i < ix->nsteps; i++) gbp_free(ix->steps[i].pieces);
+    for (size_t i = 0; i < ix->nslabs; i++) gbp_free(ix->slabs[i]);
+    gbp_free(ix->slabs);
     gbp_free(ix->maps);
     gbp_free(ix->steps);
     memset(ix, 0, sizeof *ix);
@@ -75,6 +76,26 @@ static int add_map(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, const
     return GPUBP_OK;
 }
 
+/* n values for a step's pieces, from slabs of at least BP5_SLAB values (one malloc per slab, not
+ * per step: 10,000 steps of one writer are 80 kB, not 10,000 allocations) */
+#define BP5_SLAB 4096
+static int slab_alloc(bp5_idx *ix, size_t n, uint64_t **out)
+{
+    if (n > ix->slab_cap - ix->slab_used || !ix->nslabs) {
+        size_t cap = n > BP5_SLAB ? n : BP5_SLAB;
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->slabs, &ix->cap_slabs, ix->nslabs + 1,
+                                      sizeof *ix->slabs));
+        uint64_t *sl = gbp_malloc(cap * sizeof *sl);
+        if (!sl) return GPUBP_ERR_NOMEM;
+        ix->slabs[ix->nslabs++] = sl;
+        ix->slab_cap = cap;
+        ix->slab_used = 0;
+    }
+    *out = ix->slabs[ix->nslabs - 1] + ix->slab_used;
+    ix->slab_used += n;
+    return GPUBP_OK;
+}
+
 static int add_step(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, uint64_t md0_size,
                     const char *what)
 {
@@ -102,8 +123,8 @@ static int add_step(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, uint
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->steps, &ix->cap_steps, ix->nsteps + 1,
                                   sizeof *ix->steps));
     size_t np = (size_t)(m->nwriters * per);
-    uint64_t *pc = gbp_malloc(np * sizeof *pc);
-    if (!pc) return GPUBP_ERR_NOMEM;
+    uint64_t *pc = NULL;
+    GBP_FORWARD_IF_ERROR(slab_alloc(ix, np, &pc));
     for (size_t i = 0; i < np; i++) pc[i] = bp5_ld64(b + 24 + 8 * i, be);
     bp5_step_rec *r = &ix->steps[ix->nsteps++];
     r->md_pos = pos;
@@ -117,16 +138,26 @@ static int add_step(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, uint
 int bp5_idx_parse(bp5_idx *ix, const uint8_t *p, size_t n, uint64_t md0_size, int partial_ok,
                   const char *what)
 {
-    if (ix->parsed == 0) GBP_FORWARD_IF_ERROR(parse_header(ix, p, n, what));
+    return bp5_idx_parse_at(ix, p, n, 0, 0, md0_size, partial_ok || (n >= 40 && p[39] != 0), what);
+}
+
+int bp5_idx_parse_at(bp5_idx *ix, const uint8_t *q, size_t n, size_t base, int more,
+                     uint64_t md0_size, int partial_ok, const char *what)
+{
+    if (base > ix->parsed || (ix->parsed == 0 && base != 0))
+        return gbp_error(GPUBP_ERR_INTERNAL, 0, "%s: bytes from %zu, parsed up to %zu", what, base,
+                         ix->parsed);
+    if (ix->parsed == 0) GBP_FORWARD_IF_ERROR(parse_header(ix, q, n, what));
+    n += base; /* offsets below are the file's; q holds [base, n) */
     if (n < ix->parsed)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: shrank to %zu bytes (had %zu)", what, n,
                          ix->parsed);
-    partial_ok = partial_ok || (n >= 40 && p[39] != 0);
+    partial_ok = partial_ok || more;
     size_t at = ix->parsed;
     while (at < n) {
         if (n - at < 9) goto partial;
-        uint8_t type = p[at];
-        uint64_t len = bp5_ld64(p + at + 1, ix->big_endian);
+        uint8_t type = q[at - base];
+        uint64_t len = bp5_ld64(q + (at - base) + 1, ix->big_endian);
         if (type != 'w' && type != 's')
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: unknown record type 0x%02x",
                              what, at, type);
@@ -136,7 +167,7 @@ int bp5_idx_parse(bp5_idx *ix, const uint8_t *p, size_t n, uint64_t md0_size, in
                                  at, (unsigned long long)len);
             goto partial;
         }
-        const uint8_t *b = p + at + 9;
+        const uint8_t *b = q + (at - base) + 9;
         GBP_FORWARD_IF_ERROR(type == 'w' ? add_map(ix, b, len, at, what)
                                          : add_step(ix, b, len, at, md0_size, what));
         at += 9 + (size_t)len;

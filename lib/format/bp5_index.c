@@ -27,7 +27,6 @@ void bp5_reader_free(bp5_reader *r)
     bp5_scratch_free(&r->scr);
     for (size_t i = 0; i < r->nunsup; i++) gbp_free(r->unsup[i].name);
     gbp_free(r->unsup);
-    gbp_free(r->idx_buf);
     gbp_free(r->mmd_buf);
     gbp_free(r->step_buf);
     memset(r, 0, sizeof *r);
@@ -185,6 +184,16 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
                          r->what, f->name, gbp_type_name(v->type), gbp_type_name(f->type), r->cur_s);
     if (!v) GBP_FORWARD_IF_ERROR(gbp_index_new_var(ix, f->name, nl, f->type, &v));
     if (!v->nsteps || v->steps[v->nsteps - 1].step != r->cur_p) {
+        size_t left = r->idx.nsteps - r->cur_s; /* steps md.idx lists from this one on */
+        if (v->cap_steps == 0 && ix->steps_hint > r->cur_s && left > 8 && !r->idx.flatten) {
+            /* reserve what the remaining steps can need, once, instead of doubling (as BP4) */
+            size_t want = ix->steps_hint - r->cur_s < left ? ix->steps_hint - r->cur_s : left;
+            gbp_var_step *st = gbp_malloc(want * sizeof *st);
+            if (st) {
+                v->steps = st;
+                v->cap_steps = want;
+            }
+        }
         GBP_FORWARD_IF_ERROR(gbp_grow((void **)&v->steps, &v->cap_steps, v->nsteps + 1, sizeof *v->steps));
         gbp_var_step *vs = &v->steps[v->nsteps++];
         memset(vs, 0, sizeof *vs);
