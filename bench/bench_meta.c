@@ -6,8 +6,11 @@
  *   read_last:    read var007 at its last step (after open_inquire, in the same child);
  *   list:         what `gpubpls -l` needs: every variable's type, steps, shape per step and
  *                 min/max over all steps, and every attribute.
- * Prints one line: write_s=<> open_inquire_s=<> read_last_s=<> list_s=<> rss_kb=<> (rss_kb: the
- * larger peak resident set of the two reading children). */
+ * Prints one line: write_s=<> open_inquire_s=<> read_last_s=<> list_s=<> rss_kb=<>
+ * open_inquire_cpu_s=<> (rss_kb: the larger peak resident set of the two reading children;
+ * open_inquire_cpu_s: the CPU time of open_inquire, which a loaded machine does not inflate).
+ * --path P reads the dataset P instead, written by someone else (e.g. ADIOS2's BP5 engine through
+ * bench/adios2_meta.cpp, the same content): nothing is written, write_s is 0. */
 #include "bench/bench_meta.h"
 
 #include <gpubp.h>
@@ -67,9 +70,16 @@ static int write_dataset(const char *path, size_t S, size_t V, size_t B)
     return 0;
 }
 
-static int child_open_read(const char *path, double *t_open, double *t_read)
+static double cpu_s(void)
 {
-    double t0 = now_s();
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static int child_open_read(const char *path, double *t_open, double *t_read, double *c_open)
+{
+    double c0 = cpu_s(), t0 = now_s();
     gpubp_file *r;
     gpubp_variable *v;
     size_t ns, nd, shape[1];
@@ -77,6 +87,7 @@ static int child_open_read(const char *path, double *t_open, double *t_read)
     CHECK(gpubp_inquire_variable(&v, r, "var007"));
     CHECK(gpubp_variable_steps(v, &ns));
     double t1 = now_s();
+    *c_open = cpu_s() - c0;
     CHECK(gpubp_set_step_selection(v, ns - 1, 1));
     CHECK(gpubp_variable_ndims(v, &nd));
     CHECK(gpubp_variable_shape(v, GPUBP_MEM_HOST, shape));
@@ -131,7 +142,7 @@ static int child_list(const char *path, double *t_list)
 }
 
 /* Runs fn in a child; its results come back through a pipe, its peak RSS through wait4. */
-static int in_child(int which, const char *path, double out[2], long *rss_kb)
+static int in_child(int which, const char *path, double out[3], long *rss_kb)
 {
     int fds[2];
     if (pipe(fds) != 0) return 1;
@@ -139,18 +150,18 @@ static int in_child(int which, const char *path, double out[2], long *rss_kb)
     if (pid < 0) return 1;
     if (pid == 0) {
         close(fds[0]);
-        double r[2] = {0, 0};
-        int rc = which == 0 ? child_open_read(path, &r[0], &r[1]) : child_list(path, &r[0]);
+        double r[3] = {0, 0, 0};
+        int rc = which == 0 ? child_open_read(path, &r[0], &r[1], &r[2]) : child_list(path, &r[0]);
         if (write(fds[1], r, sizeof r) != (ssize_t)sizeof r) rc = 1;
         _exit(rc);
     }
     close(fds[1]);
-    ssize_t got = read(fds[0], out, 2 * sizeof(double));
+    ssize_t got = read(fds[0], out, 3 * sizeof(double));
     close(fds[0]);
     int st;
     struct rusage ru;
     if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
-        got != (ssize_t)(2 * sizeof(double)))
+        got != (ssize_t)(3 * sizeof(double)))
         return 1;
     *rss_kb = ru.ru_maxrss;
     return 0;
@@ -159,7 +170,7 @@ static int in_child(int which, const char *path, double out[2], long *rss_kb)
 int gpubp_bench_meta(int argc, char **argv)
 {
     size_t S = 10000, V = 20, B = 1;
-    const char *dir = ".";
+    const char *dir = ".", *given = NULL;
     int no_write = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -174,9 +185,11 @@ int gpubp_bench_meta(int argc, char **argv)
         else if (!strcmp(a, "--vars")) V = strtoull(val, NULL, 10);
         else if (!strcmp(a, "--blocks")) B = strtoull(val, NULL, 10);
         else if (!strcmp(a, "--dir")) dir = val;
+        else if (!strcmp(a, "--path")) given = val;
         else {
             fprintf(stderr, "gpubp-bench --meta: unknown option %s\n"
-                    "usage: gpubp-bench --meta --steps S --vars V --blocks B --dir D [--no-write]\n",
+                    "usage: gpubp-bench --meta --steps S --vars V --blocks B --dir D [--no-write]\n"
+                    "       gpubp-bench --meta --path DATASET\n",
                     a);
             return 2;
         }
@@ -189,16 +202,21 @@ int gpubp_bench_meta(int argc, char **argv)
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/meta_%zu_%zu_%zu.bp", dir, S, V, B);
+    if (given) {
+        snprintf(path, sizeof path, "%s", given);
+        no_write = 1;
+    }
     double t0 = now_s();
     if (!no_write && write_dataset(path, S, V, B) != 0) return 1;
     double t_write = no_write ? 0 : now_s() - t0;
-    double r1[2], r2[2];
+    double r1[3], r2[3];
     long rss1 = 0, rss2 = 0;
     if (in_child(0, path, r1, &rss1) || in_child(1, path, r2, &rss2)) {
         fprintf(stderr, "gpubp-bench --meta: a reading child failed on %s\n", path);
         return 1;
     }
-    printf("write_s=%.3f open_inquire_s=%.4f read_last_s=%.5f list_s=%.4f rss_kb=%ld\n", t_write,
-           r1[0], r1[1], r2[0], rss1 > rss2 ? rss1 : rss2);
+    printf("write_s=%.3f open_inquire_s=%.4f read_last_s=%.5f list_s=%.4f rss_kb=%ld "
+           "open_inquire_cpu_s=%.4f\n", t_write, r1[0], r1[1], r2[0], rss1 > rss2 ? rss1 : rss2,
+           r1[2]);
     return 0;
 }
