@@ -265,7 +265,7 @@ static void same_attrs(cmp *c, gpubp_file *fa, gpubp_file *fb)
     for (size_t i = 0; i < na; i++) {
         const char *name = la[i];
         if (strcmp(la[i], lb[i])) diff(c, name, "attribute name differs from %s", lb[i]);
-        gpubp_type ta, tb;
+        gpubp_type ta = GPUBP_TYPE_INT8, tb = GPUBP_TYPE_INT8;
         size_t ca = 0, cb = 0;
         int aa = -1, ab = -1;
         if (gpubp_inquire_attribute(fa, name, &ta, &ca, &aa) != GPUBP_OK ||
