@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc != GPUBP_OK && rc != GPUBP_ERR_FORMAT && rc != GPUBP_ERR_NOMEM) abort();
     int count = 0;
     for (int pass = 0; pass < 2; pass++) {
-        bp5_md_sink sink = {&count, no_var, take_attr, NULL};
+        bp5_md_sink sink = {&count, no_var, take_attr, NULL, NULL};
         count = pass; /* the second pass refuses other attributes */
         gbp_error_clear();
         rc = bp5_decode_attrs(&ft, parts[1].p, parts[1].n, 0, &sink, "md.0");

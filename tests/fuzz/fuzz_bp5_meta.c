@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_rc(rc);
     }
     /* each step decoded directly */
-    bp5_md_sink sink = {NULL, touch_var, touch_attr, NULL};
+    bp5_md_sink sink = {NULL, touch_var, touch_attr, NULL, NULL};
     for (size_t s = 0; rc == GPUBP_OK && s < r.idx.nsteps && s < FZ_MAX_STEPS; s++) {
         const bp5_step_rec *st = &r.idx.steps[s];
         gbp_error_clear();
