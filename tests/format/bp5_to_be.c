@@ -374,7 +374,7 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
     /* the payloads first: they are found through the little-endian metadata */
     for (size_t s = 0; s < ix.nsteps; s++) {
         payload_ctx pc = {&ix, s, &ds, 0, ""};
-        bp5_md_sink sink = {&pc, swap_payload, no_attr, NULL};
+        bp5_md_sink sink = {&pc, swap_payload, no_attr, NULL, NULL};
         const bp5_step_rec *r = &ix.steps[s];
         if (bp5_decode_step(&ix, &ft, s, ds.md0 + r->md_pos, (size_t)r->md_size, &scr, &sink,
                             "md.0") != GPUBP_OK) {
