@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "test_support.h"
+#include "support/test_support.h"
 
 #define MAXD 16
 
