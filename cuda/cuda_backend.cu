@@ -21,6 +21,8 @@ extern "C" {
 #include "memspace/devops.h"
 }
 
+#include "cuda_internal.h"
+
 namespace {
 
 int cuda_fail(cudaError_t e, const char *what)
@@ -526,3 +528,5 @@ const gbp_devops cu_ops = {
 } // namespace
 
 extern "C" const gbp_devops *gbp_cuda_ops(void) { return &cu_ops; }
+
+void *gbp_cuda_stream_of(void *ctx) { return ((cu_ctx *)ctx)->stream; }

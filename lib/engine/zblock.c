@@ -15,6 +15,7 @@
 #include "compress/blosczlib.h"
 #include "compress/pool.h"
 #include "memspace/box.h"
+#include "memspace/memdev.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -296,6 +297,13 @@ static int zfill_fn(void *ctx, uint8_t *slot, size_t off, size_t len)
 int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
                                size_t es, const gbp_box *fbox, void *dst, const gbp_box *dbox)
 {
+    if (gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
+        gbp_box_elements(fbox) * es == raw) { /* the whole block: decoded on the device */
+        int dev = gbp_zdev_read(f, z, zlen, raw, (uint8_t *)dst + gbp_box_offset(dbox) * es);
+        if (dev != 0) return dev < 0 ? dev : GPUBP_OK;
+    } else if (f->params.compress_device >= 0) {
+        gbp_mem_dz_note(f->mem, 1, 0, 0, "a read of part of a compressed block: the CPU decoder");
+    }
     zfill c = {z, zlen, raw, f->params.compress_threads};
     int rc = gbp_mem_read_fill(f->mem, zfill_fn, &c, es, fbox, dst, dbox);
     int rc2 = gbp_mem_sync(f->mem); /* z and c are the caller's until every fill is done */

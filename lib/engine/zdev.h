@@ -21,18 +21,20 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total);
 
-/* Decodes the operator buffer z (zlen bytes, host memory; raw bytes uncompressed, elements of es
- * bytes) on the device into the device buffer dst, which receives the whole block (dense,
- * contiguous): the compressed bytes go up through the pinned pool, the codec's batch decodes
- * the Blosc2 blocks, the unshuffle kernel writes dst. Returns GPUBP_ERR_CODEC (without changing
- * dst) when a chunk needs what the device does not do (another codec in it, an old chunk
- * format, a filter other than shuffle), so that the caller decodes on the CPU instead;
- * GPUBP_ERR_FORMAT for a damaged buffer. Synchronous. */
-int gbp_zdev_read(gpubp_file *f, const gbp_dzops *ops, void *dctx, const uint8_t *z, size_t zlen,
-                  size_t raw, size_t es, uint8_t *dst);
+/* Reads a compressed block into device memory on the device: the operator buffer z (zlen bytes,
+ * host memory; raw bytes uncompressed) goes up through the pinned pool, the device codec decodes
+ * its Blosc2 streams as a batch, the unshuffle kernel writes the whole block into the device
+ * buffer dst (dense, contiguous). Returns 1 when done; 0 when the CPU decoder is to do it (off,
+ * a codec or chunk layout the device does not decode — blosclz, Blosc1 chunks, special NaN or
+ * value chunks, damaged input — or no device codec under auto; dst unchanged or partly
+ * written); < 0 on a failure (compress_device=on without a usable device codec, a device or
+ * stream error). Synchronous. */
+int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
 
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */
 void gbp_zdev_set_piece(size_t bytes);
+/* Test hook: blocks written and read on the device so far in the process. */
+void gbp_zdev_counts(size_t *written, size_t *read);
 
 #endif /* GBP_ENGINE_ZDEV_H */

@@ -1,0 +1,739 @@
+// The batched device codec of the CUDA backend (common/dzops.h): Blosc2's byte and bit shuffle
+// as kernels, and nvCOMP's batched LZ4, zstd and deflate, loaded at run time with dlopen
+// ("libnvcomp.so.6", or the path in GPUBP_NVCOMP_LIBRARY), so that a libgpubp built with the
+// nvCOMP headers runs where the library is absent (the CPU codecs are used then, and
+// unavailable() says why). Never linked, never redistributed.
+//
+// A context has its own stream, ordered after the library's stream when it starts work on data
+// the library stream produced (the user's stream fence, uploads) and before it where the library
+// stream reads what it produced (the assembled output, the decoded block), so that coding a
+// piece overlaps the copies of the previous one.
+//
+// zlib streams: nvCOMP deflate writes raw deflate (RFC 1951); a Blosc2 zlib stream is the zlib
+// format (RFC 1950): the 2-byte header 78 01 and the Adler-32 of the data, big-endian, after it,
+// both added here (the Adler-32 by a kernel). Decoding strips them and checks the Adler-32.
+#include <cuda_runtime.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+extern "C" {
+#include "common/common.h"
+#include "common/dzops.h"
+#include "memspace/memdev.h"
+}
+
+#include "cuda_internal.h"
+
+#ifdef GPUBP_HAVE_NVCOMP
+#include <nvcomp/deflate.h>
+#include <nvcomp/lz4.h>
+#include <nvcomp/zstd.h>
+#endif
+
+namespace {
+
+// Blosc2 codec codes (lib/compress GBP_BLOSC_*)
+const int kLZ4 = 1, kLZ4HC = 2, kZLIB = 4, kZSTD = 5;
+const int kThreads = 256;
+const unsigned kMaxGrid = 65535;
+const size_t kAlign = 16; // every nvCOMP buffer: at least its required alignment (4 or 8)
+
+int dz_fail(cudaError_t e, const char *what)
+{
+    return gbp_error(e == cudaErrorMemoryAllocation ? GPUBP_ERR_NOMEM : GPUBP_ERR_DEVICE, (int)e,
+                     "CUDA (device codec): %s failed: %s (%s)", what, cudaGetErrorName(e),
+                     cudaGetErrorString(e));
+}
+
+#define DZ_CHECK(call, what)                                   \
+    do {                                                       \
+        cudaError_t dz_e_ = (call);                            \
+        if (dz_e_ != cudaSuccess) return dz_fail(dz_e_, what); \
+    } while (0)
+
+size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+unsigned grid_for(size_t n)
+{
+    size_t g = (n + kThreads - 1) / kThreads;
+    return (unsigned)(g == 0 ? 1 : g > kMaxGrid ? kMaxGrid : g);
+}
+
+// ---- kernels ----------------------------------------------------------------------------------
+
+// Byte shuffle of every block (bsz bytes, the last one shorter) of len bytes: with n whole
+// elements in a block, byte j of element i goes to j*n + i; the leftover bytes stay. One thread
+// per output byte (inverse: per input byte), so the writes are coalesced.
+__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
+                               int inverse)
+{
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
+         q += (size_t)gridDim.x * blockDim.x) {
+        size_t b0 = q / bsz * bsz, l = q - b0;
+        size_t blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
+        if (l >= n * ts) {
+            out[q] = in[q];
+            continue;
+        }
+        if (!inverse) { // out[b0 + j*n + i] = in[b0 + i*ts + j], l = j*n + i
+            size_t j = l / n, i = l - j * n;
+            out[q] = in[b0 + i * ts + j];
+        } else { // out[b0 + i*ts + j] = in[b0 + j*n + i], l = i*ts + j
+            size_t i = l / ts, j = l - i * ts;
+            out[q] = in[b0 + j * n + i];
+        }
+    }
+}
+
+// Bit shuffle (docs/format/blosc-zlib.md 4.2): of a block's whole elements the first m (a
+// multiple of 8) become 8*ts planes of m/8 bytes; plane 8j+k holds bit k of byte j of every
+// element, element i at bit i%8 of byte i/8. The bytes after them stay. One thread per output
+// byte: forward, the 8 elements of one plane byte; inverse, the 8 planes of one element byte.
+__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
+                              int inverse)
+{
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
+         q += (size_t)gridDim.x * blockDim.x) {
+        size_t b0 = q / bsz * bsz, l = q - b0;
+        size_t blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
+        if (l >= m * ts) {
+            out[q] = in[q];
+            continue;
+        }
+        const uint8_t *src = in + b0;
+        unsigned v = 0;
+        if (!inverse) { // l = plane * pb + g, plane = 8j + k
+            size_t plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
+            for (int e = 0; e < 8; e++) v |= ((src[(g * 8 + e) * ts + j] >> k) & 1u) << e;
+        } else { // l = i*ts + j: byte j of element i
+            size_t i = l / ts, j = l - i * ts;
+            for (int k = 0; k < 8; k++)
+                v |= ((src[(8 * j + k) * pb + i / 8] >> (i % 8)) & 1u) << k;
+        }
+        out[q] = (uint8_t)v;
+    }
+}
+
+// run[i]: the byte value when every byte of stream i is that value, else -1. One block a stream.
+__global__ void k_runs(const uint8_t *const *ptr, const size_t *len, int16_t *run)
+{
+    const uint8_t *s = ptr[blockIdx.x];
+    size_t n = len[blockIdx.x];
+    __shared__ int same;
+    if (threadIdx.x == 0) same = 1;
+    __syncthreads();
+    uint8_t first = n ? s[0] : 0;
+    for (size_t i = threadIdx.x; i < n && same; i += blockDim.x)
+        if (s[i] != first) same = 0;
+    __syncthreads();
+    if (threadIdx.x == 0) run[blockIdx.x] = (same && n) ? (int16_t)first : (int16_t)-1;
+}
+
+// Adler-32 of stream i (RFC 1950): A = 1 + sum d, B = n + sum (n - k) d_k (k from 0), mod 65521.
+// One block a stream, each thread a contiguous run, then a reduction. With `stored` (decode):
+// status[i] becomes -1 unless it equals the big-endian value at stored[i].
+__global__ void k_adler(const uint8_t *const *ptr, const size_t *len, uint32_t *adler,
+                        const uint8_t *const *stored, int *status)
+{
+    const uint32_t M = 65521;
+    const uint8_t *s = ptr[blockIdx.x];
+    size_t n = len[blockIdx.x], per = (n + blockDim.x - 1) / blockDim.x;
+    size_t lo = threadIdx.x * per, hi = lo + per < n ? lo + per : n;
+    unsigned long long a = 0, b = 0;
+    for (size_t k = lo; k < hi; k++) {
+        a += s[k];
+        b += (unsigned long long)(n - k) * s[k];
+        if ((k & 4095) == 4095) { a %= M; b %= M; }
+    }
+    __shared__ unsigned long long sa[kThreads], sb[kThreads];
+    sa[threadIdx.x] = a % M;
+    sb[threadIdx.x] = b % M;
+    __syncthreads();
+    for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) {
+            sa[threadIdx.x] = (sa[threadIdx.x] + sa[threadIdx.x + w]) % M;
+            sb[threadIdx.x] = (sb[threadIdx.x] + sb[threadIdx.x + w]) % M;
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        uint32_t A = (uint32_t)((1 + sa[0]) % M), B = (uint32_t)((n % M + sb[0]) % M);
+        uint32_t v = B << 16 | A;
+        if (adler) adler[blockIdx.x] = v;
+        if (stored) {
+            const uint8_t *q = stored[blockIdx.x];
+            uint32_t want = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+            if (want != v) status[blockIdx.x] = -1;
+        }
+    }
+}
+
+// internal segment kind: fill with inl[0]
+const uint8_t kSegFill = 7;
+
+// Writes the segments, one block a segment. CODED: coded stream src (at coded + src * slot);
+// with wrap (zlib made by nvCOMP deflate) the segment is 78 01, the deflate bytes, the Adler-32.
+__global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *coded, size_t slot,
+                           int wrap, const uint32_t *adler)
+{
+    const gbp_dz_seg g = seg[blockIdx.x];
+    uint8_t *d = out + g.dst;
+    if (g.kind == GBP_SEG_INLINE) {
+        if (threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
+        return;
+    }
+    if (g.kind == GBP_SEG_ZERO || g.kind == kSegFill) {
+        uint8_t v = g.kind == kSegFill ? g.inl[0] : 0;
+        for (size_t i = threadIdx.x; i < g.len; i += blockDim.x) d[i] = v;
+        return;
+    }
+    const uint8_t *s = g.kind == GBP_SEG_DEV ? (const uint8_t *)(uintptr_t)g.src
+                                             : coded + g.src * slot;
+    size_t n = g.len;
+    if (g.kind == GBP_SEG_CODED && wrap) {
+        if (threadIdx.x == 0) {
+            uint32_t a = adler[g.src];
+            d[0] = 0x78;
+            d[1] = 0x01;
+            d[n - 4] = (uint8_t)(a >> 24);
+            d[n - 3] = (uint8_t)(a >> 16);
+            d[n - 2] = (uint8_t)(a >> 8);
+            d[n - 1] = (uint8_t)a;
+        }
+        d += 2;
+        n -= 6;
+    }
+    for (size_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
+}
+
+// ---- nvCOMP, loaded at run time ------------------------------------------------------------------
+
+#ifdef GPUBP_HAVE_NVCOMP
+// The six entry points of one batched codec, with its option types.
+template <typename CO, typename DO> struct api {
+    nvcompStatus_t (*ctemp)(size_t, size_t, CO, size_t *, size_t, cudaStream_t);
+    nvcompStatus_t (*cmax)(size_t, CO, size_t *);
+    nvcompStatus_t (*comp)(const void *const *, const size_t *, size_t, size_t, void *, size_t,
+                           void *const *, size_t *, CO, nvcompStatus_t *, cudaStream_t);
+    nvcompStatus_t (*dtemp)(size_t, size_t, DO, size_t *, size_t, cudaStream_t);
+    nvcompStatus_t (*decomp)(const void *const *, const size_t *, const size_t *, size_t *, size_t,
+                             void *const, size_t, void *const *, DO, nvcompStatus_t *,
+                             cudaStream_t);
+};
+typedef api<nvcompBatchedLZ4CompressOpts_t, nvcompBatchedLZ4DecompressOpts_t> lz4_api;
+typedef api<nvcompBatchedZstdCompressOpts_t, nvcompBatchedZstdDecompressOpts_t> zstd_api;
+typedef api<nvcompBatchedDeflateCompressOpts_t, nvcompBatchedDeflateDecompressOpts_t> deflate_api;
+
+struct nvlib {
+    pthread_once_t once;
+    void *h;
+    char why[400];
+    lz4_api lz4;
+    zstd_api zstd;
+    deflate_api deflate;
+};
+nvlib g_nv = {PTHREAD_ONCE_INIT, NULL, "", {}, {}, {}};
+
+template <typename F> bool sym(void *h, const char *name, F *f, char *why, size_t wl)
+{
+    void *p = dlsym(h, name);
+    if (!p) {
+        snprintf(why, wl, "%s has no %s", "libnvcomp", name);
+        return false;
+    }
+    memcpy(f, &p, sizeof p);
+    return true;
+}
+
+#define NV_API(a, C)                                                                         \
+    (sym(h, "nvcompBatched" C "CompressGetTempSize", &a.ctemp, g_nv.why, sizeof g_nv.why) &&  \
+     sym(h, "nvcompBatched" C "CompressGetMaxOutputChunkSize", &a.cmax, g_nv.why,            \
+         sizeof g_nv.why) &&                                                                  \
+     sym(h, "nvcompBatched" C "CompressAsync", &a.comp, g_nv.why, sizeof g_nv.why) &&         \
+     sym(h, "nvcompBatched" C "DecompressGetTempSize", &a.dtemp, g_nv.why, sizeof g_nv.why) && \
+     sym(h, "nvcompBatched" C "DecompressAsync", &a.decomp, g_nv.why, sizeof g_nv.why))
+
+void nv_load(void)
+{
+    const char *path = getenv("GPUBP_NVCOMP_LIBRARY");
+    if (!path || !*path) path = "libnvcomp.so.6";
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(g_nv.why, sizeof g_nv.why,
+                 "nvCOMP is not loaded (dlopen %s: %s; set GPUBP_NVCOMP_LIBRARY to its path)", path,
+                 e ? e : "failed");
+        return;
+    }
+    if (NV_API(g_nv.lz4, "LZ4") && NV_API(g_nv.zstd, "Zstd") && NV_API(g_nv.deflate, "Deflate")) {
+        g_nv.h = h;
+        return;
+    }
+    dlclose(h);
+}
+
+const char *nv_why(void)
+{
+    pthread_once(&g_nv.once, nv_load);
+    return g_nv.h ? NULL : g_nv.why;
+}
+
+int nv_fail(nvcompStatus_t s, const char *what)
+{
+    return gbp_error(s == nvcompErrorCudaError ? GPUBP_ERR_DEVICE : GPUBP_ERR_CODEC, (int)s,
+                     "nvCOMP: %s failed (nvcompStatus_t %d)", what, (int)s);
+}
+
+#define NV_CHECK(call, what)                                 \
+    do {                                                     \
+        nvcompStatus_t nv_s_ = (call);                       \
+        if (nv_s_ != nvcompSuccess) return nv_fail(nv_s_, what); \
+    } while (0)
+
+// nvCOMP deflate's algorithm for a Blosc2 level (docs/compression.md): GPUBP_NVCOMP_DEFLATE_ALGO
+// (0..5) when set, else 2 ("beats zlib level 1 on ratio") for levels 1-5, 4 above.
+int deflate_algo(int level)
+{
+    const char *e = getenv("GPUBP_NVCOMP_DEFLATE_ALGO");
+    if (e && *e >= '0' && *e <= '5' && !e[1]) return *e - '0';
+    return level <= 5 ? 2 : 4;
+}
+#endif // GPUBP_HAVE_NVCOMP
+
+// ---- the per-file state ----------------------------------------------------------------------------
+
+struct dbuf {
+    void *p;
+    size_t cap;
+};
+
+// Grows b to n bytes of device memory (host: pinned host memory); the old contents are lost.
+int grow_buf(dbuf *b, size_t n, bool host)
+{
+    if (n <= b->cap) return GPUBP_OK;
+    if (b->p) host ? cudaFreeHost(b->p) : cudaFree(b->p);
+    b->p = NULL;
+    b->cap = 0;
+    cudaError_t e = host ? cudaMallocHost(&b->p, n) : cudaMalloc(&b->p, n);
+    if (e != cudaSuccess) return dz_fail(e, host ? "cudaMallocHost (device codec staging)"
+                                                 : "cudaMalloc (device codec scratch)");
+    b->cap = n;
+    return GPUBP_OK;
+}
+
+int dgrow(dbuf *b, size_t n) { return grow_buf(b, n, false); }
+int hgrow(dbuf *b, size_t n) { return grow_buf(b, n, true); }
+
+struct cz {
+    void *dctx;
+    cudaStream_t lib, st;
+    cudaEvent_t ev_lib, ev_me, ev_seg;
+    int seg_pending;
+    dbuf coded, tmp, arr, adler, ain, aout, aout_seg; // device
+    dbuf h_arr, h_res, h_seg;               // pinned host
+    size_t slot;                            // coded stream stride of the last encode
+    int wrap;                               // the last encode's streams need the zlib wrapping
+};
+
+void cz_close(void *vz)
+{
+    cz *z = (cz *)vz;
+    if (!z) return;
+    if (z->st) cudaStreamSynchronize(z->st);
+    dbuf *d[] = {&z->coded, &z->tmp, &z->arr, &z->adler, &z->ain, &z->aout, &z->aout_seg};
+    for (dbuf *b : d)
+        if (b->p) cudaFree(b->p);
+    dbuf *h[] = {&z->h_arr, &z->h_res, &z->h_seg};
+    for (dbuf *b : h)
+        if (b->p) cudaFreeHost(b->p);
+    if (z->ev_lib) cudaEventDestroy(z->ev_lib);
+    if (z->ev_me) cudaEventDestroy(z->ev_me);
+    if (z->ev_seg) cudaEventDestroy(z->ev_seg);
+    if (z->st) cudaStreamDestroy(z->st);
+    gbp_free(z);
+}
+
+int cz_open(void *dctx, void **out)
+{
+    cz *z = (cz *)gbp_calloc(1, sizeof *z);
+    if (!z) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    z->dctx = dctx;
+    z->lib = (cudaStream_t)gbp_cuda_stream_of(dctx);
+    int rc = GPUBP_OK;
+    cudaError_t e = cudaStreamCreateWithFlags(&z->st, cudaStreamNonBlocking);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_lib, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_me, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_seg, cudaEventDisableTiming);
+    if (e != cudaSuccess) rc = dz_fail(e, "creating the device codec's stream");
+    if (rc != GPUBP_OK) {
+        cz_close(z);
+        return rc;
+    }
+    *out = z;
+    return GPUBP_OK;
+}
+
+// The codec's stream waits for the work queued so far on the library's stream.
+int after_lib(cz *z)
+{
+    DZ_CHECK(cudaEventRecord(z->ev_lib, z->lib), "cudaEventRecord (library stream)");
+    DZ_CHECK(cudaStreamWaitEvent(z->st, z->ev_lib, 0), "cudaStreamWaitEvent (codec stream)");
+    return GPUBP_OK;
+}
+
+// The library's stream waits for the work queued so far on the codec's stream.
+int lib_after(cz *z)
+{
+    DZ_CHECK(cudaEventRecord(z->ev_me, z->st), "cudaEventRecord (codec stream)");
+    DZ_CHECK(cudaStreamWaitEvent(z->lib, z->ev_me, 0), "cudaStreamWaitEvent (library stream)");
+    return GPUBP_OK;
+}
+
+int wait_me(cz *z)
+{
+    DZ_CHECK(cudaStreamSynchronize(z->st), "cudaStreamSynchronize (codec stream)");
+    return GPUBP_OK;
+}
+
+const char *cz_unavailable(int codec)
+{
+    if (codec != kLZ4 && codec != kLZ4HC && codec != kZLIB && codec != kZSTD)
+        return codec == 0 ? "blosclz has no device codec" : "unknown codec";
+#ifdef GPUBP_HAVE_NVCOMP
+    return nv_why();
+#else
+    return "this libgpubp was built without the nvCOMP headers (cmake -DNVCOMP_ROOT=...)";
+#endif
+}
+
+int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size_t len,
+              size_t bsz, size_t ts)
+{
+    cz *z = (cz *)vz;
+    if (len == 0) return GPUBP_OK;
+    GBP_RETURN_ERROR_IF(bsz == 0 || ts == 0 || (filter != 1 && filter != 2),
+                        GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
+    GBP_FORWARD_IF_ERROR(after_lib(z));
+    if (filter == 1)
+        k_byte_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
+                                                              len, bsz, ts, inverse);
+    else
+        k_bit_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
+                                                             len, bsz, ts, inverse);
+    DZ_CHECK(cudaGetLastError(), "the shuffle kernel");
+    return inverse ? lib_after(z) : GPUBP_OK;
+}
+
+// The arrays of a batch of n streams, in z->arr (device) and z->h_arr (pinned host), 8 bytes an
+// entry: in ptrs, in sizes, out ptrs, out sizes, out capacities, aux ptrs, statuses; then the runs.
+struct batch_view {
+    void **in_p;
+    size_t *in_n;
+    void **out_p;
+    size_t *out_n;
+    size_t *out_cap;
+    const uint8_t **aux;
+    int *status; // nvcompStatus_t, 8 bytes apart... kept as int64 slots below
+    int16_t *run;
+};
+
+batch_view view(void *base, size_t n)
+{
+    batch_view v;
+    uint8_t *b = (uint8_t *)base;
+    v.in_p = (void **)b;
+    v.in_n = (size_t *)(b + 8 * n);
+    v.out_p = (void **)(b + 16 * n);
+    v.out_n = (size_t *)(b + 24 * n);
+    v.out_cap = (size_t *)(b + 32 * n);
+    v.aux = (const uint8_t **)(b + 40 * n);
+    v.status = (int *)(b + 48 * n); // n ints (4 bytes each) in an area of 8 n bytes
+    v.run = (int16_t *)(b + 56 * n);
+    return v;
+}
+
+size_t batch_bytes(size_t n) { return 58 * n + 64; }
+
+// Uploads the segments and writes them into out on the codec's stream.
+int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
+{
+    if (nseg == 0) return GPUBP_OK;
+    if (z->seg_pending) { // the previous upload out of h_seg must be done
+        DZ_CHECK(cudaEventSynchronize(z->ev_seg), "cudaEventSynchronize (segments)");
+        z->seg_pending = 0;
+    }
+    size_t bytes = nseg * sizeof *seg;
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_seg, bytes));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->aout_seg, bytes));
+    memcpy(z->h_seg.p, seg, bytes);
+    DZ_CHECK(cudaMemcpyAsync(z->aout_seg.p, z->h_seg.p, bytes, cudaMemcpyHostToDevice, z->st),
+             "cudaMemcpyAsync (segments)");
+    DZ_CHECK(cudaEventRecord(z->ev_seg, z->st), "cudaEventRecord (segments)");
+    z->seg_pending = 1;
+    for (size_t done = 0; done < nseg; done += 1u << 30) {
+        size_t k = nseg - done < (1u << 30) ? nseg - done : (1u << 30);
+        k_assemble<<<(unsigned)k, kThreads, 0, z->st>>>((const gbp_dz_seg *)z->aout_seg.p + done, out,
+                                                        (const uint8_t *)z->coded.p, z->slot,
+                                                        z->wrap, (const uint32_t *)z->adler.p);
+        DZ_CHECK(cudaGetLastError(), "the assembly kernel");
+    }
+    return GPUBP_OK;
+}
+
+int cz_assemble(void *vz, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
+{
+    cz *z = (cz *)vz;
+    GBP_FORWARD_IF_ERROR(run_segments(z, out, seg, nseg));
+    return lib_after(z); // the library's copies out of `out` come after
+}
+
+// Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream.
+int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const size_t *len,
+           size_t n)
+{
+    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc(n * sizeof *seg);
+    if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    for (size_t i = 0; i < n; i++) {
+        memset(&seg[i], 0, sizeof seg[i]);
+        seg[i].dst = i * stride;
+        seg[i].src = (uint64_t)(uintptr_t)src[i];
+        seg[i].len = (uint32_t)len[i];
+        seg[i].kind = GBP_SEG_DEV;
+    }
+    int rc = run_segments(z, dst, seg, n);
+    gbp_free(seg);
+    return rc;
+}
+
+#ifdef GPUBP_HAVE_NVCOMP
+template <typename CO, typename DO>
+int nv_compress(cz *z, const api<CO, DO> &a, CO opts, size_t n, size_t maxlen, size_t total,
+                const batch_view &d)
+{
+    size_t temp = 0;
+    NV_CHECK(a.ctemp(n, maxlen, opts, &temp, total, z->st), "GetTempSize (compression)");
+    GBP_FORWARD_IF_ERROR(dgrow(&z->tmp, temp ? temp : 1));
+    NV_CHECK(a.comp((const void *const *)d.in_p, d.in_n, maxlen, n, z->tmp.p, temp,
+                    (void *const *)d.out_p, d.out_n, opts, (nvcompStatus_t *)d.status, z->st),
+             "batched compression");
+    return GPUBP_OK;
+}
+
+template <typename CO, typename DO>
+int nv_maxout(const api<CO, DO> &a, CO opts, size_t maxlen, size_t *out)
+{
+    NV_CHECK(a.cmax(maxlen, opts, out), "GetMaxOutputChunkSize");
+    return GPUBP_OK;
+}
+
+template <typename CO, typename DO>
+int nv_decompress(cz *z, const api<CO, DO> &a, DO opts, size_t n, size_t maxlen, size_t total,
+                  const batch_view &d)
+{
+    size_t temp = 0;
+    NV_CHECK(a.dtemp(n, maxlen, opts, &temp, total, z->st), "GetTempSize (decompression)");
+    GBP_FORWARD_IF_ERROR(dgrow(&z->tmp, temp ? temp : 1));
+    NV_CHECK(a.decomp((const void *const *)d.in_p, d.in_n, d.out_cap, d.out_n, n, z->tmp.p, temp,
+                      (void *const *)d.out_p, opts, (nvcompStatus_t *)d.status, z->st),
+             "batched decompression");
+    return GPUBP_OK;
+}
+#endif
+
+int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const size_t *off,
+              const size_t *len, int16_t *run, size_t *clen)
+{
+    cz *z = (cz *)vz;
+    if (n == 0) return GPUBP_OK;
+    const char *why = cz_unavailable(codec);
+    GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
+#ifndef GPUBP_HAVE_NVCOMP
+    (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
+    return GPUBP_ERR_NOT_SUPPORTED;
+#else
+    size_t maxlen = 0, total = 0;
+    int aligned = (uintptr_t)in % kAlign == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (len[i] > maxlen) maxlen = len[i];
+        total += len[i];
+        if (off[i] % kAlign) aligned = 0;
+    }
+    nvcompBatchedLZ4CompressOpts_t lo = nvcompBatchedLZ4CompressDefaultOpts;
+    nvcompBatchedZstdCompressOpts_t zo = nvcompBatchedZstdCompressDefaultOpts;
+    nvcompBatchedDeflateCompressOpts_t fo = nvcompBatchedDeflateCompressDefaultOpts;
+    fo.algorithm = deflate_algo(level);
+    size_t maxout = 0;
+    if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.deflate, fo, maxlen, &maxout));
+    else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.zstd, zo, maxlen, &maxout));
+    else GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.lz4, lo, maxlen, &maxout));
+    z->slot = round_up(maxout, kAlign);
+    z->wrap = codec == kZLIB;
+    size_t inslot = round_up(maxlen, kAlign);
+    GBP_FORWARD_IF_ERROR(dgrow(&z->coded, z->slot * n));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * n + 16));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->adler, 4 * n + 4));
+    if (!aligned) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * n));
+    batch_view h = view(z->h_arr.p, n), d = view(z->arr.p, n);
+    for (size_t i = 0; i < n; i++) {
+        h.aux[i] = in + off[i]; // the stream where it is
+        h.in_p[i] = aligned ? (void *)(in + off[i]) : (void *)((uint8_t *)z->ain.p + i * inslot);
+        h.in_n[i] = len[i];
+        h.out_p[i] = (uint8_t *)z->coded.p + i * z->slot;
+    }
+    GBP_FORWARD_IF_ERROR(after_lib(z));
+    if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain.p, inslot, h.aux, len, n));
+    DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 24 * n, cudaMemcpyHostToDevice, z->st),
+             "cudaMemcpyAsync (batch arrays)");
+    k_runs<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n, d.run);
+    DZ_CHECK(cudaGetLastError(), "the run kernel");
+    if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.deflate, fo, n, maxlen, total, d));
+    else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.zstd, zo, n, maxlen, total, d));
+    else GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.lz4, lo, n, maxlen, total, d));
+    if (z->wrap) {
+        k_adler<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n,
+                                                     (uint32_t *)z->adler.p, NULL, NULL);
+        DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
+    }
+    uint8_t *res = (uint8_t *)z->h_res.p;
+    DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * n, cudaMemcpyDeviceToHost, z->st),
+             "cudaMemcpyAsync (coded sizes)");
+    DZ_CHECK(cudaMemcpyAsync(res + 8 * n, d.status, 4 * n, cudaMemcpyDeviceToHost, z->st),
+             "cudaMemcpyAsync (statuses)");
+    DZ_CHECK(cudaMemcpyAsync(res + 12 * n, d.run, 2 * n, cudaMemcpyDeviceToHost, z->st),
+             "cudaMemcpyAsync (runs)");
+    GBP_FORWARD_IF_ERROR(wait_me(z));
+    for (size_t i = 0; i < n; i++) {
+        size_t c;
+        int st;
+        memcpy(&c, res + 8 * i, 8);
+        memcpy(&st, res + 8 * n + 4 * i, 4);
+        memcpy(&run[i], res + 12 * n + 2 * i, 2);
+        c += z->wrap ? 6 : 0;
+        clen[i] = st == nvcompSuccess && c < len[i] ? c : 0; // else stored raw
+    }
+    return GPUBP_OK;
+#endif
+}
+
+int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
+              size_t n)
+{
+    cz *z = (cz *)vz;
+    size_t nc = 0, maxlen = 0, total = 0, maxc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].kind == GBP_DSTREAM_CODEC) {
+            nc++;
+            if (s[i].len > maxlen) maxlen = s[i].len;
+            if (s[i].clen > maxc) maxc = s[i].clen;
+            total += s[i].len;
+        }
+    const char *why = nc ? cz_unavailable(codec) : NULL;
+    GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
+    int wrap = codec == kZLIB;
+    GBP_FORWARD_IF_ERROR(after_lib(z));
+    size_t inslot = round_up(maxc, kAlign), outslot = round_up(maxlen, kAlign);
+#ifdef GPUBP_HAVE_NVCOMP
+    if (nc) {
+        GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
+        GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
+        GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * nc + 16));
+        batch_view h = view(z->h_arr.p, nc), d = view(z->arr.p, nc);
+        size_t *glen = (size_t *)gbp_malloc(nc * sizeof *glen);
+        const uint8_t **gsrc = (const uint8_t **)gbp_malloc(nc * sizeof *gsrc);
+        int rc = glen && gsrc ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", nc);
+        for (size_t i = 0, k = 0; rc == GPUBP_OK && i < n; i++) {
+            if (s[i].kind != GBP_DSTREAM_CODEC) continue;
+            size_t skip = wrap ? 2 : 0, cut = wrap ? 6 : 0;
+            if (s[i].clen <= cut) rc = gbp_error(GPUBP_ERR_FORMAT, 0, "a %u-byte zlib stream", s[i].clen);
+            gsrc[k] = in + s[i].src + skip;
+            glen[k] = s[i].clen - cut;
+            h.in_p[k] = (uint8_t *)z->ain.p + k * inslot;
+            h.in_n[k] = glen[k];
+            h.out_p[k] = (uint8_t *)z->aout.p + k * outslot;
+            h.out_cap[k] = s[i].len;
+            h.aux[k] = in + s[i].src + s[i].clen - 4; // the stored Adler-32
+            k++;
+        }
+        if (rc == GPUBP_OK) rc = gather(z, (uint8_t *)z->ain.p, inslot, gsrc, glen, nc);
+        gbp_free(glen);
+        gbp_free(gsrc);
+        GBP_FORWARD_IF_ERROR(rc);
+        DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 48 * nc, cudaMemcpyHostToDevice, z->st),
+                 "cudaMemcpyAsync (batch arrays)");
+        if (codec == kZLIB)
+            GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.deflate, nvcompBatchedDeflateDecompressDefaultOpts,
+                                               nc, maxlen, total, d));
+        else if (codec == kZSTD)
+            GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.zstd, nvcompBatchedZstdDecompressDefaultOpts,
+                                               nc, maxlen, total, d));
+        else
+            GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.lz4, nvcompBatchedLZ4DecompressDefaultOpts,
+                                               nc, maxlen, total, d));
+        if (wrap) {
+            k_adler<<<(unsigned)nc, kThreads, 0, z->st>>>((const uint8_t *const *)d.out_p, d.out_cap,
+                                                          NULL, d.aux, d.status);
+            DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
+        }
+        uint8_t *res = (uint8_t *)z->h_res.p;
+        DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * nc, cudaMemcpyDeviceToHost, z->st),
+                 "cudaMemcpyAsync (decoded sizes)");
+        DZ_CHECK(cudaMemcpyAsync(res + 8 * nc, d.status, 4 * nc, cudaMemcpyDeviceToHost, z->st),
+                 "cudaMemcpyAsync (statuses)");
+        GBP_FORWARD_IF_ERROR(wait_me(z));
+        for (size_t i = 0, k = 0; i < n; i++) {
+            if (s[i].kind != GBP_DSTREAM_CODEC) continue;
+            size_t got;
+            int st;
+            memcpy(&got, res + 8 * k, 8);
+            memcpy(&st, res + 8 * nc + 4 * k, 4);
+            k++;
+            GBP_RETURN_ERROR_IF(st != nvcompSuccess || got != s[i].len, GPUBP_ERR_FORMAT,
+                                "blosc buffer: offset %llu: a damaged stream (nvCOMP status %d, "
+                                "%zu of %u bytes%s)", (unsigned long long)s[i].src, st, got,
+                                s[i].len, wrap && st == -1 ? ", Adler-32 mismatch" : "");
+        }
+    }
+#else
+    (void)wrap; (void)maxc;
+#endif
+    // the streams to their places: decoded ones from aout, copies from in, runs filled
+    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
+    if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        gbp_dz_seg *g = &seg[i];
+        memset(g, 0, sizeof *g);
+        g->dst = s[i].dst;
+        g->len = s[i].len;
+        if (s[i].kind == GBP_DSTREAM_RUN) {
+            g->kind = kSegFill;
+            g->inl[0] = s[i].run;
+        } else {
+            g->kind = GBP_SEG_DEV;
+            g->src = s[i].kind == GBP_DSTREAM_COPY ? (uint64_t)(uintptr_t)(in + s[i].src)
+                                                   : (uint64_t)(uintptr_t)((uint8_t *)z->aout.p + k++ * outslot);
+        }
+    }
+    int rc = run_segments(z, out, seg, n);
+    gbp_free(seg);
+    GBP_FORWARD_IF_ERROR(rc);
+    GBP_FORWARD_IF_ERROR(lib_after(z));
+    return wait_me(z);
+}
+
+const gbp_dzops cz_ops = {"nvcomp", cz_unavailable, cz_open, cz_close, cz_filter, cz_encode,
+                          cz_assemble, cz_decode};
+
+} // namespace
+
+extern "C" const gbp_dzops *gbp_cuda_dzops(void) { return &cz_ops; }

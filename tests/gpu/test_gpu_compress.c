@@ -1,0 +1,169 @@
+/* The GPU compression path on a real CUDA device with nvCOMP (issue 24; the lead runs it on the
+ * H200): for each codec (zlib, lz4, lz4hc, zstd) x shuffle (none, byte, bit) x type, device data
+ * written with compress_device=on (shuffle kernels, nvCOMP's batch, framing assembled on the
+ * device) reads back exactly — into host memory through the CPU decoder (compress_device=off:
+ * the bytes are valid Blosc2 as our decoder, written from the format, reads them), and into
+ * device memory decoded on the device — and the CPU path's file reads back on the device too.
+ * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
+ * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
+ * nvCOMP. */
+#include "test_support.h"
+
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void die_cuda(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) fail_msg("%s: %s", what, cudaGetErrorString(e));
+}
+
+static void fill(float *p, size_t n, unsigned seed)
+{
+    uint32_t x = 88172645u ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        p[i] = (float)(sin(0.0003 * (double)(i + seed)) * 50.0);
+        if (i % 100000 < 3000) p[i] = 0.0f;                          /* runs */
+        if (i % 250000 > 240000) memcpy(&p[i], &x, 4), p[i] = isnan(p[i]) ? 1.0f : p[i]; /* noise */
+    }
+}
+
+static void write_file(const char *path, const char *params, const char *codec, const char *ops,
+                       gpubp_type type, const void *dev, size_t n)
+{
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, params));
+    size_t shape[1] = {n}, start[1] = {0};
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", type, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, codec, ops));
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, dev, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+}
+
+static void read_check(const char *path, const char *params, int on_device, const void *want,
+                       size_t bytes)
+{
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, params));
+    TS_OK(gpubp_begin_step(r));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, r, "x"));
+    uint8_t *back = malloc(bytes);
+    void *d = NULL;
+    if (on_device) {
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        die_cuda(cudaMalloc(&d, bytes), "cudaMalloc");
+        die_cuda(cudaMemset(d, 0x5A, bytes), "cudaMemset");
+        TS_OK(gpubp_get(r, v, d, GPUBP_SYNC));
+        die_cuda(cudaMemcpy(back, d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+        cudaFree(d);
+    } else {
+        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+    }
+    if (memcmp(back, want, bytes)) {
+        size_t i = 0;
+        while (((const uint8_t *)want)[i] == back[i]) i++;
+        fail_msg("%s (%s, %s): first differing byte %zu", path, params ? params : "-",
+                 on_device ? "device" : "host", i);
+    }
+    free(back);
+    TS_OK(gpubp_end_step(r));
+    TS_OK(gpubp_close(r));
+}
+
+static void codecs_roundtrip(void **state)
+{
+    (void)state;
+    static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
+    static const char *shufs[] = {"none", "byte", "bit"};
+    size_t n = (size_t)3 << 20; /* 12 MiB of floats */
+    float *h = malloc(n * 4);
+    fill(h, n, 5);
+    void *d;
+    die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    const char *pa = ts_path("gpuz_on.bp"), *pb = ts_path("gpuz_off.bp");
+    for (size_t c = 0; c < 4; c++)
+        for (size_t s = 0; s < 3; s++)
+            for (int level = 1; level <= 9; level += 8) {
+                char ops[64];
+                snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shufs[s], level);
+                write_file(pa, "compress_device=on", codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
+                read_check(pa, "compress_device=off", 0, h, n * 4);
+                read_check(pa, "compress_device=on", 1, h, n * 4);
+                write_file(pb, "compress_device=off", codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
+                read_check(pb, "compress_device=on", 1, h, n * 4);
+                printf("%-5s %-4s level %d: on %ld bytes, off %ld bytes (data.0)\n", codecs[c],
+                       shufs[s], level, ts_file_size(ts_join(pa, "data.0")),
+                       ts_file_size(ts_join(pb, "data.0")));
+            }
+    /* other element sizes: doubles, int16, bytes, complex doubles */
+    static const gpubp_type types[] = {GPUBP_TYPE_DOUBLE, GPUBP_TYPE_INT16, GPUBP_TYPE_UINT8,
+                                       GPUBP_TYPE_DOUBLE_COMPLEX};
+    static const size_t es[] = {8, 2, 1, 16};
+    for (size_t t = 0; t < 4; t++)
+        for (size_t s = 1; s < 3; s++) {
+            char ops[64];
+            snprintf(ops, sizeof ops, "shuffle=%s", shufs[s]);
+            size_t ne = n * 4 / es[t] - 3;
+            write_file(pa, "compress_device=on", "lz4", ops, types[t], d, ne);
+            read_check(pa, "compress_device=off", 0, h, ne * es[t]);
+            read_check(pa, "compress_device=on", 1, h, ne * es[t]);
+        }
+    cudaFree(d);
+    free(h);
+}
+
+/* nvCOMP absent (GPUBP_NVCOMP_LIBRARY names no file): auto writes with the CPU codecs, on fails
+ * with a message naming nvCOMP. */
+static void no_nvcomp(void **state)
+{
+    (void)state;
+    size_t n = 100000;
+    float *h = malloc(n * 4);
+    fill(h, n, 9);
+    void *d;
+    die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    const char *p = ts_path("gpuz_nonv.bp");
+    write_file(p, NULL, "zstd", NULL, GPUBP_TYPE_FLOAT, d, n);
+    read_check(p, NULL, 1, h, n * 4);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, p, GPUBP_MODE_WRITE, "compress_device=on"));
+    size_t shape[1] = {n}, start[1] = {0};
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, "lz4", NULL));
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+    assert_int_equal(gpubp_end_step(w), GPUBP_ERR_NOT_SUPPORTED);
+    assert_non_null(strstr(gpubp_last_error(), "nvCOMP"));
+    gpubp_close(w);
+    cudaFree(d);
+    free(h);
+}
+
+int main(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n == 0) {
+        printf("no CUDA device (%s): skipped\n", e != cudaSuccess ? cudaGetErrorString(e) : "none");
+        return TS_SKIP_CODE;
+    }
+    const char *nonv = getenv("GPUBP_TEST_NO_NVCOMP");
+    const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip)};
+    const struct CMUnitTest without[] = {cmocka_unit_test(no_nvcomp)};
+    if (nonv && *nonv == '1') return cmocka_run_group_tests_name("no nvCOMP", without, NULL, NULL);
+    return cmocka_run_group_tests_name("nvCOMP", with, NULL, NULL);
+}
