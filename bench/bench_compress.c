@@ -12,7 +12,14 @@
  * memory then copied to the device. The line then reads
  *   data=smooth mem=gpu threads=T write_MBps=<x> base_write_MBps=<b> read_MBps=<y>
  *   base_read_MBps=<c> ratio=<r>
- * --params is passed to gpubp_open (for example device=simulated where a build has it). */
+ * --params is passed to gpubp_open (for example device=simulated where a build has it).
+ *
+ * The GPU compression path side by side (issue 24), --mem gpu with --codecs LIST (e.g.
+ * zlib,lz4,lz4hc,zstd): the smooth field, put from device memory and read back into it, once per
+ * codec with compress_device=on (shuffle and codec on the device) and with compress_device=off
+ * (the CPU path), and once uncompressed, all threads, medians over the repetitions:
+ *   codec=C path=device|cpu|raw write_MBps=<x> read_MBps=<y> ratio=<r> size_device_vs_cpu=<s>
+ * (on the cpu row: the device path's data.0 over the CPU path's). */
 #include "bench/bench_compress.h"
 
 #include <gpubp.h>
@@ -40,6 +47,7 @@
 
 typedef struct zrun {
     const char *path, *params, *shuffle;
+    const char *codec;  /* the operator ("zlib"), or "none" */
     size_t n, steps;
     int threads, level;
     const float *host;  /* the field (host copy, the reference) */
@@ -61,7 +69,7 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
     CHECK(gpubp_open(&w, z->path, GPUBP_MODE_WRITE, z->params));
     CHECK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
     CHECK(gpubp_set_memory_space(v, from_dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
-    CHECK(gpubp_variable_add_operation(v, "zlib", ops));
+    if (strcmp(z->codec, "none")) CHECK(gpubp_variable_add_operation(v, z->codec, ops));
     for (size_t s = 0; s < z->steps; s++) {
         const void *src = from_dev ? z->dev : (const void *)z->host;
         if (base) {
@@ -107,9 +115,40 @@ static int zread(const zrun *z, int to_dev, int base, double *secs)
     return 0;
 }
 
+/* --codecs: per codec, the device path, the CPU path, then the uncompressed field. */
+static int codec_rows(zrun *z, const char *list, int repeat, const char *params)
+{
+    char codecs[256], pbuf[1024];
+    snprintf(codecs, sizeof codecs, "%s,none", list);
+    size_t nr = (size_t)repeat;
+    double raw = (double)z->n * sizeof(float) * (double)z->steps;
+    z->threads = 0; /* all cores */
+    for (char *save = NULL, *c = strtok_r(codecs, ",", &save); c; c = strtok_r(NULL, ",", &save)) {
+        int none = !strcmp(c, "none");
+        double dev_bytes = 0;
+        z->codec = c;
+        for (int mode = 0; mode < (none ? 1 : 2); mode++) {
+            snprintf(pbuf, sizeof pbuf, "%s%scompress_device=%s", params ? params : "",
+                     params ? "," : "", mode ? "off" : "on");
+            z->params = pbuf;
+            double tw[101], tr[101], fbytes = 0;
+            for (int r = 0; r < repeat; r++)
+                if (zwrite(z, 1, 0, &tw[r], &fbytes) || zread(z, 1, 0, &tr[r])) return 1;
+            printf("codec=%s path=%s write_MBps=%.1f read_MBps=%.1f ratio=%.3f", c,
+                   none ? "raw" : mode ? "cpu" : "device", raw / bench_median(tw, nr) / 1e6,
+                   raw / bench_median(tr, nr) / 1e6, raw / fbytes);
+            if (mode == 0) dev_bytes = fbytes;
+            else printf(" size_device_vs_cpu=%.4f", dev_bytes / fbytes);
+            printf("\n");
+            fflush(stdout);
+        }
+    }
+    return 0;
+}
+
 int gpubp_bench_compress(int argc, char **argv)
 {
-    const char *dir = NULL, *shuffle = "byte", *params = NULL;
+    const char *dir = NULL, *shuffle = "byte", *params = NULL, *codecs = NULL;
     size_t mib = 64, steps = 2;
     int repeat = 3, level = 1, gpu = 0;
     for (int i = 1; i < argc; i++) {
@@ -127,12 +166,13 @@ int gpubp_bench_compress(int argc, char **argv)
         else if (!strcmp(a, "--shuffle") && v) shuffle = argv[++i];
         else if (!strcmp(a, "--level") && v) level = atoi(argv[++i]);
         else if (!strcmp(a, "--params") && v) params = argv[++i];
+        else if (!strcmp(a, "--codecs") && v) codecs = argv[++i];
         else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host")))
             gpu = !strcmp(argv[++i], "gpu");
         else {
             fprintf(stderr, "usage: gpubp-bench --compress zlib --dir D [--mib-per-step N] "
                             "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L] "
-                            "[--mem host|gpu] [--params P]\n");
+                            "[--mem host|gpu] [--params P] [--codecs zlib,lz4,lz4hc,zstd]\n");
             return 2;
         }
     }
@@ -147,6 +187,7 @@ int gpubp_bench_compress(int argc, char **argv)
     z.level = level;
     z.shuffle = shuffle;
     z.params = params;
+    z.codec = "zlib";
     size_t bytes = z.n * sizeof(float);
     float *data = malloc(bytes);
     z.hbuf = malloc(bytes);
@@ -168,6 +209,10 @@ int gpubp_bench_compress(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/compress_bench.bp", dir);
     z.path = path;
+    if (codecs && !gpu) {
+        fprintf(stderr, "gpubp-bench --compress: --codecs needs --mem gpu\n");
+        return 2;
+    }
     for (int kind = 0; kind < 2; kind++) {
         /* smooth: a 3-D product of sines on a 256 x 256 x ... grid; random: xorshift bits */
         uint32_t x = 2463534242u;
@@ -184,6 +229,10 @@ int gpubp_bench_compress(int argc, char **argv)
             }
         }
         if (gpu && bench_dev_upload(z.dev, data, bytes)) return 1;
+        if (codecs) {
+            if (codec_rows(&z, codecs, repeat, params)) return 1;
+            break; /* the smooth field only */
+        }
         for (int c = 0; c < ncounts; c++) {
             double tw[101], tr[101], bw[101], br[101], fbytes = 0, b2 = 0;
             z.threads = counts[c];

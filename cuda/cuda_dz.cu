@@ -420,7 +420,6 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
     if (len == 0) return GPUBP_OK;
     GBP_RETURN_ERROR_IF(bsz == 0 || ts == 0 || (filter != 1 && filter != 2),
                         GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
-    GBP_FORWARD_IF_ERROR(after_lib(z));
     if (filter == 1)
         k_byte_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
                                                               len, bsz, ts, inverse);
@@ -589,7 +588,6 @@ int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const
         h.in_n[i] = len[i];
         h.out_p[i] = (uint8_t *)z->coded.p + i * z->slot;
     }
-    GBP_FORWARD_IF_ERROR(after_lib(z));
     if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain.p, inslot, h.aux, len, n));
     DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 24 * n, cudaMemcpyHostToDevice, z->st),
              "cudaMemcpyAsync (batch arrays)");
@@ -639,7 +637,6 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     const char *why = nc ? cz_unavailable(codec) : NULL;
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
     int wrap = codec == kZLIB;
-    GBP_FORWARD_IF_ERROR(after_lib(z));
     size_t inslot = round_up(maxc, kAlign), outslot = round_up(maxlen, kAlign);
 #ifdef GPUBP_HAVE_NVCOMP
     if (nc) {
@@ -731,8 +728,10 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     return wait_me(z);
 }
 
-const gbp_dzops cz_ops = {"nvcomp", cz_unavailable, cz_open, cz_close, cz_filter, cz_encode,
-                          cz_assemble, cz_decode};
+int cz_begin(void *vz) { return after_lib((cz *)vz); }
+
+const gbp_dzops cz_ops = {"nvcomp",  cz_unavailable, cz_open,     cz_close, cz_begin,
+                          cz_filter, cz_encode,      cz_assemble, cz_decode};
 
 } // namespace
 

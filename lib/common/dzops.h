@@ -53,6 +53,9 @@ typedef struct gbp_dzops {
      * on demand and is kept until close. */
     int (*open)(void *dctx, void **z);
     void (*close)(void *z);
+    /* Orders the work that follows after the work queued so far on dctx's stream (the user's
+     * data is ready there: gbp_mem_dev_ctx fenced the user's stream). Called before each block. */
+    int (*begin)(void *z);
     /* Blosc2 filter of the blocks of `len` bytes at in into out (no overlap): blocks of bsz
      * bytes (the last one may be shorter), elements of ts bytes; filter 1 byte shuffle, 2 bit
      * shuffle (docs/format/blosc-zlib.md 4); inverse: the unshuffle (bit: Blosc2 rule, not

@@ -69,6 +69,12 @@ static void cpu_close(void *vz)
     gbp_free(z);
 }
 
+static int cpu_begin(void *vz)
+{
+    (void)vz; /* the simulated device's host memory: nothing is queued */
+    return GPUBP_OK;
+}
+
 static void filter_task(void *ctx, size_t t, int worker)
 {
     (void)worker;
@@ -225,7 +231,8 @@ static int cpu_decode(void *vz, int codec, const uint8_t *in, uint8_t *out,
     return GPUBP_OK;
 }
 
-static const gbp_dzops cpu_ops = {"cpu stand-in", cpu_unavailable, cpu_open, cpu_close,
-                                  cpu_filter, cpu_encode, cpu_assemble, cpu_decode};
+static const gbp_dzops cpu_ops = {"cpu stand-in", cpu_unavailable, cpu_open,   cpu_close,
+                                  cpu_begin,      cpu_filter,      cpu_encode, cpu_assemble,
+                                  cpu_decode};
 
 const gbp_dzops *gbp_blosc_cpu_dzops(void) { return &cpu_ops; }

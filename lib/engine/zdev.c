@@ -144,15 +144,12 @@ static int write_piece(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x, 
 
 static void zw_free(zw *w)
 {
-    gbp_mem_dev_free(w->mem, w->filt);
-    gbp_mem_dev_free(w->mem, w->dout);
     gbp_free(w->out);
     gbp_free(w->off);
     gbp_free(w->len);
     gbp_free(w->run);
     gbp_free(w->clen);
     gbp_free(w->seg);
-    if (w->z) w->ops->close(w->z);
 }
 
 /* Codes and writes the input bytes [po, po + len) (whole blocks of one chunk, block size bsz). */
@@ -208,17 +205,17 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
     if (piece < bsz0) piece = bsz0;
     if (piece > raw) piece = raw;
     int rc = gbp_blosc_enc_open(&e, raw, es, codec, level, shuffle, threads);
-    if (rc == GPUBP_OK) rc = ops->open(dctx, &w.z);
+    if (rc == GPUBP_OK) rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
+    if (rc == GPUBP_OK) rc = ops->begin(w.z);
     if (rc == GPUBP_OK) {
         w.cap = gbp_blosc_enc_out_bound(e, piece);
         w.out = gbp_malloc(w.cap);
         rc = w.out ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", w.cap);
     }
-    if (rc == GPUBP_OK) rc = gbp_mem_dev_alloc(f->mem, (void **)&w.dout, w.cap);
-    if (rc == GPUBP_OK && filter) rc = gbp_mem_dev_alloc(f->mem, (void **)&w.filt, piece);
+    if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, w.cap, (void **)&w.dout);
+    if (rc == GPUBP_OK && filter) rc = gbp_mem_dz_scratch(f->mem, 1, piece, (void **)&w.filt);
     if (rc == GPUBP_OK)
         rc = gbp_mem_dev_minmax(f->mem, in, v->type, raw / es, wb->meta.mm, wb->meta.mm + 16);
-    uint8_t *filt = w.filt;
     size_t csz = gbp_blosc_max_chunk();
     for (size_t po = 0; rc == GPUBP_OK && po < raw;) {
         size_t c0 = po / csz * csz, cend = raw - c0 < csz ? raw : c0 + csz;
@@ -227,10 +224,8 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
         if (len == 0) len = bsz;
         if (len > cend - po) len = cend - po;
         rc = zdev_piece(&w, e, in, po, len, bsz, filter, ts, codec, level, fd, base);
-        if (!filter) w.filt = NULL;
         po += len;
     }
-    w.filt = filt;
     if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
     const gbp_blosc_extent *x = NULL;
     const gbp_blosc_redo *r = NULL;
@@ -424,9 +419,10 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
 {
     void *zc = NULL;
     uint8_t *din = NULL, *scratch = NULL;
-    int rc = ops->open(dctx, &zc);
-    if (rc == GPUBP_OK) rc = gbp_mem_dev_alloc(f->mem, (void **)&din, zlen);
-    if (rc == GPUBP_OK && p->nc) rc = gbp_mem_dev_alloc(f->mem, (void **)&scratch, raw);
+    int rc = gbp_mem_dz_state(f->mem, ops, dctx, &zc);
+    if (rc == GPUBP_OK) rc = ops->begin(zc);
+    if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
+    if (rc == GPUBP_OK && p->nc) rc = gbp_mem_dz_scratch(f->mem, 1, raw, (void **)&scratch);
     if (rc == GPUBP_OK) { /* the compressed bytes up through the pinned pool */
         zup u = {z};
         gbp_box b;
@@ -454,11 +450,7 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
         }
     }
     int rc2 = gbp_mem_dev_sync(f->mem); /* nothing may still use the scratch */
-    if (rc == GPUBP_OK) rc = rc2;
-    if (zc) ops->close(zc);
-    gbp_mem_dev_free(f->mem, din);
-    gbp_mem_dev_free(f->mem, scratch);
-    return rc;
+    return rc == GPUBP_OK ? rc2 : rc;
 }
 
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)

@@ -29,6 +29,46 @@ void gbp_mem_dev_free(gbp_mem *m, void *p)
     if (p && m->dctx) m->ops->dev_free(m->dctx, p);
 }
 
+int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z)
+{
+    if (m->dz && m->dz_ops != ops) {
+        m->dz_ops->close(m->dz);
+        m->dz = NULL;
+    }
+    if (!m->dz) {
+        GBP_FORWARD_IF_ERROR(ops->open(dctx, &m->dz));
+        m->dz_ops = ops;
+    }
+    *z = m->dz;
+    return GPUBP_OK;
+}
+
+int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p)
+{
+    if (which < 0 || which >= GBP_DZ_SCRATCH)
+        return gbp_error(GPUBP_ERR_INTERNAL, 0, "device scratch %d", which);
+    if (n > m->dz_cap[which]) {
+        gbp_mem_dev_free(m, m->dz_buf[which]);
+        m->dz_buf[which] = NULL;
+        m->dz_cap[which] = 0;
+        GBP_FORWARD_IF_ERROR(gbp_mem_dev_alloc(m, &m->dz_buf[which], n));
+        m->dz_cap[which] = n;
+    }
+    *p = m->dz_buf[which];
+    return GPUBP_OK;
+}
+
+void gbp_mem_dz_free(gbp_mem *m)
+{
+    if (m->dz) m->dz_ops->close(m->dz);
+    m->dz = NULL;
+    for (int i = 0; i < GBP_DZ_SCRATCH; i++) {
+        gbp_mem_dev_free(m, m->dz_buf[i]);
+        m->dz_buf[i] = NULL;
+        m->dz_cap[i] = 0;
+    }
+}
+
 int gbp_mem_dev_copy(gbp_mem *m, int h2d, void *dst, const void *src, size_t n)
 {
     if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);

@@ -37,11 +37,13 @@
 #include <sys/types.h>
 
 #include "memspace/box.h"
+#include "common/dzops.h"
 #include "memspace/devops.h"
 #include "io/fileio.h"
 #include "memspace/memspace.h"
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
+#define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
 #define GBP_MINMAX_CHUNK ((size_t)1 << 20)
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
@@ -181,6 +183,10 @@ struct gbp_mem {
     long dz_blocks[2];
     uint64_t dz_raw[2], dz_stored[2];
     char dz_why[200];
+    void *dz;                   /* its device codec state, kept until close */
+    const gbp_dzops *dz_ops;
+    void *dz_buf[GBP_DZ_SCRATCH]; /* its device scratch buffers */
+    size_t dz_cap[GBP_DZ_SCRATCH];
 };
 
 static inline int gbp_job_is_write(const job *j)

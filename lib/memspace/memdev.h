@@ -23,6 +23,14 @@ int gbp_mem_dev_copy(gbp_mem *m, int h2d, void *dst, const void *src, size_t n);
 int gbp_mem_dev_minmax(gbp_mem *m, const void *p, int type, size_t n, void *min, void *max);
 /* Waits for all work queued on the library's stream. */
 int gbp_mem_dev_sync(gbp_mem *m);
+/* The device codec state of m for ops (opened on dctx at the first call, kept until close; a
+ * call with other ops closes the old state), and device scratch buffer `which` (0 or 1) of at
+ * least n bytes (kept and grown; its old contents are lost when it grows). The caller uses them
+ * on the file's thread only and waits for the work that uses them before the next call. */
+int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z);
+int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p);
+/* Frees both (gbp_mem_close, before the device context). */
+void gbp_mem_dz_free(gbp_mem *m);
 /* The GPU codec path's counters for GPUBP_MEM_STATS (printed at close): blocks compressed or
  * decompressed on the device, and the last reason the CPU path was taken instead (kept). */
 void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const char *fallback);

@@ -45,6 +45,7 @@ void gbp_mem_close(gbp_mem *m)
             gbp_slots_free(m, m->slots[i].buf);
         }
         if (m->misc_ev) m->ops->event_destroy(m->dctx, m->misc_ev);
+        gbp_mem_dz_free(m);
         for (mm_page *p = m->pages, *n; p; p = n) {
             n = p->next;
             m->ops->host_free(m->dctx, p->mem, GBP_MM_PAGE_ENTRIES * GBP_MM_ENTRY);
