@@ -42,7 +42,9 @@ namespace {
 const int kLZ4 = 1, kLZ4HC = 2, kZLIB = 4, kZSTD = 5;
 const int kThreads = 256;
 const unsigned kMaxGrid = 65535;
+#ifdef GPUBP_HAVE_NVCOMP
 const size_t kAlign = 16; // every nvCOMP buffer: at least its required alignment (4 or 8)
+#endif
 
 int dz_fail(cudaError_t e, const char *what)
 {
@@ -57,7 +59,9 @@ int dz_fail(cudaError_t e, const char *what)
         if (dz_e_ != cudaSuccess) return dz_fail(dz_e_, what); \
     } while (0)
 
+#ifdef GPUBP_HAVE_NVCOMP
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+#endif
 
 unsigned grid_for(size_t n)
 {
@@ -120,6 +124,7 @@ __global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_
     }
 }
 
+#ifdef GPUBP_HAVE_NVCOMP
 // run[i]: the byte value when every byte of stream i is that value, else -1. One block a stream.
 __global__ void k_runs(const uint8_t *const *ptr, const size_t *len, int16_t *run)
 {
@@ -174,10 +179,12 @@ __global__ void k_adler(const uint8_t *const *ptr, const size_t *len, uint32_t *
     }
 }
 
+#endif // GPUBP_HAVE_NVCOMP
+
 // internal segment kind: fill with inl[0]
 const uint8_t kSegFill = 7;
 
-// Writes the segments, one block a segment. CODED: coded stream src (at coded + src * slot);
+// Writes the segments, gridDim.y blocks a segment (blockIdx.x). CODED: coded stream src (at coded + src * slot);
 // with wrap (zlib made by nvCOMP deflate) the segment is 78 01, the deflate bytes, the Adler-32.
 __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *coded, size_t slot,
                            int wrap, const uint32_t *adler)
@@ -185,19 +192,21 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
     const gbp_dz_seg g = seg[blockIdx.x];
     uint8_t *d = out + g.dst;
     if (g.kind == GBP_SEG_INLINE) {
-        if (threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
+        if (blockIdx.y == 0 && threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
         return;
     }
+    size_t first = blockIdx.y * (size_t)blockDim.x + threadIdx.x,
+           step = (size_t)gridDim.y * blockDim.x;
     if (g.kind == GBP_SEG_ZERO || g.kind == kSegFill) {
         uint8_t v = g.kind == kSegFill ? g.inl[0] : 0;
-        for (size_t i = threadIdx.x; i < g.len; i += blockDim.x) d[i] = v;
+        for (size_t i = first; i < g.len; i += step) d[i] = v;
         return;
     }
     const uint8_t *s = g.kind == GBP_SEG_DEV ? (const uint8_t *)(uintptr_t)g.src
                                              : coded + g.src * slot;
     size_t n = g.len;
     if (g.kind == GBP_SEG_CODED && wrap) {
-        if (threadIdx.x == 0) {
+        if (first == 0) {
             uint32_t a = adler[g.src];
             d[0] = 0x78;
             d[1] = 0x01;
@@ -209,7 +218,7 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
         d += 2;
         n -= 6;
     }
-    for (size_t i = threadIdx.x; i < n; i += blockDim.x) d[i] = s[i];
+    for (size_t i = first; i < n; i += step) d[i] = s[i];
 }
 
 // ---- nvCOMP, loaded at run time ------------------------------------------------------------------
@@ -396,11 +405,13 @@ int lib_after(cz *z)
     return GPUBP_OK;
 }
 
+#ifdef GPUBP_HAVE_NVCOMP
 int wait_me(cz *z)
 {
     DZ_CHECK(cudaStreamSynchronize(z->st), "cudaStreamSynchronize (codec stream)");
     return GPUBP_OK;
 }
+#endif
 
 const char *cz_unavailable(int codec)
 {
@@ -430,6 +441,7 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
     return inverse ? lib_after(z) : GPUBP_OK;
 }
 
+#ifdef GPUBP_HAVE_NVCOMP
 // The arrays of a batch of n streams, in z->arr (device) and z->h_arr (pinned host), 8 bytes an
 // entry: in ptrs, in sizes, out ptrs, out sizes, out capacities, aux ptrs, statuses; then the runs.
 struct batch_view {
@@ -460,6 +472,8 @@ batch_view view(void *base, size_t n)
 
 size_t batch_bytes(size_t n) { return 58 * n + 64; }
 
+#endif // GPUBP_HAVE_NVCOMP
+
 // Uploads the segments and writes them into out on the codec's stream.
 int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
 {
@@ -476,9 +490,16 @@ int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
              "cudaMemcpyAsync (segments)");
     DZ_CHECK(cudaEventRecord(z->ev_seg, z->st), "cudaEventRecord (segments)");
     z->seg_pending = 1;
+    size_t maxlen = 0;
+    for (size_t i = 0; i < nseg; i++)
+        if (seg[i].len > maxlen) maxlen = seg[i].len;
+    /* blocks a segment: one for every 64 KiB of the longest, 1 .. 1024 */
+    size_t y = maxlen / 65536 + 1;
+    dim3 grid(1, (unsigned)(y > 1024 ? 1024 : y));
     for (size_t done = 0; done < nseg; done += 1u << 30) {
         size_t k = nseg - done < (1u << 30) ? nseg - done : (1u << 30);
-        k_assemble<<<(unsigned)k, kThreads, 0, z->st>>>((const gbp_dz_seg *)z->aout_seg.p + done, out,
+        grid.x = (unsigned)k;
+        k_assemble<<<grid, kThreads, 0, z->st>>>((const gbp_dz_seg *)z->aout_seg.p + done, out,
                                                         (const uint8_t *)z->coded.p, z->slot,
                                                         z->wrap, (const uint32_t *)z->adler.p);
         DZ_CHECK(cudaGetLastError(), "the assembly kernel");
@@ -493,6 +514,7 @@ int cz_assemble(void *vz, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
     return lib_after(z); // the library's copies out of `out` come after
 }
 
+#ifdef GPUBP_HAVE_NVCOMP
 // Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream.
 int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const size_t *len,
            size_t n)
@@ -510,6 +532,8 @@ int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const 
     gbp_free(seg);
     return rc;
 }
+
+#endif // GPUBP_HAVE_NVCOMP
 
 #ifdef GPUBP_HAVE_NVCOMP
 template <typename CO, typename DO>
@@ -549,14 +573,14 @@ int nv_decompress(cz *z, const api<CO, DO> &a, DO opts, size_t n, size_t maxlen,
 int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const size_t *off,
               const size_t *len, int16_t *run, size_t *clen)
 {
-    cz *z = (cz *)vz;
     if (n == 0) return GPUBP_OK;
     const char *why = cz_unavailable(codec);
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
 #ifndef GPUBP_HAVE_NVCOMP
-    (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
-    return GPUBP_ERR_NOT_SUPPORTED;
+    (void)vz; (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
+    return GPUBP_ERR_NOT_SUPPORTED; /* unreachable: unavailable() gave a reason */
 #else
+    cz *z = (cz *)vz;
     size_t maxlen = 0, total = 0;
     int aligned = (uintptr_t)in % kAlign == 0;
     for (size_t i = 0; i < n; i++) {
@@ -622,6 +646,14 @@ int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const
 #endif
 }
 
+#ifndef GPUBP_HAVE_NVCOMP
+int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
+              size_t n)
+{
+    (void)vz; (void)in; (void)out; (void)s; (void)n;
+    return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s", cz_unavailable(codec));
+}
+#else
 int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
               size_t n)
 {
@@ -638,7 +670,6 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
     int wrap = codec == kZLIB;
     size_t inslot = round_up(maxc, kAlign), outslot = round_up(maxlen, kAlign);
-#ifdef GPUBP_HAVE_NVCOMP
     if (nc) {
         GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
         GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
@@ -701,9 +732,6 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
                                 s[i].len, wrap && st == -1 ? ", Adler-32 mismatch" : "");
         }
     }
-#else
-    (void)wrap; (void)maxc;
-#endif
     // the streams to their places: decoded ones from aout, copies from in, runs filled
     gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
     if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
@@ -727,6 +755,8 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     GBP_FORWARD_IF_ERROR(lib_after(z));
     return wait_me(z);
 }
+
+#endif // GPUBP_HAVE_NVCOMP
 
 int cz_begin(void *vz) { return after_lib((cz *)vz); }
 
