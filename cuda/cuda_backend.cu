@@ -21,7 +21,7 @@ extern "C" {
 #include "memspace/devops.h"
 }
 
-#include "cuda_internal.h"
+#include "cuda/cuda_dz.h"
 
 namespace {
 

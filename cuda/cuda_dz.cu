@@ -28,7 +28,7 @@ extern "C" {
 #include "memspace/memdev.h"
 }
 
-#include "cuda_internal.h"
+#include "cuda/cuda_dz.h"
 
 #ifdef GPUBP_HAVE_NVCOMP
 #include <nvcomp/deflate.h>
@@ -130,14 +130,11 @@ __global__ void k_runs(const uint8_t *const *ptr, const size_t *len, int16_t *ru
 {
     const uint8_t *s = ptr[blockIdx.x];
     size_t n = len[blockIdx.x];
-    __shared__ int same;
-    if (threadIdx.x == 0) same = 1;
-    __syncthreads();
     uint8_t first = n ? s[0] : 0;
-    for (size_t i = threadIdx.x; i < n && same; i += blockDim.x)
-        if (s[i] != first) same = 0;
-    __syncthreads();
-    if (threadIdx.x == 0) run[blockIdx.x] = (same && n) ? (int16_t)first : (int16_t)-1;
+    int differs = 0;
+    for (size_t i = threadIdx.x; i < n && !differs; i += blockDim.x) differs = s[i] != first;
+    differs = __syncthreads_or(differs);
+    if (threadIdx.x == 0) run[blockIdx.x] = (!differs && n) ? (int16_t)first : (int16_t)-1;
 }
 
 // Adler-32 of stream i (RFC 1950): A = 1 + sum d, B = n + sum (n - k) d_k (k from 0), mod 65521.

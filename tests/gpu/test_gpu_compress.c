@@ -7,7 +7,7 @@
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
  * nvCOMP. */
-#include "test_support.h"
+#include "support/test_support.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
