@@ -91,7 +91,10 @@ static void codecs_roundtrip(void **state)
     void *d;
     die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
     die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
-    const char *pa = ts_path("gpuz_on.bp"), *pb = ts_path("gpuz_off.bp");
+    /* own copies: ts_path and ts_join hand out rotating buffers, reused after 16 calls */
+    char pa[1024], pb[1024];
+    snprintf(pa, sizeof pa, "%s", ts_path("gpuz_on.bp"));
+    snprintf(pb, sizeof pb, "%s", ts_path("gpuz_off.bp"));
     for (size_t c = 0; c < 4; c++)
         for (size_t s = 0; s < 3; s++)
             for (int level = 1; level <= 9; level += 8) {

@@ -728,8 +728,11 @@ static void tc_compressed(void **state)
     void *ds = tc_dev_from(sm, nsmall * sizeof *sm);
     for (int dev = 0; dev < 2; dev++) {
         gpubp_file *w;
+        /* compress_device=off: this case checks the staged CPU codec path, whose bytes equal the
+         * host path's; the device codec (nvCOMP) writes other streams (test_gpu_compress) */
         TS_OK(gpubp_open(&w, ts_path(dev ? "zdev.bp" : "zhost.bp"), GPUBP_MODE_WRITE,
-                         tc_params("gpu_layout=row_major,chunk_mib=1,pool_slots=3")));
+                         tc_params("gpu_layout=row_major,chunk_mib=1,pool_slots=3,"
+                                   "compress_device=off")));
         gpubp_variable *a, *b, *c, *u;
         size_t ns = nsmall;
         /* an uncompressed device block first: its chunks are still queued when compression
