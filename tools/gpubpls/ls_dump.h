@@ -39,7 +39,4 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v);
 /* Prints the value of block b of a single value (global or local) at relative step `step`. */
 int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool allowformat);
 
-/* The step of the dataset (0-based) that is relative step `rel` of v. */
-size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel);
-
 #endif /* GPUBPLS_LS_DUMP_H */

@@ -1,0 +1,102 @@
+/* gpubpls: the dataset step of a variable's step (ls_steps.h), for bpls's BP4 -D listing. */
+#include "gpubpls/ls_steps.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The public API counts a variable's steps from 0 over the steps where it appears; bpls prints
+ * the dataset's step. When a variable skips steps, one pass over the dataset in READ mode finds
+ * in which steps each variable appears. */
+/* The entry of `name` in the sorted step map, or NULL with *pos where it would go. */
+static ls_stepmap_entry *stepmap_find(const ls_ctx *c, const char *name, size_t *pos)
+{
+    size_t lo = 0, hi = c->stepmap_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(c->stepmap[mid].name, name);
+        if (r == 0)
+            return &c->stepmap[mid];
+        if (r < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *pos = lo;
+    return NULL;
+}
+
+/* The entry of `name`, created (empty) when absent; NULL when out of memory. */
+static ls_stepmap_entry *stepmap_entry(ls_ctx *c, const char *name)
+{
+    size_t lo;
+    ls_stepmap_entry *e = stepmap_find(c, name, &lo);
+    if (e)
+        return e;
+    if (c->stepmap_n == c->stepmap_cap) {
+        size_t cap = c->stepmap_cap ? 2 * c->stepmap_cap : 64;
+        ls_stepmap_entry *m = realloc(c->stepmap, cap * sizeof *m);
+        if (!m)
+            return NULL;
+        c->stepmap = m;
+        c->stepmap_cap = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return NULL;
+    memmove(&c->stepmap[lo + 1], &c->stepmap[lo], (c->stepmap_n - lo) * sizeof *c->stepmap);
+    c->stepmap[lo] = (ls_stepmap_entry){copy, NULL, 0, 0};
+    c->stepmap_n++;
+    return &c->stepmap[lo];
+}
+
+static bool stepmap_add(ls_ctx *c, const char *name, size_t step)
+{
+    ls_stepmap_entry *e = stepmap_entry(c, name);
+    if (!e)
+        return false;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 8;
+        size_t *s = realloc(e->steps, cap * sizeof *s);
+        if (!s)
+            return false;
+        e->steps = s;
+        e->cap = cap;
+    }
+    e->steps[e->n++] = step;
+    return true;
+}
+
+static void build_stepmap(ls_ctx *c)
+{
+    c->stepmap_done = true;
+    gpubp_file *f = NULL;
+    if (gpubp_open(&f, c->opt.path, GPUBP_MODE_READ, "block_view=stored") != GPUBP_OK)
+        return;
+    bool ok = true;
+    while (ok && gpubp_begin_step(f) == GPUBP_OK) {
+        size_t step, n;
+        const char *const *names;
+        ok = gpubp_current_step(f, &step) == GPUBP_OK &&
+             gpubp_available_variables(f, &n, &names) == GPUBP_OK;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = stepmap_add(c, names[i], step);
+        ok = ok && gpubp_end_step(f) == GPUBP_OK;
+    }
+    gpubp_close(f);
+}
+
+size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel)
+{
+    if (!c->random_access) {
+        size_t step = 0;
+        gpubp_current_step(c->f, &step);
+        return step;
+    }
+    if (v->nsteps >= c->file_steps)
+        return rel;
+    if (!c->stepmap_done)
+        build_stepmap(c);
+    size_t pos;
+    const ls_stepmap_entry *e = stepmap_find(c, v->name, &pos);
+    return e && rel < e->n ? e->steps[rel] : rel;
+}
