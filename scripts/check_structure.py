@@ -66,7 +66,6 @@ KNOWN = {
     "lib/memspace/dz_stub.c: own-header",
     "tests/interop/bpls_dump.c: length",
     "tools/gpubpls/gpubpls.c: length",
-    "tools/gpubpls/ls_dump.c: length",
     "tests/mpi/test_mpi.c: length",
     "tests/memspace/test_pipeline.c: length",
 }
