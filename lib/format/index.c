@@ -51,6 +51,7 @@ void gbp_index_free(gbp_index *ix)
         gbp_var *v = ix->vars[i];
         gbp_free(v->name);
         gbp_free(v->steps);
+        gbp_free(v->puts);
         gbp_free(v->shapes);
         gbp_free(v);
     }
@@ -320,18 +321,27 @@ static size_t split_run(const gbp_block *b, size_t i, size_t n)
     return cnt;
 }
 
+_Static_assert(sizeof(gbp_var_step) <= 32, "gbp_var_step: one per (variable, step), keep it small");
+
 int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts, size_t *nputs,
                    const char *what)
 {
     gbp_var_step *st = &v->steps[vs];
     const gbp_block *b = NULL;
     GBP_FORWARD_IF_ERROR(gbp_index_blocks(ix, v, vs, &b, what));
-    if (!st->puts) {
+    if (vs >= v->cap_puts) {
+        size_t old = v->cap_puts;
+        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&v->puts, &v->cap_puts,
+                                      vs + 1 > v->nsteps ? vs + 1 : v->nsteps, sizeof *v->puts));
+        memset(v->puts + old, 0, (v->cap_puts - old) * sizeof *v->puts);
+    }
+    gbp_var_puts *pc = &v->puts[vs];
+    if (!pc->blocks) {
         size_t n = st->nblocks, np = 0;
         for (size_t i = 0; i < n; i += split_run(b, i, n)) np++;
         if (np == n || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY) {
-            st->puts = (gbp_block *)b;
-            st->nputs = st->nblocks;
+            pc->blocks = (gbp_block *)b;
+            pc->n = st->nblocks;
         } else {
             gbp_block *out = gbp_index_alloc(ix, np * sizeof *out);
             GBP_CHECK_ALLOC(out);
@@ -363,12 +373,12 @@ int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts,
                 }
                 i += run;
             }
-            st->puts = out;
-            st->nputs = (uint32_t)np;
+            pc->blocks = out;
+            pc->n = np;
         }
     }
-    *puts = st->puts;
-    *nputs = st->nputs;
+    *puts = pc->blocks;
+    *nputs = pc->n;
     return 0;
 }
 

@@ -103,11 +103,14 @@ typedef struct gbp_var_step {
     uint32_t entry_len;   /* the loader's cookie (BP4: bytes after the length field) */
     uint32_t shape_id;    /* global and joined arrays: this step's shape in gbp_var.shapes */
     gbp_block *blocks;    /* NULL until loaded */
-    gbp_block *puts;      /* gbp_index_puts: the blocks as they were put (the sub-blocks of one
-                           * split put merged into one); NULL until asked, == blocks when none
-                           * was split */
-    uint32_t nputs;
-} gbp_var_step;
+} gbp_var_step;           /* 32 bytes: a 10,000-step dataset keeps one per (variable, step) */
+
+/* gbp_index_puts' cache of a var-step: the blocks as they were put (the sub-blocks of one split
+ * put merged into one); NULL until asked, == the step's blocks when none was split. */
+typedef struct gbp_var_puts {
+    gbp_block *blocks;
+    size_t n;
+} gbp_var_puts;
 
 typedef struct gbp_var {
     char *name;
@@ -116,6 +119,8 @@ typedef struct gbp_var {
     size_t ndims;         /* of the first block */
     gbp_var_step *steps;  /* in step order */
     size_t nsteps, cap_steps;
+    gbp_var_puts *puts;   /* per var-step, allocated on the first gbp_index_puts; cap_puts */
+    size_t cap_puts;
     uint64_t *shapes;     /* ndims values per distinct consecutive shape */
     size_t nshapes, cap_shapes;
     int has_mm;
