@@ -89,6 +89,14 @@ if [ "$MODE" = sweep ]; then
 fi
 
 if [ "$MODE" = issue23 ]; then
+  # ADIOS2's libraries: <prefix>/lib of an installed ADIOS2 (ADIOS2_DIR=<prefix>/lib/cmake/adios2),
+  # or the PyPI wheel's adios2/ and adios2.libs/ (ADIOS2_DIR=<site-packages>/adios2/cmake/adios2),
+  # for the link (the wheel's libraries need each other's mangled names) and the run
+  if [ -n "${ADIOS2_DIR:-}" ]; then
+    for d in "$ADIOS2_DIR/../.." "$ADIOS2_DIR/../../../adios2.libs"; do
+      [ -d "$d" ] && export LD_LIBRARY_PATH=$(cd "$d" && pwd):${LD_LIBRARY_PATH:-}
+    done
+  fi
   build gpubp-bench
   # apart: an ADIOS2 that is not found leaves gpubp-bench built (build.log says why)
   [ -n "${ADIOS2_DIR:-}" ] && cmake --build "$B" -j "$NJ" --target gpubp-adios2-cmp >> "$OUT/build.log" 2>&1
@@ -115,7 +123,8 @@ if [ "$MODE" = issue23 ]; then
        "1 GiB x 4, 1 block, defaults|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --baseline --blocks 1"
        "adios2: 1 block|$A --blocks 1"
        "adios2: 4 blocks|$A --blocks 4"
-       "adios2: 16 blocks|$A --blocks 16")
+       "adios2: 16 blocks|$A --blocks 16"
+       "1 block, split off, piece_kib=16384 (whole-chunk copies and writes)|$G --blocks 1 --params split_mib=0,piece_kib=16384")
   {
     for i in "${!R23[@]}"; do echo "row $((i + 1)): ${R23[$i]%%|*}"; done
     for i in "${!R23[@]}"; do
