@@ -9,8 +9,8 @@
 #
 # Dependencies the machine lacks (cmocka, pkg-config, zlib headers) are taken from .carry/root
 # (Debian packages unpacked with dpkg -x).
-# When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
-# working tree, so that colleagues' edits in progress cannot break the run.
+# When .carry/head.tar exists (git archive HEAD, with or without tests/golden), that committed tree
+# is built instead of the working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
 # MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
 # MODE=check: the tests, the example and the sanitizers as in full, then the four sync GPU rows
@@ -32,6 +32,9 @@ CARRY=$PWD/.carry
 SRC=$PWD
 if [ -f "$CARRY/head.tar" ]; then
   rm -rf /tmp/gpubp-src && mkdir -p /tmp/gpubp-src && tar -xf "$CARRY/head.tar" -C /tmp/gpubp-src
+  # an archive made without the golden data (git archive HEAD -- . ':!tests/golden': it travels
+  # beside the working tree, which holds it already) reads the working tree's
+  [ -e /tmp/gpubp-src/tests/golden ] || ln -s "$PWD/tests/golden" /tmp/gpubp-src/tests/golden
   SRC=/tmp/gpubp-src
 fi
 R=$CARRY/root
