@@ -64,7 +64,6 @@ KNOWN = {
     "lib/memspace/stage.c: own-header",
     "lib/memspace/mem_dz.c: own-header",
     "lib/memspace/dz_stub.c: own-header",
-    "tests/interop/bpls_dump.c: length",
     "tools/gpubpls/gpubpls.c: length",
     "tests/mpi/test_mpi.c: length",
     "tests/memspace/test_pipeline.c: length",
