@@ -10,7 +10,8 @@
  *   count, min, max), min/max of the step and over all steps; every value: the whole step, each
  *   block alone, a box across the blocks (one element in from every side), all steps at once
  *   (step range), a box into a larger buffer (memory selection); the attributes (names, type,
- *   count, array or not, values).
+ *   count, array or not, values). Random access is support/pair_walk.h's ts_pair_random; the
+ *   step-mode walk is here, through the same ts_pair_* pieces.
  *
  * The differences ADIOS2 itself shows between the engines, and how the API presents them (each is
  * asserted, so that a change on either side is seen):
