@@ -365,6 +365,15 @@ int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block 
                      "(%llu bytes)", what, (unsigned long long)bytes, (unsigned long long)fsize);
 }
 
+static void swap_bytes(uint8_t *p, size_t n)
+{
+    for (size_t a = 0, z = n - 1; a < z; a++, z--) {
+        uint8_t t = p[a];
+        p[a] = p[z];
+        p[z] = t;
+    }
+}
+
 static int host_big_endian(void)
 {
     const uint16_t x = 1;
@@ -378,29 +387,68 @@ int gbp_bp5_swapped(const gpubp_file *f)
     return f->bp5 && f->bp5->idx.big_endian != host_big_endian();
 }
 
+/* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
+ * half of a complex) swapped; long double taken as IEEE binary128 when the writer was big-endian
+ * (FFS only byte-swaps it; the 16-byte IEEE format) and converted exactly, or NOT_SUPPORTED. */
+int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes)
+{
+    size_t es = gbp_type_size(v->type);
+    if (v->type == BP5_GPUBP_LONG_DOUBLE) {
+        for (size_t i = 0; f->bp5->idx.big_endian && i + 16 <= bytes; i += 16) {
+            for (size_t a = 0, z = 15; a < z; a++, z--) {
+                uint8_t t = buf[i + a];
+                buf[i + a] = buf[i + z];
+                buf[i + z] = t;
+            }
+            if (gbp_ld_from_binary128(buf + i, buf + i))
+                return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': element %zu, a big-endian "
+                                 "writer's long double (IEEE binary128), has no exact x87 80-bit "
+                                 "value", f->path, v->name, i / 16);
+        }
+        return GPUBP_OK;
+    }
+    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
+                      ? es / 2 : es;
+    for (size_t i = 0; unit > 1 && i + unit <= bytes; i += unit)
+        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
+            uint8_t t = buf[i + a];
+            buf[i + a] = buf[i + z];
+            buf[i + z] = t;
+        }
+    return GPUBP_OK;
+}
+
+/* The integers of an operator buffer's own header are the writer's (ADIOS2's PutParameter copies
+ * them from memory); libgpubp's decoders read them little-endian. Swapped in place when the
+ * dataset is big-endian, unless its uncompressed size (at 4) says the header is little-endian. */
+int gbp_bp5_op_order(const gpubp_file *f, uint8_t *z, size_t n, size_t raw)
+{
+    if (!f->bp5 || !f->bp5->idx.big_endian || n < 12) return GPUBP_OK;
+    if (bp5_ld64(z + 4, 1) != raw && gbp_ld64(z + 4) == raw) return GPUBP_OK;
+    swap_bytes(z + 4, 8);
+    if (z[0] == BP5_OP_BZIP2 && n >= 20) { /* u64 batches, then 4 u32 per batch */
+        uint64_t nb = bp5_ld64(z + 12, 1);
+        swap_bytes(z + 12, 8);
+        for (uint64_t k = 0; k < nb && 20 + 16 * k + 16 <= n; k++)
+            for (int j = 0; j < 4; j++) swap_bytes(z + 20 + 16 * k + 4 * j, 4);
+    } else if (z[0] == BP5_OP_BLOSC && n >= 23 && !(z[15] | z[16] | z[17] | z[18])) {
+        swap_bytes(z + 19, 4); /* the chunk count of the chunked layout (Blosc2 chunks: LE) */
+    }
+    return GPUBP_OK;
+}
+
 int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
                          const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                          const gbp_box *dbox)
 {
     size_t es = gbp_type_size(v->type), n = 1, bytes;
-    if (v->type == BP5_GPUBP_LONG_DOUBLE)
-        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': long double of a writer of the "
-                         "other byte order (its encoding is the writer platform's)", f->path,
-                         v->name);
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) return gbp_nomem();
     if (!gbp_mul_ok(n, es, &bytes)) return gbp_nomem();
     uint8_t *buf = gbp_malloc(bytes ? bytes : 1);
     GBP_CHECK_ALLOC(buf);
     int rc = gbp_dataset_pread(f, b->subfile, fd, buf, bytes, b->payload_offset);
-    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
-                      ? es / 2 : es;
-    for (size_t i = 0; rc == GPUBP_OK && unit > 1 && i < bytes; i += unit)
-        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
-            uint8_t t = buf[i + a];
-            buf[i + a] = buf[i + z];
-            buf[i + z] = t;
-        }
+    if (rc == GPUBP_OK) rc = gbp_bp5_to_host(f, v, buf, bytes);
     if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, buf, es, fbox, dst, dbox);
     gbp_free(buf);
     return rc;

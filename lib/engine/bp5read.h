@@ -31,9 +31,18 @@ int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block 
 /* Whether the dataset's byte order differs from this host's (a big-endian writer here): its
  * payloads are swapped element by element when read (gbp_bp5_read_swapped). */
 int gbp_bp5_swapped(const gpubp_file *f);
+/* bytes of v's elements at buf, in the dataset's byte order, into the host's (a dataset for which
+ * gbp_bp5_swapped holds): each element (each half of a complex) swapped; a big-endian writer's
+ * long double taken as IEEE binary128 and converted exactly into the x87 layout, or
+ * GPUBP_ERR_NOT_SUPPORTED naming the element. */
+int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes);
+/* An operator buffer z (n bytes; raw: the block's uncompressed size) of a big-endian dataset: the
+ * integers of its own header (null, bzip2, blosc; the writer's byte order) swapped in place to the
+ * little-endian order libgpubp's decoders read. Nothing for little-endian datasets, or when the
+ * size at 4 reads right only little-endian. */
+int gbp_bp5_op_order(const gpubp_file *f, uint8_t *z, size_t n, size_t raw);
 /* Reads the part fbox of uncompressed block b (elements of es bytes) into dst / dbox in space,
- * through a host buffer in which each element (each half of a complex) is swapped. long double
- * is GPUBP_ERR_NOT_SUPPORTED (its encoding is the writer platform's). */
+ * through a host buffer converted by gbp_bp5_to_host. */
 int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
                          const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                          const gbp_box *dbox);
