@@ -14,13 +14,14 @@
  *   32-bit writers' slip the description records, section 7.2);
  * - md.0's step blocks packed again with their new sizes, md.idx's step records pointing at them;
  *   mmd.0's descriptions rewritten in place; data.K as it was.
- * Format ids are kept (readers only match them; a real writer's hash its description). Not
+ * Format ids are those of the new descriptions (section 5.4, ffs_id.c), in mmd.0 and md.0. Not
  * converted (-2): operator buffers (ADIOS2 writes size_t fields in them, 4 bytes on i386, which
  * the description does not lay out) and long double (12 bytes on i386). Used by
  * test_format_bp5_bigendian's 32-bit cases; not installed. */
 #include "format/bp5_to_32.h"
 
 #include "format/bp5.h"
+#include "format/ffs_id.h"
 #include "support/test_support.h"
 
 #include <stdio.h>
@@ -265,8 +266,8 @@ static const char *unconvertible(const bp5_format *f)
 
 /* One 64-bit FFS block (p, n bytes) as a 32-bit writer's: *out (malloc'd), *olen its slot size
  * (a multiple of 8). 0, -1 damaged, -2 not convertible. */
-static int convert_block(bp5_formats *ft, fmt32 *xs, const uint8_t *p, size_t n, uint8_t **out,
-                         size_t *olen, char *why, size_t wn)
+static int convert_block(bp5_formats *ft, fmt32 *xs, const ffs_idmap *ids, const uint8_t *p,
+                         size_t n, uint8_t **out, size_t *olen, char *why, size_t wn)
 {
     const bp5_format *f = n >= 24 ? bp5_formats_find(ft, p) : NULL;
     if (!f || !f->variant || f->rep_version < 2 || f->ptr_size != 8) {
@@ -313,6 +314,7 @@ static int convert_block(bp5_formats *ft, fmt32 *xs, const uint8_t *p, size_t n,
     size_t slot = (24 + e.len + 7) / 8 * 8;
     uint8_t *b = calloc(1, slot);
     memcpy(b, p, 12);
+    ffs_idmap_apply(ids, b);
     st_le(b + 12, e.len, 8);
     memcpy(b + 24, e.out, e.len);
     free(e.out);
@@ -351,6 +353,7 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
     bp5_idx_init(&ix);
     bp5_formats_init(&ft);
     fmt32 *xs = NULL;
+    ffs_idmap ids = {NULL, NULL, 0};
     uint8_t *omd = NULL;
     size_t on = 0, ocap = 0;
     int rc = -1;
@@ -361,12 +364,25 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
         snprintf(why, wn, "not a readable little-endian BP5 dataset: %s", gbp_error_message());
         goto out;
     }
+    if (ffs_check_mmd(mmd, nmmd)) {
+        snprintf(why, wn, "mmd.0's ids are not the hashes of their descriptions");
+        goto out;
+    }
     xs = calloc(ft.n + 1, sizeof *xs);
     for (size_t k = 0; k < ft.n; k++) {
         xs[k].f = ft.v[k];
         xs[k].l = calloc(ft.v[k]->nstructs, sizeof *xs[k].l);
         layout(&xs[k]);
     }
+    /* mmd.0: every description in place (same length) */
+    for (size_t at = 0, k = 0; at + 28 <= nmmd; k++) {
+        uint64_t il = gbp_ld64(mmd + at + 8);
+        const bp5_format *f = bp5_formats_find(&ft, mmd + at + 16);
+        for (size_t j = 0; f && j < ft.n; j++)
+            if (ft.v[j] == f) convert_desc(&xs[j], mmd + at + 28, (size_t)il);
+        at += 28 + (size_t)il;
+    }
+    if (ffs_rehash_mmd(mmd, nmmd, 0, &ids)) goto out;
     /* md.0: each step's table and blocks, packed again; md.idx's records follow */
     size_t rec = 64;
     for (size_t s = 0; s < ix.nsteps; s++) {
@@ -380,7 +396,7 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
             uint64_t sz = gbp_ld64(md0 + r->md_pos + 8 + 8 * i);
             uint8_t *b = NULL;
             size_t bl = 0;
-            if (sz && (rc = convert_block(&ft, xs, md0 + at, (size_t)sz, &b, &bl, why, wn)) != 0)
+            if (sz && (rc = convert_block(&ft, xs, &ids, md0 + at, (size_t)sz, &b, &bl, why, wn)) != 0)
                 goto out;
             rc = -1;
             if (on + bl > ocap) omd = realloc(omd, ocap = (on + bl) * 2 + 4096);
@@ -397,14 +413,6 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
         st_le(idx + rec + 9, base, 8);
         st_le(idx + rec + 17, on - base, 8);
         rec += 9 + (size_t)gbp_ld64(idx + rec + 1);
-    }
-    /* mmd.0: every description in place (same length) */
-    for (size_t at = 0, k = 0; at + 28 <= nmmd; k++) {
-        uint64_t il = gbp_ld64(mmd + at + 8);
-        const bp5_format *f = bp5_formats_find(&ft, mmd + at + 16);
-        for (size_t j = 0; f && j < ft.n; j++)
-            if (ft.v[j] == f) convert_desc(&xs[j], mmd + at + 28, (size_t)il);
-        at += 28 + (size_t)il;
     }
     mkdir(dst, 0777);
     snprintf(p, sizeof p, "%s/md.idx", dst);
@@ -430,6 +438,7 @@ out:
         free(xs[k].l);
     }
     free(xs);
+    ffs_idmap_free(&ids);
     free(omd);
     bp5_idx_free(&ix);
     bp5_formats_free(&ft);

@@ -6,8 +6,8 @@
  * FFS-encoded block's data length and every field of its records swapped by element size
  * (pointers, integers, floats, the bit field, MinMax by the variable's element size, attribute
  * values by their type; strings and chars as they are); the md.0 size tables; and every payload
- * in data.K element by element. Format ids are kept (readers only match them; a real big-endian
- * writer's ids differ because they hash the description).
+ * in data.K element by element. Format ids are those of the rewritten descriptions (section 5.4,
+ * ffs_id.c), in mmd.0 and in every md.0 block.
  * long double (the writer's C type; s390x's is IEEE binary128): every x87 value of the source is
  * written as the binary128 of the same value (exact), big-endian.
  * Operator buffers (§9.3): decoded with the library's decoders, their values swapped, and encoded
@@ -22,6 +22,7 @@
 #include "format/bp5_to_be.h"
 
 #include "format/bp5.h"
+#include "format/ffs_id.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
 
@@ -562,6 +563,7 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
     bp5_formats ft;
     bp5_scratch scr;
     patches pt = {NULL, 0, 0};
+    ffs_idmap ids = {NULL, NULL, 0};
     bp5_idx_init(&ix);
     bp5_formats_init(&ft);
     memset(&scr, 0, sizeof scr);
@@ -583,6 +585,10 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
         snprintf(why, wn, "not a readable little-endian BP5 dataset: %s", gbp_error_message());
         goto out;
     }
+    if (ffs_check_mmd(ds.mmd, ds.nmmd)) {
+        snprintf(why, wn, "mmd.0's ids are not the hashes of their descriptions");
+        goto out;
+    }
     /* the payloads first: they are found through the little-endian metadata */
     for (size_t s = 0; s < ix.nsteps; s++) {
         payload_ctx pc = {&ix, s, &ds, &pt, 0, ""};
@@ -594,6 +600,18 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
             rc = pc.rc ? pc.rc : -1;
             goto out;
         }
+    }
+    /* mmd.0: entry lengths and descriptions */
+    for (size_t at = 0; at + 28 <= ds.nmmd;) {
+        uint64_t il = ld_le(ds.mmd + at + 8, 8);
+        convert_desc(ds.mmd + at + 28, (size_t)il);
+        swap64(ds.mmd + at);
+        swap64(ds.mmd + at + 8);
+        at += 28 + (size_t)il;
+    }
+    if (ffs_rehash_mmd(ds.mmd, ds.nmmd, 1, &ids)) {
+        snprintf(why, wn, "mmd.0 cut");
+        goto out;
     }
     /* md.0: each step's size table and blocks */
     uint8_t *md = malloc(ds.nmd0 ? ds.nmd0 : 1);
@@ -609,17 +627,10 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
                 free(md);
                 goto out;
             }
+            if (sz) ffs_idmap_apply(&ids, md + at);
             at += sz;
         }
         for (uint64_t i = 0; i < 1 + 2 * W; i++) swap64(p + 8 * i);
-    }
-    /* mmd.0: entry lengths and descriptions */
-    for (size_t at = 0; at + 28 <= ds.nmmd;) {
-        uint64_t il = ld_le(ds.mmd + at + 8, 8);
-        convert_desc(ds.mmd + at + 28, (size_t)il);
-        swap64(ds.mmd + at);
-        swap64(ds.mmd + at + 8);
-        at += 28 + (size_t)il;
     }
     convert_idx(ds.idx, ds.nidx);
     mkdir(dst, 0777);
@@ -637,6 +648,7 @@ out:
     bp5_formats_free(&ft);
     bp5_scratch_free(&scr);
     free(pt.v);
+    ffs_idmap_free(&ids);
     free(ds.idx);
     free(ds.mmd);
     free(ds.md0);
