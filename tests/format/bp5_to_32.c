@@ -13,10 +13,12 @@
  *   DataBlockSize written 4 bytes before the offset its description gives, which reads 0 (the
  *   32-bit writers' slip the description records, section 7.2);
  * - md.0's step blocks packed again with their new sizes, md.idx's step records pointing at them;
- *   mmd.0's descriptions rewritten in place; data.K as it was.
+ *   mmd.0's descriptions rewritten in place; data.K as it was, but for
+ * - operator buffers (§9.3) in place with the header a 32-bit ADIOS2 writes: its size_t fields
+ *   (the sizes of null, blosc and bzip2, bzip2's batch count) are 4 bytes (ADIOS2's PutParameter
+ *   copies a size_t; the description gives the 64-bit layout only), DataBlockSize follows.
  * Format ids are those of the new descriptions (section 5.4, ffs_id.c), in mmd.0 and md.0. Not
- * converted (-2): operator buffers (ADIOS2 writes size_t fields in them, 4 bytes on i386, which
- * the description does not lay out) and long double (12 bytes on i386). Used by
+ * converted (-2): long double (12 bytes on i386, a layout the description does not give). Used by
  * test_format_bp5_bigendian's 32-bit cases; not installed. */
 #include "format/bp5_to_32.h"
 
@@ -253,10 +255,8 @@ static void walk(enc *e, int si, uint64_t ib, size_t ob)
 /* What a 32-bit writer cannot have written as the description lays it out: *why, or NULL. */
 static const char *unconvertible(const bp5_format *f)
 {
-    for (size_t v = 0; v < f->nvars; v++) {
-        if (f->vars[v].has_op) return "an operator buffer (size_t fields of 4 bytes on i386)";
+    for (size_t v = 0; v < f->nvars; v++)
         if (f->vars[v].bp5_type == 11) return "a long double (12 bytes on i386)";
-    }
     const bp5_ffs_struct *st = &f->structs[0];
     for (uint32_t i = 0; i < st->nfields; i++)
         if (st->fields[i].base == BP5_FT_FLOAT && st->fields[i].size == 16)
@@ -264,11 +264,94 @@ static const char *unconvertible(const bp5_format *f)
     return NULL;
 }
 
+/* What a block's conversion needs beyond its format: where its step's data lie. */
+typedef struct ctx32 {
+    bp5_formats *ft;
+    fmt32 *xs;
+    const ffs_idmap *ids;
+    const bp5_idx *ix;
+    size_t step;
+    uint64_t w;               /* the block's writer (metadata blocks) */
+    uint8_t **dat;            /* data.K, rewritten in place */
+    size_t *ndat;
+    int nsub;
+} ctx32;
+
+/* The operator buffer of n bytes at p (a 64-bit writer's: 8-byte size_t fields) rewritten in
+ * place as a 32-bit writer's (4-byte size_t: ADIOS2's PutParameter of a size_t; the section 9.3
+ * layout otherwise): the sizes (null, blosc: 4 bytes shorter; bzip2: its size and batch count,
+ * 8 bytes shorter, stream offsets follow). Returns the new size, 0 when not such a buffer. */
+static size_t op_to_32(uint8_t *p, size_t n)
+{
+    if (n < 20) return 0;
+    uint64_t size = gbp_ld64(p + 4);
+    if (size > UINT32_MAX) return 0;
+    if (p[0] == BP5_OP_BZIP2) {
+        uint64_t nb = gbp_ld64(p + 12);
+        if (nb > (n - 20) / 16) return 0;
+        st_le(p + 4, size, 4);
+        st_le(p + 8, nb, 4);
+        memmove(p + 12, p + 20, n - 20);
+        for (uint64_t k = 0; k < nb; k++) st_le(p + 12 + 16 * k + 8, gbp_ld32(p + 12 + 16 * k + 8) - 8, 4);
+        memset(p + n - 8, 0, 8);
+        return n - 8;
+    }
+    if (p[0] != BP5_OP_BLOSC && p[0] != BP5_OP_NULL) return 0;
+    st_le(p + 4, size, 4);
+    memmove(p + 8, p + 12, n - 12);
+    memset(p + n - 4, 0, 4);
+    return n - 4;
+}
+
+/* The operator blocks of the MetaData record just encoded (e: 32-bit, its input the 64-bit one):
+ * each buffer rewritten as a 32-bit writer's in its data file, and its DataBlockSize with it. */
+static int ops_to_32(const ctx32 *c, const fmt32 *x, enc *e, char *why, size_t wn)
+{
+    const bp5_format *f = x->f;
+    for (size_t v = 0; v < f->nvars; v++) {
+        const bp5_var_field *var = &f->vars[v];
+        uint32_t fi = var->field;
+        if (!var->has_op || var->unsupported || var->ma.location < 0 || var->ma.dbsize < 0) continue;
+        const bp5_ffs_field *bc = &f->structs[0].fields[f->f_bfcount];
+        const bp5_ffs_field *bf = &f->structs[0].fields[f->f_bitfield];
+        uint64_t nw = rd(e, (uint64_t)bc->offset, 8), bp = rd(e, (uint64_t)bf->offset, 8);
+        if (var->bit / 64 >= nw || !bp ||
+            !(rd(e, bp + 8 * ((uint64_t)var->bit / 64), 8) >> (var->bit % 64) & 1))
+            continue; /* not written by this writer this step */
+        const bp5_ffs_field *fl = &f->structs[0].fields[fi];
+        const bp5_ffs_struct *ss = &f->structs[fl->sub];
+        const lay *L = &x->l[fl->sub];
+        uint64_t rb = (uint64_t)fl->offset, B = rd(e, rb + (uint64_t)ss->fields[var->ma.blockcount].offset, 8);
+        uint64_t lp = rd(e, rb + (uint64_t)ss->fields[var->ma.location].offset, 8);
+        uint64_t sp = rd(e, rb + (uint64_t)ss->fields[var->ma.dbsize].offset, 8);
+        size_t out_sp = (size_t)gbp_ld32(e->out + x->l[0].off[fi] + L->off[var->ma.dbsize]);
+        for (uint64_t b = 0; b < B && !e->bad; b++) {
+            uint64_t loc = rd(e, lp + 8 * b, 8), size = rd(e, sp + 8 * b, 8), sf, off;
+            if (loc == BP5_NO_DATA) continue;
+            if (bp5_locate(c->ix, c->step, c->w, loc, &sf, &off, "md.0") != GPUBP_OK ||
+                sf >= (uint64_t)c->nsub || off > c->ndat[sf] || size > c->ndat[sf] - off) {
+                snprintf(why, wn, "'%s': operator block %llu not located", var->name,
+                         (unsigned long long)b);
+                return -1;
+            }
+            size_t nn = op_to_32(c->dat[sf] + off, (size_t)size);
+            if (!nn) {
+                snprintf(why, wn, "'%s': an operator buffer of an unknown kind", var->name);
+                return -1;
+            }
+            wr(e, out_sp + 8 * (size_t)b, nn, 8);
+        }
+    }
+    return e->bad ? -1 : 0;
+}
+
 /* One 64-bit FFS block (p, n bytes) as a 32-bit writer's: *out (malloc'd), *olen its slot size
  * (a multiple of 8). 0, -1 damaged, -2 not convertible. */
-static int convert_block(bp5_formats *ft, fmt32 *xs, const ffs_idmap *ids, const uint8_t *p,
-                         size_t n, uint8_t **out, size_t *olen, char *why, size_t wn)
+static int convert_block(const ctx32 *cx, const uint8_t *p, size_t n, uint8_t **out,
+                         size_t *olen, char *why, size_t wn)
 {
+    bp5_formats *ft = cx->ft;
+    fmt32 *xs = cx->xs;
     const bp5_format *f = n >= 24 ? bp5_formats_find(ft, p) : NULL;
     if (!f || !f->variant || f->rep_version < 2 || f->ptr_size != 8) {
         snprintf(why, wn, "a block without a known 64-bit variant format");
@@ -306,6 +389,10 @@ static int convert_block(bp5_formats *ft, fmt32 *xs, const ffs_idmap *ids, const
                 wr(&e, at - 4, v, 8); /* the C structure's place: the description's reads 0 */
             }
     }
+    if (!e.bad && f->kind == BP5_FMT_METADATA && ops_to_32(cx, x, &e, why, wn)) {
+        free(e.out);
+        return -1;
+    }
     if (e.bad) {
         free(e.out);
         snprintf(why, wn, "a damaged block");
@@ -314,7 +401,7 @@ static int convert_block(bp5_formats *ft, fmt32 *xs, const ffs_idmap *ids, const
     size_t slot = (24 + e.len + 7) / 8 * 8;
     uint8_t *b = calloc(1, slot);
     memcpy(b, p, 12);
-    ffs_idmap_apply(ids, b);
+    ffs_idmap_apply(cx->ids, b);
     st_le(b + 12, e.len, 8);
     memcpy(b + 24, e.out, e.len);
     free(e.out);
@@ -324,18 +411,6 @@ static int convert_block(bp5_formats *ft, fmt32 *xs, const ffs_idmap *ids, const
 }
 
 /* ---- whole datasets --------------------------------------------------------------------------- */
-
-static int copy_file(const char *src, const char *dst, const char *name)
-{
-    size_t n = 0;
-    unsigned char *b = ts_read_file(ts_join(src, name), &n);
-    if (!b) return 1; /* absent */
-    char p[4200];
-    snprintf(p, sizeof p, "%s/%s", dst, name);
-    int rc = ts_write_file(p, b, n);
-    free(b);
-    return rc ? -1 : 0;
-}
 
 int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
 {
@@ -354,6 +429,13 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
     bp5_formats_init(&ft);
     fmt32 *xs = NULL;
     ffs_idmap ids = {NULL, NULL, 0};
+    uint8_t *dat[64] = {NULL};
+    size_t ndat[64] = {0};
+    int nsub = 0;
+    for (; nsub < 64; nsub++) { /* data.K, whose operator buffers are rewritten in place */
+        snprintf(p, sizeof p, "%s/data.%d", src, nsub);
+        if (!(dat[nsub] = ts_read_file(p, &ndat[nsub]))) break;
+    }
     uint8_t *omd = NULL;
     size_t on = 0, ocap = 0;
     int rc = -1;
@@ -396,7 +478,8 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
             uint64_t sz = gbp_ld64(md0 + r->md_pos + 8 + 8 * i);
             uint8_t *b = NULL;
             size_t bl = 0;
-            if (sz && (rc = convert_block(&ft, xs, &ids, md0 + at, (size_t)sz, &b, &bl, why, wn)) != 0)
+            ctx32 cx = {&ft, xs, &ids, &ix, s, i, dat, ndat, nsub};
+            if (sz && (rc = convert_block(&cx, md0 + at, (size_t)sz, &b, &bl, why, wn)) != 0)
                 goto out;
             rc = -1;
             if (on + bl > ocap) omd = realloc(omd, ocap = (on + bl) * 2 + 4096);
@@ -421,12 +504,9 @@ int bp5_to_32(const char *src, const char *dst, char *why, size_t wn)
     rc |= ts_write_file(p, mmd, nmmd);
     snprintf(p, sizeof p, "%s/md.0", dst);
     rc |= ts_write_file(p, omd ? omd : (uint8_t *)"", on);
-    for (int k = 0; k < 64 && rc == 0; k++) {
-        char nm[32];
-        snprintf(nm, sizeof nm, "data.%d", k);
-        int c = copy_file(src, dst, nm);
-        if (c > 0) break;
-        rc = c;
+    for (int k = 0; k < nsub && rc == 0; k++) {
+        snprintf(p, sizeof p, "%s/data.%d", dst, k);
+        rc = ts_write_file(p, dat[k], ndat[k]);
     }
     if (rc) snprintf(why, wn, "cannot write %s", dst);
 out:
@@ -439,6 +519,7 @@ out:
     }
     free(xs);
     ffs_idmap_free(&ids);
+    for (int k = 0; k < nsub; k++) free(dat[k]);
     free(omd);
     bp5_idx_free(&ix);
     bp5_formats_free(&ft);

@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 /* Writes the 32-bit-writer encoding of dataset src into the folder dst (created). Returns 0, -2
- * when src holds what the format description does not lay out for a 32-bit writer (operator
- * buffers, long double; *why says which), -1 on an error (*why). */
+ * when src holds what the format description does not lay out for a 32-bit writer (long double;
+ * *why says so), -1 on an error (*why). */
 int bp5_to_32(const char *src, const char *dst, char *why, size_t wn);
 
 #endif

@@ -18,7 +18,8 @@
  * a larger one goes to the end of its data file; DataBlockLocation and DataBlockSize follow.
  * Not convertible (exit 77): blocks of a codec the build lacks (bzip2 without libbz2). Used by
  * test_bp5_bigendian; not installed.
- * usage (as a program, -DBP5_TO_BE_MAIN): bp5_to_be SRC.bp DST.bp */
+ * usage (as a program, -DBP5_TO_BE_MAIN): bp5_to_be [--32] SRC.bp DST.bp (--32: bp5_to_32.c's
+ * 32-bit-writer rewrite instead) */
 #include "format/bp5_to_be.h"
 
 #include "format/bp5.h"
@@ -660,15 +661,19 @@ out:
 }
 
 #ifdef BP5_TO_BE_MAIN
+#include "format/bp5_to_32.h"
+
 int main(int argc, char **argv)
 {
     char why[512];
-    if (argc != 3) {
-        fprintf(stderr, "usage: bp5_to_be SRC.bp DST.bp\n");
+    int w32 = argc == 4 && strcmp(argv[1], "--32") == 0;
+    if (argc != 3 && !w32) {
+        fprintf(stderr, "usage: bp5_to_be [--32] SRC.bp DST.bp\n");
         return 2;
     }
-    int rc = bp5_to_be(argv[1], argv[2], why, sizeof why);
-    if (rc) fprintf(stderr, "bp5_to_be: %s: %s\n", argv[1], why);
+    const char *src = argv[argc - 2], *dst = argv[argc - 1];
+    int rc = w32 ? bp5_to_32(src, dst, why, sizeof why) : bp5_to_be(src, dst, why, sizeof why);
+    if (rc) fprintf(stderr, "bp5_to_be: %s: %s\n", src, why);
     return rc == 0 ? 0 : rc == -2 ? 77 : 1;
 }
 #endif
