@@ -1,11 +1,12 @@
 /* The BP5 device cases of device_cases.h (TC_ALL_CASES), kept apart for length: ADIOS2's bzip2
- * operator and a big-endian writer's datasets (tests/format/bp5_to_be.c) read into device memory.
- * Included by device_cases.h after its helpers (td, tc_params, tc_dev_fill, tc_host_from); not
- * on its own. */
+ * operator, and golden datasets rewritten as a big-endian writer's (tests/format/bp5_to_be.c) and
+ * as a 32-bit writer's (bp5_to_32.c), read into device memory. Included by device_cases.h after
+ * its helpers (td, tc_params, tc_dev_fill, tc_host_from); not on its own. */
 #ifndef GPUBP_TEST_DEVICE_BP5_H
 #define GPUBP_TEST_DEVICE_BP5_H
 
 #include "compress/bzip2_op.h"
+#include "format/bp5_to_32.h"
 #include "format/bp5_to_be.h"
 
 /* ---- BP5: ADIOS2's bzip2 operator and a big-endian writer, into device memory ----------------- */
@@ -106,6 +107,25 @@ static void tc_bp5_bzip2(void **state)
     TS_OK(gpubp_close(f));
 }
 
+/* One golden dataset per kind of content rewritten by `conv` into the scratch folder and read into
+ * the device as the original on the host; returns the arrays compared. */
+static size_t tc_bp5_converted(int (*conv)(const char *, const char *, char *, size_t),
+                               const char *tag, const char *const *sets, size_t nsets)
+{
+    size_t arrays = 0;
+    for (size_t i = 0; i < nsets; i++) {
+        if (strstr(sets[i], "bzip2") && !gbp_bzip2_available()) continue;
+        char dst[4200], why[512];
+        snprintf(dst, sizeof dst, "%s/%s_%zu.bp", ts_tmpdir(), tag, i);
+        if (conv(tc_gold(sets[i]), dst, why, sizeof why) != 0)
+            fail_msg("%s: not converted: %s", sets[i], why);
+        size_t n = tc_bp5_same(tc_gold(sets[i]), dst);
+        assert_true(n >= 1);
+        arrays += n;
+    }
+    return arrays;
+}
+
 /* Golden datasets rewritten as a big-endian writer's (tests/format/bp5_to_be.c: payloads, blosc
  * and bzip2 operator buffers, long double as binary128) read into the device as the originals
  * on the host: values swapped (and decoded) on the way. */
@@ -114,19 +134,20 @@ static void tc_bp5_bigendian(void **state)
     (void)state;
     static const char *sets[] = {"BP5/steps_2d.bp", "BP5/types.bp", "codecs/BP5/zlib_shuffle.bp",
                                  "bp5/oracle/longdouble.bp", "bzip2/BP5/bzip2.bp"};
-    size_t arrays = 0;
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
-        if (strstr(sets[i], "bzip2") && !gbp_bzip2_available()) continue;
-        char dst[4200], why[512];
-        snprintf(dst, sizeof dst, "%s/be_%zu.bp", ts_tmpdir(), i);
-        if (bp5_to_be(tc_gold(sets[i]), dst, why, sizeof why) != 0)
-            fail_msg("%s: not converted: %s", sets[i], why);
-        assert_int_equal(ts_file_byte(ts_join(dst, "md.idx"), 36), 1);
-        size_t n = tc_bp5_same(tc_gold(sets[i]), dst);
-        assert_true(n >= 1);
-        arrays += n;
-    }
+    size_t arrays = tc_bp5_converted(bp5_to_be, "be", sets, sizeof sets / sizeof *sets);
+    assert_int_equal(ts_file_byte(ts_join(ts_path("be_0.bp"), "md.idx"), 36), 1);
     assert_true(arrays >= 8);
+}
+
+/* The same with a 32-bit writer's rewrites (tests/format/bp5_to_32.c: 4-byte pointers, i386
+ * structure layouts, operator headers with 4-byte size_t fields): the blosc blocks take the
+ * device decoding path once their header is in the 64-bit layout. */
+static void tc_bp5_32bit(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"BP5/steps_2d.bp", "BP5/types.bp", "codecs/BP5/zlib_shuffle.bp",
+                                 "bzip2/BP5/bzip2.bp"};
+    assert_true(tc_bp5_converted(bp5_to_32, "w32", sets, sizeof sets / sizeof *sets) >= 6);
 }
 
 #endif
