@@ -106,35 +106,40 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "the end of the file (%llu bytes)", f->path, b->subfile, v->name,
                          (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
                          (unsigned long long)fsize);
-    /* device destinations: decoded span by span into the pinned pool (zblock.c) */
-    int dev = space == GPUBP_MEM_GPU;
-    uint8_t *z = gbp_malloc((size_t)b->op->size), *r = NULL;
+    /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
+     * other byte order are decoded on the host, converted, then scattered */
+    int swap = bp5 && gbp_bp5_swapped(f), dev = space == GPUBP_MEM_GPU && !swap;
+    size_t zn = (size_t)b->op->size; /* the buffer's size once in the decoders' layout */
+    uint8_t *z = gbp_malloc(zn), *r = NULL;
     int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* BP5 and bzip2 buffers say their uncompressed size at 4: checked before that is allocated */
-    if (rc == GPUBP_OK && (bp5 || bz) && b->op->size >= 12 && gbp_ld64(z + 4) != raw)
+    if (rc == GPUBP_OK && (bp5 || bz) && zn >= 12 && gbp_ld64(z + 4) != raw)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "
                        "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
                        b->subfile, v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
     if (rc == GPUBP_OK && !dev && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, raw, &optype, &rawp);
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && bz && !r && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && rawp) { /* the null operator */
-        rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
+        if (swap) memcpy(r, rawp, raw);
+        else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
         char what[4400];
         snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
                  v->name, (unsigned long long)b->payload_offset);
-        rc = gbp_bzip2_decompress(z, (size_t)b->op->size, r, raw, what);
+        rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
-        rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
+        rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
-        rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
-    if (rc == GPUBP_OK && (!dev || bz) && !rawp)
+        rc = gbp_blosc_decompress(z, zn, r, raw, f->params.compress_threads);
+    if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
+    if (rc == GPUBP_OK && (!dev || bz) && (!rawp || swap))
         rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     gbp_free(z);
     gbp_free(r);
