@@ -25,7 +25,8 @@
 extern "C" {
 #include "common/common.h"
 #include "common/dzops.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 }
 
 #include "cuda/cuda_dz.h"
@@ -72,26 +73,28 @@ unsigned grid_for(size_t n)
 // ---- kernels ----------------------------------------------------------------------------------
 
 // Byte shuffle of every block (bsz bytes, the last one shorter) of len bytes: with n whole
-// elements in a block, byte j of element i goes to j*n + i; the leftover bytes stay. One thread
-// per output byte (inverse: per input byte), so the writes are coalesced.
-__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
-                               int inverse)
+// elements in a block, byte j of element i goes to j*n + i; the leftover bytes (fewer than ts, in
+// the last block) stay. One thread per element (one index division per element, in 32 bits when
+// the sizes allow: I is unsigned or size_t), its ts bytes read and written in a loop; the writes
+// of a warp land on consecutive bytes of each plane (forward), the reads likewise (inverse).
+// Needs bsz % ts == 0 (Blosc2's block sizes are multiples of the type size).
+template <typename I>
+__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
 {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
-         q += (size_t)gridDim.x * blockDim.x) {
-        size_t b0 = q / bsz * bsz, l = q - b0;
-        size_t blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
-        if (l >= n * ts) {
-            out[q] = in[q];
+    const I per = bsz / ts, nu = (len + ts - 1) / ts;
+    for (I u = blockIdx.x * (I)blockDim.x + threadIdx.x; u < nu; u += (I)gridDim.x * blockDim.x) {
+        I k = u / per, i = u - k * per, b0 = k * bsz;
+        I blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
+        const uint8_t *s = in + b0;
+        uint8_t *d = out + b0;
+        if (i >= n) { // the leftover bytes of the last block
+            for (I q = n * ts; q < blen; q++) d[q] = s[q];
             continue;
         }
-        if (!inverse) { // out[b0 + j*n + i] = in[b0 + i*ts + j], l = j*n + i
-            size_t j = l / n, i = l - j * n;
-            out[q] = in[b0 + i * ts + j];
-        } else { // out[b0 + i*ts + j] = in[b0 + j*n + i], l = i*ts + j
-            size_t i = l / ts, j = l - i * ts;
-            out[q] = in[b0 + j * n + i];
-        }
+        if (!inverse)
+            for (I j = 0; j < ts; j++) d[j * n + i] = s[i * ts + j];
+        else
+            for (I j = 0; j < ts; j++) d[i * ts + j] = s[j * n + i];
     }
 }
 
@@ -99,13 +102,12 @@ __global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, size_t len, size
 // multiple of 8) become 8*ts planes of m/8 bytes; plane 8j+k holds bit k of byte j of every
 // element, element i at bit i%8 of byte i/8. The bytes after them stay. One thread per output
 // byte: forward, the 8 elements of one plane byte; inverse, the 8 planes of one element byte.
-__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
-                              int inverse)
+template <typename I>
+__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
 {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
-         q += (size_t)gridDim.x * blockDim.x) {
-        size_t b0 = q / bsz * bsz, l = q - b0;
-        size_t blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
+    for (I q = blockIdx.x * (I)blockDim.x + threadIdx.x; q < len; q += (I)gridDim.x * blockDim.x) {
+        I b0 = q / bsz * bsz, l = q - b0;
+        I blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
         if (l >= m * ts) {
             out[q] = in[q];
             continue;
@@ -113,15 +115,48 @@ __global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_
         const uint8_t *src = in + b0;
         unsigned v = 0;
         if (!inverse) { // l = plane * pb + g, plane = 8j + k
-            size_t plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
+            I plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
             for (int e = 0; e < 8; e++) v |= ((src[(g * 8 + e) * ts + j] >> k) & 1u) << e;
         } else { // l = i*ts + j: byte j of element i
-            size_t i = l / ts, j = l - i * ts;
+            I i = l / ts, j = l - i * ts;
             for (int k = 0; k < 8; k++)
                 v |= ((src[(8 * j + k) * pb + i / 8] >> (i % 8)) & 1u) << k;
         }
         out[q] = (uint8_t)v;
     }
+}
+
+// Copies n bytes from s to d, the threads of one block (or of several: `first` and `step` over
+// the bytes) together: the bytes before d's first 4-byte boundary one by one, then aligned 4-byte
+// stores, each word loaded with one aligned load (s aligned the same way) or two and a funnel
+// shift (loads stay inside the 4-byte words that hold the source bytes), the tail one by one.
+__device__ void copy_bytes(uint8_t *d, const uint8_t *s, unsigned n, unsigned first, unsigned step)
+{
+    unsigned head = (unsigned)((4 - ((uintptr_t)d & 3)) & 3);
+    if (head > n) head = n;
+    for (unsigned i = first; i < head; i += step) d[i] = s[i];
+    unsigned nw = (n - head) / 4;
+    uint32_t *dw = (uint32_t *)(d + head);
+    const uint8_t *sb = s + head;
+    unsigned r = (unsigned)((uintptr_t)sb & 3);
+    if (r == 0) {
+        const uint32_t *sw = (const uint32_t *)sb;
+        for (unsigned w = first; w < nw; w += step) dw[w] = sw[w];
+    } else {
+        const uint32_t *sa = (const uint32_t *)(sb - r); // the word holding sb[0]
+        // word w needs sb[4w .. 4w+3], in sa[w] and sa[w + 1]; sa[w + 1] ends at sb[4w + 7 - r],
+        // inside the source when 4w + 7 - r < n - head
+        for (unsigned w = first; w < nw; w += step) {
+            if ((size_t)4 * w + 7 - r < (size_t)(n - head)) {
+                dw[w] = __funnelshift_r(sa[w], sa[w + 1], 8 * r);
+            } else {
+                const uint8_t *b = sb + 4 * w;
+                dw[w] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                        (uint32_t)b[3] << 24;
+            }
+        }
+    }
+    for (unsigned i = head + 4 * nw + first; i < n; i += step) d[i] = s[i];
 }
 
 #ifdef GPUBP_HAVE_NVCOMP
@@ -192,16 +227,15 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
         if (blockIdx.y == 0 && threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
         return;
     }
-    size_t first = blockIdx.y * (size_t)blockDim.x + threadIdx.x,
-           step = (size_t)gridDim.y * blockDim.x;
+    unsigned first = blockIdx.y * blockDim.x + threadIdx.x, step = gridDim.y * blockDim.x;
     if (g.kind == GBP_SEG_ZERO || g.kind == kSegFill) {
         uint8_t v = g.kind == kSegFill ? g.inl[0] : 0;
-        for (size_t i = first; i < g.len; i += step) d[i] = v;
+        for (unsigned i = first; i < g.len; i += step) d[i] = v;
         return;
     }
     const uint8_t *s = g.kind == GBP_SEG_DEV ? (const uint8_t *)(uintptr_t)g.src
                                              : coded + g.src * slot;
-    size_t n = g.len;
+    unsigned n = g.len;
     if (g.kind == GBP_SEG_CODED && wrap) {
         if (first == 0) {
             uint32_t a = adler[g.src];
@@ -215,7 +249,7 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
         d += 2;
         n -= 6;
     }
-    for (size_t i = first; i < n; i += step) d[i] = s[i];
+    copy_bytes(d, s, n, first, step);
 }
 
 // ---- nvCOMP, loaded at run time ------------------------------------------------------------------
@@ -428,12 +462,22 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
     if (len == 0) return GPUBP_OK;
     GBP_RETURN_ERROR_IF(bsz == 0 || ts == 0 || (filter != 1 && filter != 2),
                         GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
-    if (filter == 1)
-        k_byte_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
-                                                              len, bsz, ts, inverse);
+    GBP_RETURN_ERROR_IF(filter == 1 && bsz % ts != 0, GPUBP_ERR_INVALID_ARG,
+                        "device byte shuffle: block size %zu, type size %zu", bsz, ts);
+    const uint8_t *i8 = (const uint8_t *)in;
+    uint8_t *o8 = (uint8_t *)out;
+    bool narrow = len < ((size_t)1 << 31); // every index (and index * 8) fits in 32 bits
+    if (filter == 1 && narrow)
+        k_byte_shuffle<unsigned><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(
+            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
+    else if (filter == 1)
+        k_byte_shuffle<size_t><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts,
+                                                                               inverse);
+    else if (narrow)
+        k_bit_shuffle<unsigned><<<grid_for(len), kThreads, 0, z->st>>>(
+            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
     else
-        k_bit_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
-                                                             len, bsz, ts, inverse);
+        k_bit_shuffle<size_t><<<grid_for(len), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts, inverse);
     DZ_CHECK(cudaGetLastError(), "the shuffle kernel");
     return inverse ? lib_after(z) : GPUBP_OK;
 }

@@ -62,8 +62,6 @@ KNOWN = {
     "lib/memspace/mem_read.c: own-header",
     "lib/memspace/mem_write.c: own-header",
     "lib/memspace/stage.c: own-header",
-    "lib/memspace/mem_dz.c: own-header",
-    "lib/memspace/dz_stub.c: own-header",
     "tests/interop/bpls_dump.c: length",
     "tools/gpubpls/gpubpls.c: length",
     "tests/mpi/test_mpi.c: length",

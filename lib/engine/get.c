@@ -10,6 +10,7 @@
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
 #include "memspace/box.h"
+#include "memspace/mem_dz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -108,9 +109,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          (unsigned long long)fsize);
     /* device destinations: decoded span by span into the pinned pool (zblock.c) */
     int dev = space == GPUBP_MEM_GPU;
+    double t0 = dev && gbp_mem_dz_timing(f->mem) ? gbp_now_s() : 0;
     uint8_t *z = gbp_malloc((size_t)b->op->size), *r = NULL;
     int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
+    if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
     /* BP5 and bzip2 buffers say their uncompressed size at 4: checked before that is allocated */
     if (rc == GPUBP_OK && (bp5 || bz) && b->op->size >= 12 && gbp_ld64(z + 4) != raw)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "

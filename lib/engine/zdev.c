@@ -16,7 +16,8 @@
 #include "compress/blosczlib.h"
 #include "engine/zblock.h"
 #include "memspace/box.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +37,17 @@ void gbp_zdev_counts(size_t *written, size_t *read)
     *written = atomic_load(&n_written);
     *read = atomic_load(&n_read);
 }
+
+/* GPUBP_MEM_STATS: the time since *t goes to `phase` and *t restarts (t 0: not timing). */
+static void lap(gbp_mem *m, int phase, double *t)
+{
+    if (*t <= 0) return;
+    double now = gbp_now_s();
+    gbp_mem_dz_time(m, phase, now - *t);
+    *t = now;
+}
+
+static double lap_start(gbp_mem *m) { return gbp_mem_dz_timing(m) ? gbp_now_s() : 0; }
 
 int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const char *what,
                     const gbp_dzops **ops, void **dctx)
@@ -158,8 +170,10 @@ static int zdev_piece(zw *w, gbp_blosc_enc *e, const uint8_t *in, size_t po, siz
                       uint64_t base)
 {
     const uint8_t *src = in + po;
+    double t = lap_start(w->mem);
     if (filter) GBP_FORWARD_IF_ERROR(w->ops->filter(w->z, filter, 0, src, w->filt, len, bsz, ts));
     else w->filt = (uint8_t *)(uintptr_t)src; /* the input is its own filtered bytes */
+    lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     const gbp_blosc_xstream *xs;
     size_t nxs;
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_put_ext(e, len, &xs, &nxs));
@@ -168,19 +182,26 @@ static int zdev_piece(zw *w, gbp_blosc_enc *e, const uint8_t *in, size_t po, siz
         w->off[i] = xs[i].in_off - po;
         w->len[i] = xs[i].len;
     }
+    lap(w->mem, GBP_DZT_W_FRAME, &t);
     if (nxs)
         GBP_FORWARD_IF_ERROR(w->ops->encode(w->z, codec, level, w->filt, nxs, w->off, w->len,
                                             w->run, w->clen));
+    lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     /* the previous piece's output may still be on its way to the file */
     GBP_FORWARD_IF_ERROR(gbp_mem_wait_writes(w->mem));
+    lap(w->mem, GBP_DZT_W_WAIT, &t);
     const gbp_blosc_extent *x;
     const gbp_dz_seg *seg;
     size_t nx, nseg;
     GBP_FORWARD_IF_ERROR(
         gbp_blosc_enc_emit_ext(e, w->run, w->clen, w->out, w->cap, &x, &nx, &seg, &nseg));
     GBP_FORWARD_IF_ERROR(device_segments(w, seg, nseg, in, po));
+    lap(w->mem, GBP_DZT_W_FRAME, &t);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, w->dout, w->seg, nseg));
-    return write_piece(w, fd, base, x, nx);
+    lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
+    int rc = write_piece(w, fd, base, x, nx);
+    lap(w->mem, GBP_DZT_W_SUBMIT, &t);
+    return rc;
 }
 
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
@@ -226,7 +247,9 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
         rc = zdev_piece(&w, e, in, po, len, bsz, filter, ts, codec, level, fd, base);
         po += len;
     }
+    double t = lap_start(f->mem);
     if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
+    lap(f->mem, GBP_DZT_W_WAIT, &t);
     const gbp_blosc_extent *x = NULL;
     const gbp_blosc_redo *r = NULL;
     size_t nx = 0, nr = 0;
@@ -235,6 +258,7 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
     for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = gbp_zblock_write_redo(f, wb, fd, &r[i]);
     int rc2 = gbp_mem_sync(f->mem); /* the device buffers are read until the writes are done */
     if (rc == GPUBP_OK) rc = rc2;
+    lap(f->mem, GBP_DZT_W_FINISH, &t);
     if (rc == GPUBP_OK) {
         gbp_mem_dz_note(f->mem, 0, raw, *total, NULL);
         atomic_fetch_add(&n_written, 1);
@@ -381,6 +405,7 @@ static int parse(zparse *p, const uint8_t *z, size_t zlen, size_t raw)
             int filter = c[21];
             if (filter > 2) return NOT_HERE;
             if (filter == 1 && ts == 1) filter = 0; /* byte shuffle of bytes: nothing */
+            if (filter == 1 && bs % (int32_t)ts != 0) return NOT_HERE; /* the kernel's rule */
             int codec = device_codec(flags >> 5);
             if (codec < 0 || (p->codec >= 0 && codec != p->codec)) return NOT_HERE;
             p->codec = codec;
@@ -419,6 +444,7 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
 {
     void *zc = NULL;
     uint8_t *din = NULL, *scratch = NULL;
+    double t = lap_start(f->mem);
     int rc = gbp_mem_dz_state(f->mem, ops, dctx, &zc);
     if (rc == GPUBP_OK) rc = ops->begin(zc);
     if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
@@ -431,8 +457,10 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
         int rc2 = gbp_mem_sync(f->mem);
         if (rc == GPUBP_OK) rc = rc2;
     }
+    lap(f->mem, GBP_DZT_R_UPLOAD, &t);
     uint8_t *to = p->nc ? scratch : dst;
     if (rc == GPUBP_OK) rc = ops->decode(zc, p->codec < 0 ? GBP_BLOSC_LZ4 : p->codec, din, to, p->s, p->ns);
+    lap(f->mem, GBP_DZT_R_DECODE, &t);
     if (rc == GPUBP_OK && p->nc) { /* unshuffle the filtered chunks, copy the others */
         size_t out = 0;
         for (size_t k = 0; rc == GPUBP_OK && k <= p->nc; k++) {
@@ -450,6 +478,7 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
         }
     }
     int rc2 = gbp_mem_dev_sync(f->mem); /* nothing may still use the scratch */
+    lap(f->mem, GBP_DZT_R_PLACE, &t);
     return rc == GPUBP_OK ? rc2 : rc;
 }
 
@@ -459,7 +488,9 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
     zparse p;
     memset(&p, 0, sizeof p);
     p.codec = -1;
+    double t = lap_start(f->mem);
     int rc = parse(&p, z, zlen, raw);
+    lap(f->mem, GBP_DZT_R_PARSE, &t);
     if (rc == NOT_HERE) {
         gbp_error_clear();
         gbp_mem_dz_note(f->mem, 1, 0, 0, "a compressed block the device does not decode "

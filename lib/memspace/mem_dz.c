@@ -1,11 +1,11 @@
-/* The device of a context for device work outside lib/memspace (memdev.h): the GPU compression
+/* The device of a context for device work outside lib/memspace (mem_dz.h): the GPU compression
  * path's context, scratch memory, copies, min/max and counters. */
 #include <stdio.h>
 #include <string.h>
 
 #include "memspace/mem_ctx.h"
 #include "memspace/mem_minmax.h"
-#include "memspace/memdev.h"
+#include "memspace/mem_dz.h"
 
 int gbp_mem_dev_ctx(gbp_mem *m, void **dctx, int *simulated)
 {
@@ -105,6 +105,15 @@ void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const ch
     m->dz_stored[d] += stored;
 }
 
+_Static_assert(GBP_DZT_PHASES <= GBP_DZ_TIMES, "room for the phase times");
+
+int gbp_mem_dz_timing(const gbp_mem *m) { return m->stats; }
+
+void gbp_mem_dz_time(gbp_mem *m, int phase, double seconds)
+{
+    if (phase >= 0 && phase < GBP_DZT_PHASES) m->dz_t[phase] += seconds;
+}
+
 void gbp_mem_dz_report(const gbp_mem *m)
 {
     if (!m->stats || (!m->dz_blocks[0] && !m->dz_blocks[1] && !m->dz_why[0])) return;
@@ -114,4 +123,20 @@ void gbp_mem_dz_report(const gbp_mem *m)
             (double)m->dz_stored[0] / 1048576.0, m->dz_blocks[1],
             (double)m->dz_raw[1] / 1048576.0, (double)m->dz_stored[1] / 1048576.0,
             m->dz_why[0] ? "; CPU codecs used: " : "", m->dz_why);
+    const double *t = m->dz_t;
+    if (m->dz_blocks[0])
+        fprintf(stderr, "gpubp-mem: device_codec write seconds: filter+code(incl. wait) %.4f, "
+                "framing %.4f, assembly %.4f, write submission %.4f, write waits %.4f, "
+                "finish(headers, redo, last writes) %.4f; total %.4f\n",
+                t[GBP_DZT_W_FILTER_CODE], t[GBP_DZT_W_FRAME], t[GBP_DZT_W_ASSEMBLE],
+                t[GBP_DZT_W_SUBMIT], t[GBP_DZT_W_WAIT], t[GBP_DZT_W_FINISH],
+                t[GBP_DZT_W_FILTER_CODE] + t[GBP_DZT_W_FRAME] + t[GBP_DZT_W_ASSEMBLE] +
+                    t[GBP_DZT_W_SUBMIT] + t[GBP_DZT_W_WAIT] + t[GBP_DZT_W_FINISH]);
+    if (m->dz_blocks[1])
+        fprintf(stderr, "gpubp-mem: device_codec read seconds: file read %.4f, parse %.4f, "
+                "upload %.4f, decode(incl. wait) %.4f, placement+unshuffle %.4f; total %.4f\n",
+                t[GBP_DZT_R_FILE], t[GBP_DZT_R_PARSE], t[GBP_DZT_R_UPLOAD], t[GBP_DZT_R_DECODE],
+                t[GBP_DZT_R_PLACE],
+                t[GBP_DZT_R_FILE] + t[GBP_DZT_R_PARSE] + t[GBP_DZT_R_UPLOAD] +
+                    t[GBP_DZT_R_DECODE] + t[GBP_DZT_R_PLACE]);
 }

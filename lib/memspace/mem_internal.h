@@ -44,6 +44,7 @@
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
+#define GBP_DZ_TIMES 12  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
 #define GBP_MINMAX_CHUNK ((size_t)1 << 20)
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
@@ -187,6 +188,7 @@ struct gbp_mem {
     const gbp_dzops *dz_ops;
     void *dz_buf[GBP_DZ_SCRATCH]; /* its device scratch buffers */
     size_t dz_cap[GBP_DZ_SCRATCH];
+    double dz_t[GBP_DZ_TIMES];    /* its phase times (mem_dz.h GBP_DZT_*), GPUBP_MEM_STATS only */
 };
 
 static inline int gbp_job_is_write(const job *j)

@@ -15,7 +15,8 @@
 #include "common/common.h"
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 #include "memspace/simdev.h"
 
 typedef struct tcase {

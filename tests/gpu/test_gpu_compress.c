@@ -6,7 +6,7 @@
  * device memory decoded on the device — and the CPU path's file reads back on the device too.
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
- * nvCOMP. */
+ * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer. */
 #include "support/test_support.h"
 
 #include <cuda_runtime.h>
@@ -85,7 +85,11 @@ static void codecs_roundtrip(void **state)
     (void)state;
     static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
     static const char *shufs[] = {"none", "byte", "bit"};
-    size_t n = (size_t)3 << 20; /* 12 MiB of floats */
+    /* GPUBP_TEST_SMALL=1 (the compute-sanitizer runs): 1 MiB and level 1 only, so that memcheck
+     * and racecheck finish in about a minute */
+    const char *sm = getenv("GPUBP_TEST_SMALL");
+    int small = sm && *sm == '1';
+    size_t n = small ? (size_t)1 << 18 : (size_t)3 << 20; /* 1 or 12 MiB of floats */
     float *h = malloc(n * 4);
     fill(h, n, 5);
     void *d;
@@ -97,7 +101,7 @@ static void codecs_roundtrip(void **state)
     snprintf(pb, sizeof pb, "%s", ts_path("gpuz_off.bp"));
     for (size_t c = 0; c < 4; c++)
         for (size_t s = 0; s < 3; s++)
-            for (int level = 1; level <= 9; level += 8) {
+            for (int level = 1; level <= (small ? 1 : 9); level += 8) {
                 char ops[64];
                 snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shufs[s], level);
                 write_file(pa, "compress_device=on", codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);

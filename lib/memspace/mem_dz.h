@@ -1,9 +1,9 @@
-/* lib/memspace: the device of a context, for device work done outside lib/memspace (the GPU
- * compression path, lib/engine/zdev.c): the backend's context, device scratch memory, small
- * synchronous copies, device min/max, and the batched device codec of the CUDA backend
- * (common/dzops.h; the simulated device's is lib/compress's CPU stand-in). mem_dz.c. */
-#ifndef GBP_MEMDEV_H
-#define GBP_MEMDEV_H
+/* lib/memspace/mem_dz.c: the device of a context, for device work done outside lib/memspace (the
+ * GPU compression path, lib/engine/zdev.c): the backend's context, device scratch memory, small
+ * synchronous copies, device min/max, the codec state, and the path's counters and phase times
+ * for GPUBP_MEM_STATS. The CUDA backend's batched codec is memspace/dz_stub.h's. */
+#ifndef GBP_MEM_DZ_H
+#define GBP_MEM_DZ_H
 
 #include "common/dzops.h"
 #include "memspace/memspace.h"
@@ -37,8 +37,26 @@ void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const ch
 /* Prints the counters to stderr when GPUBP_MEM_STATS is set and the path was considered. */
 void gbp_mem_dz_report(const gbp_mem *m);
 
-/* The CUDA backend's batched codec (cuda/cuda_dz.cu: nvCOMP loaded at run time), NULL in a build
- * without CUDA. */
-const gbp_dzops *gbp_cuda_dzops(void);
+/* Host wall time of the GPU codec path by phase, for GPUBP_MEM_STATS (printed at close with the
+ * counters): gbp_mem_dz_timing says whether it is kept (GPUBP_MEM_STATS set: the caller reads the
+ * clock only then), gbp_mem_dz_time adds seconds to a phase. */
+enum {
+    /* writes (zdev.c gbp_zdev_write) */
+    GBP_DZT_W_FILTER_CODE, /* filter and codec queued, and the wait for the codec's results */
+    GBP_DZT_W_FRAME,       /* the host framing: put_ext, emit_ext, segment lists */
+    GBP_DZT_W_ASSEMBLE,    /* the assembly queued (segment upload, kernel) */
+    GBP_DZT_W_SUBMIT,      /* the output's writes queued for the I/O threads */
+    GBP_DZT_W_WAIT,        /* waits for earlier writes (their output buffer reused) */
+    GBP_DZT_W_FINISH,      /* min/max, headers, redo, and the wait for the block's writes */
+    /* reads (get.c, zdev.c gbp_zdev_read) */
+    GBP_DZT_R_FILE,        /* the compressed bytes read from the file into host memory */
+    GBP_DZT_R_PARSE,       /* chunk headers and stream sizes parsed on the host */
+    GBP_DZT_R_UPLOAD,      /* the compressed bytes up to the device, waited for */
+    GBP_DZT_R_DECODE,      /* the codec batch queued and waited for */
+    GBP_DZT_R_PLACE,       /* copies, runs, unshuffle queued and waited for */
+    GBP_DZT_PHASES
+};
+int gbp_mem_dz_timing(const gbp_mem *m);
+void gbp_mem_dz_time(gbp_mem *m, int phase, double seconds);
 
-#endif /* GBP_MEMDEV_H */
+#endif /* GBP_MEM_DZ_H */
