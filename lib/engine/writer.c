@@ -9,6 +9,7 @@
 #include "compress/blosczlib.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -186,21 +187,39 @@ int gbp_writer_fail(gpubp_file *f, int rc)
     return rc;
 }
 
+/* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more),
+ * so that the device codec gets batches of thousands of streams. */
+#define GBP_ZSPLIT_MIN ((uint64_t)32 << 20)
+
+static uint64_t zsplit_min(void)
+{
+    const char *e = getenv("GPUBP_ZDEV_SPLIT_MIB");
+    long mib = e ? strtol(e, NULL, 10) : 0;
+    return mib >= 1 && mib <= 65536 ? (uint64_t)mib << 20 : GBP_ZSPLIT_MIN;
+}
+
 /* split_mib: how many sub-blocks a put's block becomes (1: it stays whole). A serial writer cuts
  * an uncompressed global-array block of split_mib MiB or more along its first (slowest) file
  * dimension into one sub-block per subfile, each of GBP_STRIPE_MIN bytes at least (half of
  * split_mib when that is smaller), so that the
  * I/O threads write one large put into several files at once. Local arrays keep the block the
- * user put (their block is what a reader selects); compressed blocks are compressed whole (the
- * compressor's threads already share one block); parallel writers spread ranks over subfiles. */
+ * user put (their block is what a reader selects); compressed blocks in device memory (one
+ * contiguous run: what the GPU codec path takes) are cut too, into sub-blocks of zsplit_min()
+ * at least, since one file takes a few GB/s and the device codes several times that; other
+ * compressed blocks are compressed whole (the compressor's threads already share one block, and
+ * are slower than one file); parallel writers spread ranks over subfiles. */
 static size_t split_count(const gpubp_file *f, const gpubp_variable *v, const gbp_wblock *wb)
 {
     uint64_t bytes = wb->payload_len, limit = f->params.split_bytes;
-    if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || v->op || limit == 0 || bytes < limit ||
+    if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || limit == 0 || bytes < limit ||
         f->nsub < 2 || wb->meta.ndims == 0)
         return 1;
     /* sub-blocks of 4 MiB at least (half the threshold for thresholds under 8 MiB) */
     uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
+    if (v->op) {
+        if (wb->space != GPUBP_MEM_GPU || !gbp_box_is_contiguous(&wb->box)) return 1;
+        piece = zsplit_min();
+    }
     uint64_t n = (uint64_t)f->nsub, rows = GBP_COUNT(&wb->meta)[0];
     if (n > bytes / piece) n = bytes / piece;
     if (n > rows) n = rows;

@@ -16,8 +16,10 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 /* Writes block wb (device memory, contiguous) compressed on the device to fd at
  * wb->meta.payload_offset: filter kernels, the codec's batch, the Blosc2 framing assembled in
  * device memory; only the operator buffer's bytes go to the host, through the pinned pool, and
- * the I/O threads write them. Sets *total (the buffer's length) and the block's min/max. The
- * bytes equal the CPU path's when the codec's streams do (the CPU stand-in). */
+ * the I/O threads write them. Sets *total (the buffer's length) once the writes are queued:
+ * they, and the block's min/max, are complete at the caller's next gbp_mem_sync (the next block
+ * is coded meanwhile; a failure waits for everything). The bytes equal the CPU path's when the
+ * codec's streams do (the CPU stand-in). */
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total);
 

@@ -58,8 +58,22 @@ int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p)
     return GPUBP_OK;
 }
 
+void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p))
+{
+    if (!m->dz_user) {
+        m->dz_user = gbp_calloc(1, size);
+        m->dz_user_free = free_fn;
+    }
+    return m->dz_user;
+}
+
 void gbp_mem_dz_free(gbp_mem *m)
 {
+    if (m->dz_user) {
+        m->dz_user_free(m, m->dz_user);
+        gbp_free(m->dz_user);
+        m->dz_user = NULL;
+    }
     if (m->dz) m->dz_ops->close(m->dz);
     m->dz = NULL;
     for (int i = 0; i < GBP_DZ_SCRATCH; i++) {
@@ -139,4 +153,27 @@ void gbp_mem_dz_report(const gbp_mem *m)
                 t[GBP_DZT_R_PLACE],
                 t[GBP_DZT_R_FILE] + t[GBP_DZT_R_PARSE] + t[GBP_DZT_R_UPLOAD] +
                     t[GBP_DZT_R_DECODE] + t[GBP_DZT_R_PLACE]);
+}
+
+unsigned gbp_mem_dz_fence(gbp_mem *m)
+{
+    if (!m->threads_started) return m->fence++;
+    pthread_mutex_lock(&m->lock);
+    unsigned f = m->fence;
+    /* the next fence's counter was that of fence f + 1 - GBP_FENCES: it must be done */
+    while (m->fence_open[(f + 1) % GBP_FENCES] > 0) pthread_cond_wait(&m->cv, &m->lock);
+    m->fence = f + 1;
+    pthread_mutex_unlock(&m->lock);
+    return f;
+}
+
+int gbp_mem_dz_fence_wait(gbp_mem *m, unsigned fence)
+{
+    if (!m->threads_started) return gbp_memctx_kept_error(m);
+    pthread_mutex_lock(&m->lock);
+    /* fences older than the last GBP_FENCES are done (gbp_mem_dz_fence waited for them) */
+    if (m->fence - fence < GBP_FENCES)
+        while (m->fence_open[fence % GBP_FENCES] > 0) pthread_cond_wait(&m->cv, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    return gbp_memctx_kept_error(m);
 }

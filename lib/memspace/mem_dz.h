@@ -29,13 +29,26 @@ int gbp_mem_dev_sync(gbp_mem *m);
  * on the file's thread only and waits for the work that uses them before the next call. */
 int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z);
 int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p);
-/* Frees both (gbp_mem_close, before the device context). */
+/* The caller's own state for the path (zdev.c: its rings of buffers): `size` bytes, zeroed at
+ * the first call and kept until close, where free_fn(m, p) frees what it points to (device
+ * memory of m included) before the device context closes. NULL when out of memory. */
+void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p));
+/* Frees all of it (gbp_mem_close, before the device context). */
 void gbp_mem_dz_free(gbp_mem *m);
 /* The GPU codec path's counters for GPUBP_MEM_STATS (printed at close): blocks compressed or
  * decompressed on the device, and the last reason the CPU path was taken instead (kept). */
 void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const char *fallback);
 /* Prints the counters to stderr when GPUBP_MEM_STATS is set and the path was considered. */
 void gbp_mem_dz_report(const gbp_mem *m);
+
+/* Write fences, so that a buffer whose bytes were queued for writing is reused as soon as those
+ * writes are done, without waiting for the writes queued after them: gbp_mem_dz_fence closes
+ * the fence of the jobs queued since the previous call and returns its number (waiting first,
+ * when GBP_FENCES fences are open, for the oldest); gbp_mem_dz_fence_wait(m, f) waits until
+ * every job of fence f is done and returns the first failure so far (kept, as
+ * gbp_mem_wait_writes does). A fence older than the last GBP_FENCES is done. */
+unsigned gbp_mem_dz_fence(gbp_mem *m);
+int gbp_mem_dz_fence_wait(gbp_mem *m, unsigned fence);
 
 /* Host wall time of the GPU codec path by phase, for GPUBP_MEM_STATS (printed at close with the
  * counters): gbp_mem_dz_timing says whether it is kept (GPUBP_MEM_STATS set: the caller reads the
