@@ -265,6 +265,8 @@ template <typename CO, typename DO> struct api {
     nvcompStatus_t (*decomp)(const void *const *, const size_t *, const size_t *, size_t *, size_t,
                              void *const, size_t, void *const *, DO, nvcompStatus_t *,
                              cudaStream_t);
+    // optional (NULL: every buffer kAlign-aligned, as before nvCOMP said its needs)
+    nvcompStatus_t (*dalign)(DO, nvcompAlignmentRequirements_t *);
 };
 typedef api<nvcompBatchedLZ4CompressOpts_t, nvcompBatchedLZ4DecompressOpts_t> lz4_api;
 typedef api<nvcompBatchedZstdCompressOpts_t, nvcompBatchedZstdDecompressOpts_t> zstd_api;
@@ -314,6 +316,11 @@ void nv_load(void)
     }
     if (NV_API(g_nv.lz4, "LZ4") && NV_API(g_nv.zstd, "Zstd") && NV_API(g_nv.deflate, "Deflate")) {
         g_nv.h = h;
+        char none[8];
+        sym(h, "nvcompBatchedLZ4DecompressGetRequiredAlignments", &g_nv.lz4.dalign, none, 0);
+        sym(h, "nvcompBatchedZstdDecompressGetRequiredAlignments", &g_nv.zstd.dalign, none, 0);
+        sym(h, "nvcompBatchedDeflateDecompressGetRequiredAlignments", &g_nv.deflate.dalign, none,
+            0);
         return;
     }
     dlclose(h);
@@ -556,20 +563,24 @@ int cz_assemble(void *vz, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
 }
 
 #ifdef GPUBP_HAVE_NVCOMP
-// Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream.
+// Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream (src[i]
+// NULL: not stream i).
 int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const size_t *len,
            size_t n)
 {
-    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc(n * sizeof *seg);
+    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
     if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        memset(&seg[i], 0, sizeof seg[i]);
-        seg[i].dst = i * stride;
-        seg[i].src = (uint64_t)(uintptr_t)src[i];
-        seg[i].len = (uint32_t)len[i];
-        seg[i].kind = GBP_SEG_DEV;
+        if (!src[i]) continue;
+        memset(&seg[k], 0, sizeof seg[k]);
+        seg[k].dst = i * stride;
+        seg[k].src = (uint64_t)(uintptr_t)src[i];
+        seg[k].len = (uint32_t)len[i];
+        seg[k].kind = GBP_SEG_DEV;
+        k++;
     }
-    int rc = run_segments(z, dst, seg, n);
+    int rc = run_segments(z, dst, seg, k);
     gbp_free(seg);
     return rc;
 }
@@ -595,6 +606,16 @@ int nv_maxout(const api<CO, DO> &a, CO opts, size_t maxlen, size_t *out)
 {
     NV_CHECK(a.cmax(maxlen, opts, out), "GetMaxOutputChunkSize");
     return GPUBP_OK;
+}
+
+// The input and output alignment nvCOMP needs for decompression (kAlign when it cannot say).
+template <typename CO, typename DO>
+void nv_dalign(const api<CO, DO> &a, DO opts, size_t *ain, size_t *aout)
+{
+    nvcompAlignmentRequirements_t r = {kAlign, kAlign, kAlign};
+    if (a.dalign && a.dalign(opts, &r) != nvcompSuccess) r.input = r.output = kAlign;
+    *ain = r.input ? r.input : 1;
+    *aout = r.output ? r.output : 1;
 }
 
 template <typename CO, typename DO>
@@ -695,6 +716,9 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s", cz_unavailable(codec));
 }
 #else
+// Codec streams are decoded where they are (in) into their place (out) when nvCOMP's alignment
+// allows, else gathered into aligned slots of z->ain and decoded into slots of z->aout, from
+// which the placement kernel copies them, with the stored streams and the runs.
 int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
               size_t n)
 {
@@ -711,9 +735,24 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
     int wrap = codec == kZLIB;
     size_t inslot = round_up(maxc, kAlign), outslot = round_up(maxlen, kAlign);
+    size_t ain = kAlign, aout = kAlign;
+    if (codec == kZLIB) nv_dalign(g_nv.deflate, nvcompBatchedDeflateDecompressDefaultOpts, &ain, &aout);
+    else if (codec == kZSTD) nv_dalign(g_nv.zstd, nvcompBatchedZstdDecompressDefaultOpts, &ain, &aout);
+    else nv_dalign(g_nv.lz4, nvcompBatchedLZ4DecompressDefaultOpts, &ain, &aout);
+    size_t skip = wrap ? 2 : 0, cut = wrap ? 6 : 0;
+    // where each codec stream is decoded: in place (its slot unused) or in a slot
+    size_t nin = 0, nout = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].kind != GBP_DSTREAM_CODEC) continue;
+        nin += (uintptr_t)(in + s[i].src + skip) % ain != 0;
+        nout += (uintptr_t)(out + s[i].dst) % aout != 0;
+    }
+    uint8_t *slots_in = NULL, *slots_out = NULL;
     if (nc) {
-        GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
-        GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
+        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
+        if (nout) GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
+        slots_in = (uint8_t *)z->ain.p;
+        slots_out = (uint8_t *)z->aout.p;
         GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(nc)));
         GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(nc)));
         GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * nc + 16));
@@ -723,18 +762,20 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
         int rc = glen && gsrc ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", nc);
         for (size_t i = 0, k = 0; rc == GPUBP_OK && i < n; i++) {
             if (s[i].kind != GBP_DSTREAM_CODEC) continue;
-            size_t skip = wrap ? 2 : 0, cut = wrap ? 6 : 0;
             if (s[i].clen <= cut) rc = gbp_error(GPUBP_ERR_FORMAT, 0, "a %u-byte zlib stream", s[i].clen);
-            gsrc[k] = in + s[i].src + skip;
+            const uint8_t *src = in + s[i].src + skip;
+            uint8_t *dst = out + s[i].dst;
+            int gathered = (uintptr_t)src % ain != 0;
+            gsrc[k] = gathered ? src : NULL;
             glen[k] = s[i].clen - cut;
-            h.in_p[k] = (uint8_t *)z->ain.p + k * inslot;
+            h.in_p[k] = gathered ? (void *)(slots_in + k * inslot) : (void *)src;
             h.in_n[k] = glen[k];
-            h.out_p[k] = (uint8_t *)z->aout.p + k * outslot;
+            h.out_p[k] = (uintptr_t)dst % aout != 0 ? (void *)(slots_out + k * outslot) : (void *)dst;
             h.out_cap[k] = s[i].len;
             h.aux[k] = in + s[i].src + s[i].clen - 4; // the stored Adler-32
             k++;
         }
-        if (rc == GPUBP_OK) rc = gather(z, (uint8_t *)z->ain.p, inslot, gsrc, glen, nc);
+        if (rc == GPUBP_OK && nin) rc = gather(z, slots_in, inslot, gsrc, glen, nc);
         gbp_free(glen);
         gbp_free(gsrc);
         GBP_FORWARD_IF_ERROR(rc);
@@ -773,24 +814,30 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
                                 s[i].len, wrap && st == -1 ? ", Adler-32 mismatch" : "");
         }
     }
-    // the streams to their places: decoded ones from aout, copies from in, runs filled
+    // the other streams to their places: decoded ones from their slots, copies from in, runs
     gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
     if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    size_t ns = 0;
     for (size_t i = 0, k = 0; i < n; i++) {
-        gbp_dz_seg *g = &seg[i];
+        gbp_dz_seg *g = &seg[ns];
         memset(g, 0, sizeof *g);
         g->dst = s[i].dst;
         g->len = s[i].len;
         if (s[i].kind == GBP_DSTREAM_RUN) {
             g->kind = kSegFill;
             g->inl[0] = s[i].run;
-        } else {
+        } else if (s[i].kind == GBP_DSTREAM_COPY) {
             g->kind = GBP_SEG_DEV;
-            g->src = s[i].kind == GBP_DSTREAM_COPY ? (uint64_t)(uintptr_t)(in + s[i].src)
-                                                   : (uint64_t)(uintptr_t)((uint8_t *)z->aout.p + k++ * outslot);
+            g->src = (uint64_t)(uintptr_t)(in + s[i].src);
+        } else {
+            size_t slot = k++;
+            if ((uintptr_t)(out + s[i].dst) % aout == 0) continue; // decoded in place
+            g->kind = GBP_SEG_DEV;
+            g->src = (uint64_t)(uintptr_t)(slots_out + slot * outslot);
         }
+        ns++;
     }
-    int rc = run_segments(z, out, seg, n);
+    int rc = run_segments(z, out, seg, ns);
     gbp_free(seg);
     GBP_FORWARD_IF_ERROR(rc);
     GBP_FORWARD_IF_ERROR(lib_after(z));

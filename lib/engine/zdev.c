@@ -15,6 +15,7 @@
 
 #include "compress/blosczlib.h"
 #include "engine/zblock.h"
+#include "io/fileio.h"
 #include "memspace/box.h"
 #include "memspace/dz_stub.h"
 #include "memspace/mem_dz.h"
@@ -108,6 +109,8 @@ typedef struct zstate {
     size_t *clen;
     gbp_dz_seg *seg;
     size_t segcap;
+    uint8_t *zin; /* reads: the operator buffer of a block (gbp_zdev_inbuf) */
+    size_t zincap;
 } zstate;
 
 static void zstate_free(gbp_mem *m, void *p)
@@ -123,6 +126,7 @@ static void zstate_free(gbp_mem *m, void *p)
     gbp_free(zs->run);
     gbp_free(zs->clen);
     gbp_free(zs->seg);
+    gbp_free(zs->zin);
 }
 
 /* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
@@ -530,34 +534,63 @@ static int parse(zparse *p, const uint8_t *z, size_t zlen, size_t raw)
     return at == zlen && out == raw ? GPUBP_OK : NOT_HERE;
 }
 
+/* The operator buffer up to the device through the pinned slots: out of z (host memory), or
+ * (fd >= 0) read from the file into the slot, then copied into z. */
 typedef struct zup {
-    const uint8_t *z;
+    uint8_t *z;
+    int fd;
+    uint64_t off;
 } zup;
 
 static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
 {
-    memcpy(slot, ((const zup *)ctx)->z + off, len);
+    const zup *u = ctx;
+    if (u->fd < 0) {
+        memcpy(slot, u->z + off, len);
+        return GPUBP_OK;
+    }
+    GBP_FORWARD_IF_ERROR(gbp_pread_all(u->fd, slot, len, u->off + off, "data file"));
+    memcpy(u->z + off, slot, len);
     return GPUBP_OK;
 }
 
-/* Decodes the parsed buffer on the device into dst. */
+/* In pieces of GBP_ZDEV_UPLOAD bytes, each a job of its own, so that several I/O threads read
+ * (and copy) one block at once. */
+#define GBP_ZDEV_UPLOAD ((size_t)4 << 20)
+
+static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
+{
+    size_t np = zlen / GBP_ZDEV_UPLOAD + 1;
+    zup *pc = gbp_malloc(np * sizeof *pc);
+    if (!pc) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu pieces)", np);
+    int rc = GPUBP_OK;
+    for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += GBP_ZDEV_UPLOAD) {
+        size_t n = zlen - o < GBP_ZDEV_UPLOAD ? zlen - o : GBP_ZDEV_UPLOAD;
+        pc[i] = (zup){u->z + o, u->fd, u->off + o};
+        gbp_box b;
+        gbp_box_dense(&b, 1, &n);
+        rc = gbp_mem_read_fill(m, upload_fill, &pc[i], 1, &b, din + o, &b);
+    }
+    int rc2 = gbp_mem_sync(m); /* pc is read until every fill is done */
+    gbp_free(pc);
+    return rc != GPUBP_OK ? rc : rc2;
+}
+
+/* Decodes the parsed buffer on the device into dst; din: the buffer on the device already
+ * (scratch 0), else NULL: uploaded here out of z. */
 static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zparse *p,
-                       const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+                       uint8_t *z, size_t zlen, size_t raw, uint8_t *dst, uint8_t *din)
 {
     void *zc = NULL;
-    uint8_t *din = NULL, *scratch = NULL;
+    uint8_t *scratch = NULL;
     double t = lap_start(f->mem);
     int rc = gbp_mem_dz_state(f->mem, ops, dctx, &zc);
     if (rc == GPUBP_OK) rc = ops->begin(zc);
-    if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
     if (rc == GPUBP_OK && p->nc) rc = gbp_mem_dz_scratch(f->mem, 1, raw, (void **)&scratch);
-    if (rc == GPUBP_OK) { /* the compressed bytes up through the pinned pool */
-        zup u = {z};
-        gbp_box b;
-        gbp_box_dense(&b, 1, &zlen);
-        rc = gbp_mem_read_fill(f->mem, upload_fill, &u, 1, &b, din, &b);
-        int rc2 = gbp_mem_sync(f->mem);
-        if (rc == GPUBP_OK) rc = rc2;
+    if (rc == GPUBP_OK && !din) { /* the compressed bytes up through the pinned pool */
+        zup u = {z, -1, 0};
+        rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
+        if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
     }
     lap(f->mem, GBP_DZT_R_UPLOAD, &t);
     uint8_t *to = p->nc ? scratch : dst;
@@ -584,9 +617,9 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
     return rc == GPUBP_OK ? rc2 : rc;
 }
 
-int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+static int zdev_read(gpubp_file *f, uint8_t *z, size_t zlen, size_t raw, uint8_t *dst,
+                     uint8_t *din)
 {
-    if (f->params.compress_device < 0) return 0;
     zparse p;
     memset(&p, 0, sizeof p);
     p.codec = -1;
@@ -604,7 +637,7 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
         rc = gbp_zdev_choose(f, p.codec < 0 ? GBP_BLOSC_LZ4 : p.codec, 1, 0,
                              "a compressed block read", &ops, &dctx);
         if (rc == 1) {
-            rc = zdev_decode(f, ops, dctx, &p, z, zlen, raw, dst);
+            rc = zdev_decode(f, ops, dctx, &p, z, zlen, raw, dst, din);
             if (rc == GPUBP_OK) {
                 gbp_mem_dz_note(f->mem, 1, raw, zlen, NULL);
                 atomic_fetch_add(&n_read, 1);
@@ -618,4 +651,56 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
     gbp_free(p.s);
     gbp_free(p.c);
     return rc;
+}
+
+int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+{
+    if (f->params.compress_device < 0) return 0;
+    return zdev_read(f, (uint8_t *)(uintptr_t)z, zlen, raw, dst, NULL);
+}
+
+int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
+                       uint8_t *z)
+{
+    void *dctx;
+    uint8_t *din = NULL;
+    double t = lap_start(f->mem);
+    if (f->params.compress_device < 0 || gbp_mem_dev_ctx(f->mem, &dctx, NULL) != GPUBP_OK) {
+        gbp_error_clear(); /* no device: the CPU decoder says so if it matters */
+        return gbp_zdev_fetch(f, fd, off, zlen, z);
+    }
+    zup u = {z, fd, off};
+    int rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
+    if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
+    lap(f->mem, GBP_DZT_R_FILE, &t);
+    return rc == GPUBP_OK ? zdev_read(f, z, zlen, raw, dst, din) : rc;
+}
+
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n)
+{
+    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free);
+    if (!zs) {
+        gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+        return NULL;
+    }
+    if (n > zs->zincap || !zs->zin) {
+        gbp_free(zs->zin);
+        zs->zincap = 0;
+        zs->zin = gbp_malloc(n ? n : 1);
+        if (!zs->zin) {
+            gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of compressed block)", n);
+            return NULL;
+        }
+        zs->zincap = n ? n : 1;
+    }
+    return zs->zin;
+}
+
+int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z)
+{
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    int rc = gbp_mem_read(f->mem, GPUBP_MEM_HOST, fd, off, 1, &b, z, &b);
+    int rc2 = gbp_mem_sync(f->mem);
+    return rc != GPUBP_OK ? rc : rc2;
 }

@@ -33,6 +33,19 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
  * stream error). Synchronous. */
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
 
+/* Reads into device memory: a host buffer of n bytes for the operator buffer of a block, kept
+ * per file (reused by the next block: valid until then); NULL when out of memory (an error is
+ * recorded). gbp_zdev_fetch reads n bytes of fd at off into it (or anywhere), by the I/O threads
+ * in parallel pieces, and waits for them. */
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n);
+int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z);
+/* gbp_zdev_read of a block whose operator buffer (zlen bytes at off of the local file fd) is
+ * not in host memory yet: the I/O threads read it into the pinned slots, from which it goes up
+ * to the device and into z (zlen bytes, host: the parse, and the CPU decoder) at once. Returns
+ * as gbp_zdev_read; on 0, z holds the operator buffer. */
+int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
+                       uint8_t *z);
+
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */
 void gbp_zdev_set_piece(size_t bytes);

@@ -147,8 +147,9 @@ void gbp_mem_dz_report(const gbp_mem *m)
                 t[GBP_DZT_W_FILTER_CODE] + t[GBP_DZT_W_FRAME] + t[GBP_DZT_W_ASSEMBLE] +
                     t[GBP_DZT_W_SUBMIT] + t[GBP_DZT_W_WAIT] + t[GBP_DZT_W_FINISH]);
     if (m->dz_blocks[1])
-        fprintf(stderr, "gpubp-mem: device_codec read seconds: file read %.4f, parse %.4f, "
-                "upload %.4f, decode(incl. wait) %.4f, placement+unshuffle %.4f; total %.4f\n",
+        fprintf(stderr, "gpubp-mem: device_codec read seconds: file read(+upload: whole blocks) "
+                "%.4f, parse %.4f, upload %.4f, decode(incl. wait) %.4f, placement+unshuffle "
+                "%.4f; total %.4f\n",
                 t[GBP_DZT_R_FILE], t[GBP_DZT_R_PARSE], t[GBP_DZT_R_UPLOAD], t[GBP_DZT_R_DECODE],
                 t[GBP_DZT_R_PLACE],
                 t[GBP_DZT_R_FILE] + t[GBP_DZT_R_PARSE] + t[GBP_DZT_R_UPLOAD] +

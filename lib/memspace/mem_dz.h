@@ -62,7 +62,8 @@ enum {
     GBP_DZT_W_WAIT,        /* waits for earlier writes (their output buffer reused) */
     GBP_DZT_W_FINISH,      /* min/max, headers, redo, and the wait for the block's writes */
     /* reads (get.c, zdev.c gbp_zdev_read) */
-    GBP_DZT_R_FILE,        /* the compressed bytes read from the file into host memory */
+    GBP_DZT_R_FILE,        /* the compressed bytes read from the file into host memory (whole
+                            * blocks of a local file: through the slots, uploaded at once) */
     GBP_DZT_R_PARSE,       /* chunk headers and stream sizes parsed on the host */
     GBP_DZT_R_UPLOAD,      /* the compressed bytes up to the device, waited for */
     GBP_DZT_R_DECODE,      /* the codec batch queued and waited for */
