@@ -3,7 +3,8 @@
  * written with compress_device=on (shuffle kernels, nvCOMP's batch, framing assembled on the
  * device) reads back exactly — into host memory through the CPU decoder (compress_device=off:
  * the bytes are valid Blosc2 as our decoder, written from the format, reads them), and into
- * device memory decoded on the device — and the CPU path's file reads back on the device too.
+ * device memory decoded on the device — and the CPU path's file reads back on the device too; a
+ * put split over subfiles likewise.
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
  * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer. */
@@ -113,6 +114,25 @@ static void codecs_roundtrip(void **state)
                        shufs[s], level, ts_file_size(ts_join(pa, "data.0")),
                        ts_file_size(ts_join(pb, "data.0")));
             }
+    /* a put split over subfiles (sub-blocks of 1 MiB here): each sub-block coded on the device
+     * while the earlier ones are written, every one decoded on the device */
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    size_t ns = (size_t)1 << 20; /* 4 MiB: 4 sub-blocks */
+    float *hs = malloc(ns * 4);
+    fill(hs, ns, 11);
+    void *ds;
+    die_cuda(cudaMalloc(&ds, ns * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(ds, hs, ns * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    for (size_t c = small ? 3 : 0; c < 4; c += 3) { /* zlib, zstd */
+        write_file(pa, "compress_device=on,split_mib=2,subfiles=4", codecs[c], "shuffle=byte",
+                   GPUBP_TYPE_FLOAT, ds, ns);
+        assert_true(ts_file_size(ts_join(pa, "data.3")) > 0);
+        read_check(pa, "compress_device=off", 0, hs, ns * 4);
+        read_check(pa, "compress_device=on", 1, hs, ns * 4);
+    }
+    cudaFree(ds);
+    free(hs);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
     /* other element sizes: doubles, int16, bytes, complex doubles */
     static const gpubp_type types[] = {GPUBP_TYPE_DOUBLE, GPUBP_TYPE_INT16, GPUBP_TYPE_UINT8,
                                        GPUBP_TYPE_DOUBLE_COMPLEX};
