@@ -325,7 +325,10 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
     double t = lap_start(f->mem);
     int rc = gbp_blosc_enc_open(&e, raw, es, codec, level, shuffle, threads);
     if (rc == GPUBP_OK) rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
-    if (rc == GPUBP_OK) rc = ops->begin(w.z);
+    /* the codec's stream after the user's data (and the library stream's work so far, copies
+     * of earlier outputs included); the later sub-blocks of a split put are coded in the same
+     * perform as the first, with no user work in between: ordered already */
+    if (rc == GPUBP_OK && GBP_SPLIT_INDEX(wb->meta.split) == 0) rc = ops->begin(w.z);
     if (rc == GPUBP_OK) {
         w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free);
         if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
