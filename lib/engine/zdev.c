@@ -89,7 +89,7 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
  * assembly of a piece goes into the next buffer once the writes out of it queued GBP_ZDEV_RING
  * pieces ago are done (a write fence each), so that the GPU codes and assembles the next pieces,
  * and the next blocks, while the I/O threads still copy and write the earlier ones. */
-#define GBP_ZDEV_RING 3
+#define GBP_ZDEV_RING 4
 
 typedef struct zbuf {
     void *p;

@@ -45,7 +45,7 @@
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
 #define GBP_DZ_TIMES 12  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
-#define GBP_FENCES 8     /* write fences open at once (gbp_mem_dz_fence) */
+#define GBP_FENCES 16    /* write fences open at once (gbp_mem_dz_fence) */
 #define GBP_MINMAX_CHUNK ((size_t)1 << 20)
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
