@@ -141,7 +141,7 @@ void gbp_mem_dz_report(const gbp_mem *m)
     if (m->dz_blocks[0])
         fprintf(stderr, "gpubp-mem: device_codec write seconds: filter+code(incl. wait) %.4f, "
                 "framing %.4f, assembly %.4f, write submission %.4f, write waits %.4f, "
-                "finish(headers, redo, last writes) %.4f; total %.4f\n",
+                "block setup+headers(+redo) %.4f; total %.4f\n",
                 t[GBP_DZT_W_FILTER_CODE], t[GBP_DZT_W_FRAME], t[GBP_DZT_W_ASSEMBLE],
                 t[GBP_DZT_W_SUBMIT], t[GBP_DZT_W_WAIT], t[GBP_DZT_W_FINISH],
                 t[GBP_DZT_W_FILTER_CODE] + t[GBP_DZT_W_FRAME] + t[GBP_DZT_W_ASSEMBLE] +

@@ -60,7 +60,7 @@ enum {
     GBP_DZT_W_ASSEMBLE,    /* the assembly queued (segment upload, kernel) */
     GBP_DZT_W_SUBMIT,      /* the output's writes queued for the I/O threads */
     GBP_DZT_W_WAIT,        /* waits for earlier writes (their output buffer reused) */
-    GBP_DZT_W_FINISH,      /* min/max, headers, redo, and the wait for the block's writes */
+    GBP_DZT_W_FINISH,      /* a block's setup (encoder, min/max kernel) and headers (redo) */
     /* reads (get.c, zdev.c gbp_zdev_read) */
     GBP_DZT_R_FILE,        /* the compressed bytes read from the file into host memory (whole
                             * blocks of a local file: through the slots, uploaded at once) */
