@@ -69,13 +69,13 @@ void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void 
 
 void gbp_mem_dz_free(gbp_mem *m)
 {
+    if (m->dz) m->dz_ops->close(m->dz); /* waits for its stream: nothing uses the buffers then */
+    m->dz = NULL;
     if (m->dz_user) {
         m->dz_user_free(m, m->dz_user);
         gbp_free(m->dz_user);
         m->dz_user = NULL;
     }
-    if (m->dz) m->dz_ops->close(m->dz);
-    m->dz = NULL;
     for (int i = 0; i < GBP_DZ_SCRATCH; i++) {
         gbp_mem_dev_free(m, m->dz_buf[i]);
         m->dz_buf[i] = NULL;
