@@ -3,17 +3,22 @@
 // -DGPUBP_BENCH_ADIOS2=ON when find_package(ADIOS2) finds ADIOS2; never part of the tests or CI.
 //
 //   gpubp-adios2-cmp --dir D --mib-per-step N --steps S --blocks B --mem gpu|host
-//                    [--engines BP4,BP5] [--repeat R]
+//                    [--engines BP4,BP5] [--repeat R] [--keep]
 //
 // Each step is the global 2-D array of doubles of gpubp-bench (rows of 1024 doubles, N MiB,
 // a[i] = i), put as B blocks of rows, one variable "field". --mem gpu: the array lives in device
 // memory; an ADIOS2 with GPU support (ADIOS2_HAVE_GPU_SUPPORT) gets the device pointers
 // (MemorySpace::GPU), any other ADIOS2 gets each block copied to a pinned host buffer with
 // cudaMemcpy first (path=copy), as an application does; reads go to host memory and are copied to
-// the device, where they are checked. A run's time covers open, every step and close. Prints, per
-// engine, the medians of R runs (GB = 1e9 bytes), in gpubp-bench's format:
+// the device, where they are checked. A run's time covers open, every step and close. After the
+// whole read, a strided half-box read (every row, its first COLS/2 columns; to the device as
+// above) as gpubp-bench's sub_read. Prints, per engine, the medians of R runs (GB = 1e9 bytes
+// delivered), in gpubp-bench's format:
 //
-//   adios2 engine=BP4 mem=gpu path=copy write_GBps=<x> read_GBps=<y>
+//   adios2 engine=BP4 mem=gpu path=copy write_GBps=<x> read_GBps=<y> sub_read_GBps=<z>
+//
+// --keep: the last repetition's datasets stay (DIR/adios2-cmp-BP4.bp, ...), for gpubp-readbench
+// to read the same content with libgpubp (BP4 against BP5).
 //
 // Exit status: 0, 1 on a failure (message on stderr), 2 on bad usage.
 #include <adios2.h>
@@ -42,6 +47,7 @@ struct Opts {
     bool gpu = false;
     int repeat = 3;
     std::vector<std::string> engines{"BP4", "BP5"};
+    bool keep = false;
 };
 
 size_t split_rows(size_t rows, size_t n, size_t b, size_t *first)
@@ -104,18 +110,20 @@ double write_run(adios2::ADIOS &ad, const Opts &o, const std::string &engine, Da
     return bench_now() - t0;
 }
 
+// half: the first COLS/2 columns of every row (a strided sub-box), checked in element samples
 double read_run(adios2::ADIOS &ad, const Opts &o, const std::string &engine, Data &d,
-                const std::string &path, int rep)
+                const std::string &path, int rep, bool half)
 {
+    const size_t cols = half ? COLS / 2 : COLS, n = d.rows * cols;
     double t0 = bench_now();
-    adios2::IO io = ad.DeclareIO("r" + engine + std::to_string(rep));
+    adios2::IO io = ad.DeclareIO((half ? "h" : "r") + engine + std::to_string(rep));
     io.SetEngine(engine);
     adios2::Engine e = io.Open(path, adios2::Mode::Read);
     size_t steps = 0;
     while (e.BeginStep() == adios2::StepStatus::OK) {
         auto var = io.InquireVariable<double>("field");
         if (!var) throw std::runtime_error("variable field not found");
-        var.SetSelection({{0, 0}, {d.rows, COLS}});
+        var.SetSelection({{0, 0}, {d.rows, cols}});
         double *dst = o.gpu && !use_gpu_space(o) ? d.host : d.back;
 #ifdef ADIOS2_HAVE_GPU_SUPPORT
         if (use_gpu_space(o)) var.SetMemorySpace(adios2::MemorySpace::GPU);
@@ -123,7 +131,7 @@ double read_run(adios2::ADIOS &ad, const Opts &o, const std::string &engine, Dat
         e.Get(var, dst, adios2::Mode::Sync);
         e.EndStep();
         if (o.gpu && !use_gpu_space(o) &&
-            bench_dev_upload(d.back, d.host, d.nel * sizeof(double)))
+            bench_dev_upload(d.back, d.host, n * sizeof(double)))
             throw std::runtime_error("cudaMemcpy host to device failed");
         steps++;
     }
@@ -133,7 +141,17 @@ double read_run(adios2::ADIOS &ad, const Opts &o, const std::string &engine, Dat
         throw std::runtime_error("read " + std::to_string(steps) + " steps, wrote " +
                                  std::to_string(o.steps));
     long bad = 0;
-    if (o.gpu) {
+    if (half) {
+        std::vector<double> h(n);
+        const double *p = d.back;
+        if (o.gpu) {
+            if (bench_dev_download(h.data(), d.back, n * sizeof(double)))
+                throw std::runtime_error("cudaMemcpy device to host failed");
+            p = h.data();
+        }
+        for (size_t r = 0; r < d.rows; r += 7)
+            for (size_t c = 0; c < cols; c += 31) bad += p[r * cols + c] != (double)(r * COLS + c);
+    } else if (o.gpu) {
         bad = bench_dev_check(d.back, d.nel, 0.0);
     } else {
         for (size_t i = 0; i < d.nel; i += 4099) bad += d.back[i] != (double)i;
@@ -146,7 +164,7 @@ double read_run(adios2::ADIOS &ad, const Opts &o, const std::string &engine, Dat
 int usage()
 {
     std::fprintf(stderr, "usage: gpubp-adios2-cmp --dir D --mib-per-step N --steps S --blocks B "
-                         "--mem gpu|host [--engines BP4,BP5] [--repeat R]\n");
+                         "--mem gpu|host [--engines BP4,BP5] [--repeat R] [--keep]\n");
     return 2;
 }
 
@@ -163,6 +181,7 @@ int main(int argc, char **argv)
         else if (a == "--steps" && v) o.steps = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--blocks" && v) o.blocks = std::strtoul(argv[++i], nullptr, 10);
         else if (a == "--repeat" && v) o.repeat = std::atoi(argv[++i]);
+        else if (a == "--keep") o.keep = true;
         else if (a == "--mem" && v) {
             std::string m = argv[++i];
             if (m == "gpu") o.gpu = true;
@@ -217,23 +236,28 @@ int main(int argc, char **argv)
     int rc = 0;
     try {
         adios2::ADIOS ad;
-        std::vector<std::vector<double>> wr(o.engines.size()), rd(o.engines.size());
+        std::vector<std::vector<double>> wr(o.engines.size()), rd(o.engines.size()),
+            sub(o.engines.size());
+        double half_bytes = (double)(d.rows * (COLS / 2) * sizeof(double)) * (double)o.steps;
         // repetitions interleave the engines, so that a drift of the machine touches all alike
         for (int k = 0; k < o.repeat; k++) {
             for (size_t e = 0; e < o.engines.size(); e++) {
                 std::string path = o.dir + "/adios2-cmp-" + o.engines[e] + ".bp";
                 remove_tree(path);
                 wr[e].push_back(total / write_run(ad, o, o.engines[e], d, path, k) / 1e9);
-                rd[e].push_back(total / read_run(ad, o, o.engines[e], d, path, k) / 1e9);
-                remove_tree(path);
+                rd[e].push_back(total / read_run(ad, o, o.engines[e], d, path, k, false) / 1e9);
+                sub[e].push_back(half_bytes / read_run(ad, o, o.engines[e], d, path, k, true) / 1e9);
+                if (!o.keep || k + 1 < o.repeat) remove_tree(path);
             }
         }
         for (size_t e = 0; e < o.engines.size(); e++)
-            std::printf("adios2 engine=%s mem=%s path=%s write_GBps=%.2f read_GBps=%.2f\n",
+            std::printf("adios2 engine=%s mem=%s path=%s write_GBps=%.2f read_GBps=%.2f "
+                        "sub_read_GBps=%.2f\n",
                         o.engines[e].c_str(), o.gpu ? "gpu" : "host",
                         use_gpu_space(o) ? "gpu" : o.gpu ? "copy" : "host",
                         bench_median(wr[e].data(), wr[e].size()),
-                        bench_median(rd[e].data(), rd[e].size()));
+                        bench_median(rd[e].data(), rd[e].size()),
+                        bench_median(sub[e].data(), sub[e].size()));
     } catch (const std::exception &x) {
         std::fprintf(stderr, "gpubp-adios2-cmp: %s\n", x.what());
         rc = 1;

@@ -37,8 +37,8 @@
  *     ratios of medians where the machine's speed drifts between repetitions);
  *   both: "baseline: raw_best_write_GBps=..." (raw_best, once per run on min(data, 2 GiB): the
  *     best rate of N threads writing pinned 16 MiB buffers into N files, N = 1, 2, 4, 8, 16, the
- *     core count and the library's threads, then reading them back warm and cold; and the one-file
- *     rates, 1 and the library's threads writing one file) and "ratios_best: write/raw_best=...
+ *     core count and the library's threads, then reading them back warm and, with --cold, cold
+ *     (0.00 without); and the one-file rates, 1 and the library's threads writing one file) and "ratios_best: write/raw_best=...
  *     read/raw_best_warm|cold=..." (the library's medians against them; for a dataset of one data
  *     file also against the one-file rates; for F files of unsplit blocks, write/(files*one_file):
  *     against F times the one-file write rate). Cold: before it is opened for reading, each file is
@@ -522,7 +522,8 @@ static void raw_cleanup(const opts *o, int nfiles)
 }
 
 /* raw_best: the best rate of N threads writing pinned 16 MiB buffers into N files, then reading
- * them back warm (page cache) and cold (dropped first), for N in 1, 2, 4, 8, 16, the core count
+ * them back warm (page cache) and, with --cold, cold (dropped first: about a second per N on the
+ * H200's virtio disk, so only when the run reads cold), for N in 1, 2, 4, 8, 16, the core count
  * and the library's thread count; and the same into one file (1 and the library's threads).
  * On min(data, 2 GiB), once per run. */
 typedef struct raw_best {
@@ -545,7 +546,7 @@ static void raw_sweep(const opts *o, size_t total, int threads, raw_best *b)
         if (seen || n < 1 || n > 256) continue;
         double w = raw_io(o, n, n, total, 0, NULL, 0, NULL, 0);
         double rw = raw_io(&warm, n, n, total, 1, NULL, 0, NULL, 0);
-        double rc = raw_io(&cold, n, n, total, 1, NULL, 0, NULL, 0);
+        double rc = o->cold ? raw_io(&cold, n, n, total, 1, NULL, 0, NULL, 0) : 0;
         raw_cleanup(o, n);
         if (w > b->w) b->w = w, b->tw = n;
         if (rw > b->rw) b->rw = rw, b->trw = n;
@@ -555,7 +556,7 @@ static void raw_sweep(const opts *o, size_t total, int threads, raw_best *b)
     for (int i = 0; i < (threads > 1 ? 2 : 1); i++) {
         double w = raw_io(o, one[i], 1, total, 0, NULL, 0, NULL, 0);
         double rw = raw_io(&warm, one[i], 1, total, 1, NULL, 0, NULL, 0);
-        double rc = raw_io(&cold, one[i], 1, total, 1, NULL, 0, NULL, 0);
+        double rc = o->cold ? raw_io(&cold, one[i], 1, total, 1, NULL, 0, NULL, 0) : 0;
         raw_cleanup(o, 1);
         if (w > b->w1) b->w1 = w;
         if (rw > b->rw1) b->rw1 = rw;
@@ -599,18 +600,45 @@ static int data_files(const char *path)
     }
 }
 
-/* the value of key in a params string, or dflt */
-static int param_int(const char *params, const char *key, int dflt)
+/* the value of key in a params string (what follows "key="), or NULL */
+static const char *param_at(const char *params, const char *key)
 {
-    if (!params) return dflt;
+    if (!params) return NULL;
     size_t kl = strlen(key);
     for (const char *s = params; *s;) {
         while (*s == ' ' || *s == ',') s++;
-        if (!strncmp(s, key, kl) && s[kl] == '=') return atoi(s + kl + 1);
+        if (!strncmp(s, key, kl) && s[kl] == '=') return s + kl + 1;
         s = strchr(s, ',');
         if (!s) break;
     }
-    return dflt;
+    return NULL;
+}
+
+/* the value of key in a params string, or dflt */
+static int param_int(const char *params, const char *key, int dflt)
+{
+    const char *v = param_at(params, key);
+    return v ? atoi(v) : dflt;
+}
+
+/* 1 when the params string has key (any value); param_is: when its value is val */
+static int param_has(const char *params, const char *key) { return param_at(params, key) != NULL; }
+
+static int param_is(const char *params, const char *key, const char *val)
+{
+    const char *v = param_at(params, key);
+    size_t n = strlen(val);
+    return v && !strncmp(v, val, n) && (v[n] == '\0' || v[n] == ',' || v[n] == ' ');
+}
+
+static size_t gcd_size(size_t a, size_t b)
+{
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
 }
 
 static int usage(void)
@@ -702,13 +730,20 @@ int main(int argc, char **argv)
     /* the data files the library writes: subfiles=auto (the default) spreads blocks of 4 MiB or
      * more over as many files as I/O threads; checked against the dataset after the first run */
     int files = param_int(o.params, "subfiles", 0);
-    /* split_mib (16 by default, 0 off): a block that large becomes min(subfiles, its 4 MiB
-     * pieces) sub-blocks over the subfiles (lib/engine/writer.c split_count) */
-    int split_mib = param_int(o.params, "split_mib", 16);
+    /* split_mib (auto by default: one chunk, chunk_mib; 0 off): the puts of a step that large
+     * become n0 = S / gcd(V, S) sub-blocks each (S subfiles, V puts of 4 MiB or more), at most
+     * one per 4 MiB (half the threshold when smaller) (lib/engine/writer.c split_target) */
+    int split_auto = param_is(o.params, "split_mib", "auto") || !param_has(o.params, "split_mib");
+    int split_mib = split_auto ? chunk_mib : param_int(o.params, "split_mib", 0);
     size_t blk = bytes / o.blocks / o.vars;
     size_t nsub = files > 0 ? (size_t)files : (size_t)threads, per_block = 1;
-    if (split_mib > 0 && blk >= ((size_t)split_mib << 20) && nsub > 1)
-        per_block = nsub < blk / ((size_t)4 << 20) ? nsub : blk / ((size_t)4 << 20);
+    size_t nlarge = blk >= ((size_t)4 << 20) ? o.blocks * o.vars : 0;
+    size_t n0 = nlarge ? nsub / gcd_size(nlarge, nsub) : 1;
+    size_t floor_b = (size_t)split_mib << 19 < ((size_t)4 << 20) ? (size_t)split_mib << 19
+                                                                 : ((size_t)4 << 20);
+    if (split_mib > 0 && blk >= ((size_t)split_mib << 20) && nsub > 1 && n0 > 1)
+        per_block = n0 < blk / floor_b ? n0 : blk / floor_b;
+    if (per_block < 1) per_block = 1;
     if (files <= 0) {
         size_t pieces = o.blocks * o.vars * per_block;
         files = blk < ((size_t)4 << 20) ? 1 : pieces < (size_t)threads ? (int)pieces : threads;

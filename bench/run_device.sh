@@ -9,18 +9,21 @@
 #
 # Dependencies the machine lacks (cmocka, pkg-config, zlib headers) are taken from .carry/root
 # (Debian packages unpacked with dpkg -x).
-# When .carry/head.tar exists (git archive HEAD), that committed tree is built instead of the
-# working tree, so that colleagues' edits in progress cannot break the run.
+# When .carry/head.tar exists (git archive HEAD, with or without tests/golden), that committed tree
+# is built instead of the working tree, so that colleagues' edits in progress cannot break the run.
 # Logs (at most 8 files) go to $OUT.
 # MODE=sweep: gpubp-bench alone over the configurations in SWEEP (sweep.log, with GPUBP_MEM_STATS).
 # MODE=check: the tests, the example and the sanitizers as in full, then the four sync GPU rows
 # (defaults — subfiles=auto —, one file, 4, 8 and 16 subfiles, medians of 3): the check after a change to the GPU paths.
-# MODE=issue23: gpubp-bench alone (issue23.log) over the rows of issue 23 — 1 GiB x 4 steps of 1, 4
-# and 16 blocks and 10 variables of one block, at the defaults (split_mib=16) and with splitting
-# off (split_mib=0), cold reads, direct_io=1 and fsync=1 against the raw O_DIRECT best — and, when
-# ADIOS2_DIR names an ADIOS2 CMake package dir (e.g. .../lib/cmake/adios2, with its libraries on
-# LD_LIBRARY_PATH), gpubp-adios2-cmp: the same workload through ADIOS2 BP4 and BP5. ROWS23="1 5 9"
-# runs only the rows of those numbers (the list is printed first).
+# MODE=issue23: gpubp-bench alone (issue23.log) over every row of issue 23 in one call (about 5
+# minutes with the build; each row well under a minute) — MIB23 (512) MiB x 4 steps of 1, 4 and
+# 16 blocks and 10 variables of one block, at the defaults (split_mib=auto) and with splitting off
+# (split_mib=0), cold reads, direct_io=1 and fsync=1 against the raw O_DIRECT best, 1 GiB x 4
+# steps of one block — and, when ADIOS2_DIR names an ADIOS2 CMake package dir (e.g.
+# .../lib/cmake/adios2, with its libraries on LD_LIBRARY_PATH), gpubp-adios2-cmp: the same
+# workload of 1, 4 and 16 blocks through ADIOS2 BP4 and BP5 (write, read, strided half-box read).
+# Ends with the table of ratios against the issue's targets (bench/issue23_summary.py).
+# ROWS23="1 5 9" runs only the rows of those numbers (the list is printed first).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -29,6 +32,9 @@ CARRY=$PWD/.carry
 SRC=$PWD
 if [ -f "$CARRY/head.tar" ]; then
   rm -rf /tmp/gpubp-src && mkdir -p /tmp/gpubp-src && tar -xf "$CARRY/head.tar" -C /tmp/gpubp-src
+  # an archive made without the golden data (git archive HEAD -- . ':!tests/golden': it travels
+  # beside the working tree, which holds it already) reads the working tree's
+  [ -e /tmp/gpubp-src/tests/golden ] || ln -s "$PWD/tests/golden" /tmp/gpubp-src/tests/golden
   SRC=/tmp/gpubp-src
 fi
 R=$CARRY/root
@@ -86,13 +92,25 @@ if [ "$MODE" = sweep ]; then
 fi
 
 if [ "$MODE" = issue23 ]; then
+  # ADIOS2's libraries: <prefix>/lib of an installed ADIOS2 (ADIOS2_DIR=<prefix>/lib/cmake/adios2),
+  # or the PyPI wheel's adios2/ and adios2.libs/ (ADIOS2_DIR=<site-packages>/adios2/cmake/adios2),
+  # for the link (the wheel's libraries need each other's mangled names) and the run
+  if [ -n "${ADIOS2_DIR:-}" ]; then
+    for d in "$ADIOS2_DIR/../.." "$ADIOS2_DIR/../../../adios2.libs"; do
+      [ -d "$d" ] && export LD_LIBRARY_PATH=$(cd "$d" && pwd):${LD_LIBRARY_PATH:-}
+    done
+  fi
   build gpubp-bench
   # apart: an ADIOS2 that is not found leaves gpubp-bench built (build.log says why)
   [ -n "${ADIOS2_DIR:-}" ] && cmake --build "$B" -j "$NJ" --target gpubp-adios2-cmp >> "$OUT/build.log" 2>&1
   BENCH=$B/bench/gpubp-bench
   CMP=$B/bench/gpubp-adios2-cmp
   D=/tmp/gpubp-bench
-  G="--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --baseline"
+  # MIB23 x 4 steps (512 MiB: 2 GiB a repetition, the size of raw_best's sweep; the issue's
+  # range is 256 MiB - 2 GiB), 3 repetitions; row 12 checks 1 GiB steps
+  M=${MIB23:-512}
+  G="--dir $D --mib-per-step $M --steps 4 --mem gpu --repeat 3 --baseline"
+  A="--dir $D --mib-per-step $M --steps 4 --mem gpu --repeat 3"
   # "label|arguments": gpubp-bench rows, then (adios2:) gpubp-adios2-cmp rows
   R23=("1 block, defaults (split on)|$G --blocks 1"
        "4 blocks, defaults|$G --blocks 4"
@@ -105,10 +123,11 @@ if [ "$MODE" = issue23 ]; then
        "1 block, direct_io=1|$G --blocks 1 --params direct_io=1"
        "16 blocks, direct_io=1|$G --blocks 16 --params direct_io=1"
        "1 block, fsync=1|$G --blocks 1 --params fsync=1"
-       "512 MiB x 4, 1 block, defaults|--dir $D --mib-per-step 512 --steps 4 --mem gpu --repeat 3 --baseline --blocks 1"
-       "adios2: 1 block|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 1"
-       "adios2: 4 blocks|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 4"
-       "adios2: 16 blocks|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --blocks 16")
+       "1 GiB x 4, 1 block, defaults|--dir $D --mib-per-step 1024 --steps 4 --mem gpu --repeat 3 --baseline --blocks 1"
+       "adios2: 1 block|$A --blocks 1"
+       "adios2: 4 blocks|$A --blocks 4"
+       "adios2: 16 blocks|$A --blocks 16"
+       "1 block, split off, piece_kib=16384 (whole-chunk copies and writes)|$G --blocks 1 --params split_mib=0,piece_kib=16384")
   {
     for i in "${!R23[@]}"; do echo "row $((i + 1)): ${R23[$i]%%|*}"; done
     for i in "${!R23[@]}"; do
@@ -118,14 +137,15 @@ if [ "$MODE" = issue23 ]; then
       args=${R23[$i]#*|}
       stamp "row $n: gpu $label"
       if [[ $label == adios2:* ]]; then
-        if [ -x "$CMP" ]; then timeout 300 "$CMP" $args; else echo "(gpubp-adios2-cmp not built: set ADIOS2_DIR)"; fi
+        if [ -x "$CMP" ]; then timeout 120 "$CMP" $args; else echo "(gpubp-adios2-cmp not built: set ADIOS2_DIR)"; fi
       else
-        timeout 300 "$BENCH" $args
+        timeout 120 "$BENCH" $args
       fi
     done
     stamp done
   } > "$OUT/issue23.log" 2>&1
   grep -E "===|GBps|ratios|row " "$OUT/issue23.log" | grep -v -E "dev_loop|memcpy_GBps|raw_write_fresh"
+  python3 "$SRC/bench/issue23_summary.py" "$OUT/issue23.log" | tee "$OUT/issue23_summary.txt"
   exit 0
 fi
 

@@ -368,13 +368,15 @@ GPUBP_API int gpubp_set_memory_selection(gpubp_variable *v, size_t ndims, const 
  * of f. */
 GPUBP_API int gpubp_available_variables(const gpubp_file *f, size_t *n, const char *const **names);
 
-/* Adds a compression operator to a variable (write modes; before its first put). `op` is "zlib":
- * blocks are written as ADIOS2 writes a blosc-compressed block (operator name "blosc", Blosc2
- * chunks with the zlib codec), which ADIOS2 built with Blosc2 reads. params: NULL or
- * "level=1,shuffle=byte,threads=N" (level 0..9, default 1; shuffle byte|bit|none, default byte;
- * threads: compression threads, default the open parameter compress_threads, else all cores).
- * Min/max are computed on the uncompressed data. A file-wide default is the open parameter
- * compress=zlib (with compress_level, compress_shuffle).
+/* Adds a compression operator to a variable (write modes; before its first put). `op` names a
+ * Blosc2 codec: "blosclz", "lz4", "lz4hc", "zlib" or "zstd"; blocks are written as ADIOS2 writes
+ * a blosc-compressed block (operator name "blosc", Blosc2 chunks with that codec), which ADIOS2
+ * built with Blosc2 reads. params: NULL or "level=1,shuffle=byte,threads=N" (level 0..9, default
+ * 1; shuffle byte|bit|none, default byte; threads: compression threads, default the open
+ * parameter compress_threads, else all cores). Min/max are computed on the uncompressed data. A
+ * file-wide default is the open parameter compress=CODEC (with compress_level, compress_shuffle).
+ * The codec must be in this build (gpubp_features(): GPUBP_FEATURE_LZ4 for lz4/lz4hc,
+ * GPUBP_FEATURE_ZSTD for zstd), else CODEC naming the missing library.
  * Errors: INVALID_ARG, WRONG_MODE (read mode, or after the first put), CODEC (unknown operator),
  *   PARAM (bad params, naming the key), NOT_SUPPORTED (string variables). */
 GPUBP_API int gpubp_variable_add_operation(gpubp_variable *v, const char *op, const char *params);

@@ -69,6 +69,10 @@ static int set_param(gbp_params *p, const char *k, const char *v)
         return parse_int(k, v, 1, 4096, &p->subfiles);
     }
     if (!strcmp(k, "split_mib")) {
+        if (!strcmp(v, "auto")) {
+            p->split_bytes = GBP_SPLIT_AUTO;
+            return 0;
+        }
         GBP_FORWARD_IF_ERROR(parse_int(k, v, 0, 1 << 20, &iv));
         p->split_bytes = (uint64_t)iv << 20;
         return 0;
@@ -184,7 +188,7 @@ int gbp_params_parse(gbp_params *p, const char *s)
     p->pool_slots = 0; /* auto: gbp_params_pool_slots */
     p->chunk_bytes = (size_t)16 << 20;
     p->piece_bytes = (size_t)4 << 20;
-    p->split_bytes = (uint64_t)GBP_SPLIT_MIB_DEFAULT << 20;
+    p->split_bytes = GBP_SPLIT_AUTO;
     p->timeout = 0;
     p->connect_timeout = 10;
     p->retries = 20;

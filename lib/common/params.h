@@ -13,7 +13,8 @@ typedef struct gbp_params {
     size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
     int subfiles;           /* 0 = auto (library default: src/api_write.c gbp_writer_open) */
-    uint64_t split_bytes;   /* split_mib (16) in bytes, 0 = off: global-array blocks this large are
+    uint64_t split_bytes;   /* split_mib in bytes, 0 = off, GBP_SPLIT_AUTO (default): global-array
+                             * blocks this large (auto: one staging chunk, chunk_mib) are
                              * cut into sub-blocks over the subfiles (lib/engine/writer.c) */
     int block_view_stored;  /* block_view=stored: readers list every stored (sub-)block */
     int direct_io;
@@ -37,8 +38,10 @@ typedef struct gbp_params {
 
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1
 
-/* split_mib's default: a global-array block of 16 MiB or more is split (docs/parameters.md) */
-#define GBP_SPLIT_MIB_DEFAULT 16
+/* split_mib=auto, the default: a global-array block of one staging chunk (chunk_mib) or more may
+ * be split, into as many sub-blocks as the step's large puts need to fill the subfiles evenly
+ * (lib/engine/writer.c split_target; docs/parameters.md) */
+#define GBP_SPLIT_AUTO UINT64_MAX
 int gbp_params_parse(gbp_params *p, const char *s);
 /* The I/O threads of the staging pipeline: io_threads, else pool_slots when given, else the
  * online cores within [4, 16]. The pinned slots: pool_slots, else one per I/O thread, 4 at least. */

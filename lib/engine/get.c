@@ -332,13 +332,21 @@ int gbp_reader_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mo
     return GPUBP_OK;
 }
 
+/* The deferred gets of a step: every transfer of every get is queued, then one wait for all of
+ * them, so that the I/O threads read the pieces of several variables at once (a wait per get
+ * drained the pipeline between variables). A get whose queueing failed part way still waits with
+ * the others: nothing writes into the user's buffers once this returns. */
 int gbp_reader_perform(gpubp_file *f)
 {
     int rc = GPUBP_OK;
+    gbp_saved_error e; /* the first failure's message, whatever the later gets say */
     for (size_t i = 0; i < f->ngets; i++) {
-        int r = do_get(f, f->gets[i].var, &f->gets[i].sel, f->gets[i].data);
-        if (rc == GPUBP_OK) rc = r;
+        int r = do_get_queued(f, f->gets[i].var, &f->gets[i].sel, f->gets[i].data);
+        if (rc == GPUBP_OK && r != GPUBP_OK) gbp_error_save(&e, rc = r, sizeof e.msg);
     }
+    int rc2 = f->ngets ? gbp_mem_sync(f->mem) : GPUBP_OK;
+    if (rc != GPUBP_OK) rc = gbp_error_restore(&e, rc2);
+    else rc = rc2;
     f->ngets = 0;
     return gbp_reader_get_failed(f, rc);
 }

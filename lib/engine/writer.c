@@ -9,9 +9,9 @@
 #include "compress/blosczlib.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,32 +161,6 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
     return rc;
 }
 
-int gbp_writer_perform(gpubp_file *f)
-{
-    int rc = GPUBP_OK;
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
-        if (!f->blocks[i].performed) rc = gbp_writer_perform_block(f, &f->blocks[i]);
-    /* async_commit: the caller's buffers are free once the data left them; the writes go on */
-    int rc2 = f->async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
-    if (rc == GPUBP_OK) rc = rc2;
-    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
-    if (rc != GPUBP_OK) {
-        f->failed_step = 1;
-        rc = gbp_error_with_path(rc, f->path);
-    }
-    return rc;
-}
-
-int gbp_writer_fail(gpubp_file *f, int rc)
-{
-    if (!f->failed_step) {
-        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
-        f->failed_rc = rc;
-    }
-    f->failed_step = 1;
-    return rc;
-}
-
 /* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more),
  * so that the device codec gets batches of thousands of streams. */
 #define GBP_ZSPLIT_MIN ((uint64_t)32 << 20)
@@ -198,33 +172,62 @@ static uint64_t zsplit_min(void)
     return mib >= 1 && mib <= 65536 ? (uint64_t)mib << 20 : GBP_ZSPLIT_MIN;
 }
 
-/* split_mib: how many sub-blocks a put's block becomes (1: it stays whole). A serial writer cuts
- * an uncompressed global-array block of split_mib MiB or more along its first (slowest) file
- * dimension into one sub-block per subfile, each of GBP_STRIPE_MIN bytes at least (half of
- * split_mib when that is smaller), so that the
- * I/O threads write one large put into several files at once. Local arrays keep the block the
- * user put (their block is what a reader selects); compressed blocks in device memory (one
- * contiguous run: what the GPU codec path takes) are cut too, into sub-blocks of zsplit_min()
- * at least, since one file takes a few GB/s and the device codes several times that; other
- * compressed blocks are compressed whole (the compressor's threads already share one block, and
- * are slower than one file); parallel writers spread ranks over subfiles. */
-static size_t split_count(const gpubp_file *f, const gpubp_variable *v, const gbp_wblock *wb)
+/* split_mib: how many sub-blocks a block becomes when performed (1: it stays whole). A serial
+ * writer cuts an uncompressed global-array block of the threshold or more (split_mib; auto: one
+ * staging chunk, chunk_mib) along its first (slowest) file dimension into sub-blocks of
+ * GBP_STRIPE_MIN bytes at least (half the threshold when that is smaller), written in parallel by
+ * the I/O threads into different subfiles. How many: n0 (split_target), capped by those sizes
+ * and the rows. Local arrays keep the block the user put (their block is what a reader
+ * selects); compressed blocks in device memory (one contiguous run: what the GPU codec path
+ * takes) are cut too, into sub-blocks of zsplit_min() at least, since one file takes a few GB/s
+ * and the device codes several times that; other compressed blocks are compressed whole (the
+ * compressor's threads already share one block, and code slower than one file takes); parallel
+ * writers spread ranks over subfiles. */
+static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
 {
+    const gpubp_variable *v = wb->var;
     uint64_t bytes = wb->payload_len, limit = f->params.split_bytes;
+    if (limit == GBP_SPLIT_AUTO) limit = f->params.chunk_bytes ? f->params.chunk_bytes : (uint64_t)16 << 20;
     if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || limit == 0 || bytes < limit ||
-        f->nsub < 2 || wb->meta.ndims == 0)
+        f->nsub < 2 || wb->meta.ndims == 0 || wb->performed || n0 < 2)
         return 1;
-    /* sub-blocks of 4 MiB at least (half the threshold for thresholds under 8 MiB) */
     uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
     if (v->op) {
         if (wb->space != GPUBP_MEM_GPU || !gbp_box_is_contiguous(&wb->box)) return 1;
         piece = zsplit_min();
     }
-    uint64_t n = (uint64_t)f->nsub, rows = GBP_COUNT(&wb->meta)[0];
+    uint64_t n = n0, rows = GBP_COUNT(&wb->meta)[0];
     if (n > bytes / piece) n = bytes / piece;
     if (n > rows) n = rows;
     if (n > GBP_SPLIT_COUNT(UINT32_MAX)) n = GBP_SPLIT_COUNT(UINT32_MAX);
     return n > 1 ? (size_t)n : 1;
+}
+
+static size_t gcd(size_t a, size_t b)
+{
+    while (b) {
+        size_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* How many sub-blocks each large block of the puts being performed should become, so that the
+ * subfiles end the step evenly filled: with V blocks of GBP_STRIPE_MIN or more (those that go to
+ * a file of their own) and S subfiles, S / gcd(V, S) — the smallest n for which V * n blocks
+ * fill the S files alike when the blocks are of one size (1 block: S; 4: S/4 each when 4 divides
+ * S; S or a multiple of it: none split; 10 over 16: 8 each, 5 per file). A lone large put (a
+ * SYNC put, or one array per step) is cut into one sub-block per subfile. */
+static size_t split_target(const gpubp_file *f)
+{
+    size_t nlarge = 0, S = f->nsub > 0 ? (size_t)f->nsub : 1;
+    for (size_t i = 0; i < f->nblocks; i++) {
+        const gbp_wblock *wb = &f->blocks[i];
+        nlarge += !wb->performed && !gbp_kind_is_value(wb->var->kind) &&
+                  wb->payload_len >= GBP_STRIPE_MIN;
+    }
+    return nlarge ? S / gcd(nlarge, S) : 1;
 }
 
 /* Cuts the block at wb (room for n blocks there) into n sub-blocks of near-equal rows of its first
@@ -247,6 +250,52 @@ static void split_block(gbp_wblock *wb, size_t n)
         sb->payload_len = (hi - lo) * row_bytes;
         sb->meta.split = GBP_SPLIT_MAKE(j, n);
     }
+}
+
+/* The puts not performed yet, split as split_count says: the blocks after each split one move
+ * up (from the last one down, so that each moves once), keeping put order. */
+static int split_pending(gpubp_file *f)
+{
+    size_t n0 = split_target(f), extra = 0;
+    for (size_t i = 0; i < f->nblocks; i++) extra += split_count(f, &f->blocks[i], n0) - 1;
+    if (extra == 0) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + extra,
+                                  sizeof *f->blocks));
+    size_t to = f->nblocks + extra;
+    for (size_t i = f->nblocks; i-- > 0;) {
+        size_t n = split_count(f, &f->blocks[i], n0);
+        to -= n;
+        if (to != i) memmove(&f->blocks[to], &f->blocks[i], sizeof *f->blocks);
+        if (n > 1) split_block(&f->blocks[to], n);
+    }
+    f->nblocks += extra;
+    return GPUBP_OK;
+}
+
+int gbp_writer_perform(gpubp_file *f)
+{
+    int rc = split_pending(f);
+    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
+        if (!f->blocks[i].performed) rc = gbp_writer_perform_block(f, &f->blocks[i]);
+    /* async_commit: the caller's buffers are free once the data left them; the writes go on */
+    int rc2 = f->async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
+    if (rc == GPUBP_OK) rc = rc2;
+    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
+    if (rc != GPUBP_OK) {
+        f->failed_step = 1;
+        rc = gbp_error_with_path(rc, f->path);
+    }
+    return rc;
+}
+
+int gbp_writer_fail(gpubp_file *f, int rc)
+{
+    if (!f->failed_step) {
+        snprintf(f->failed_msg, sizeof f->failed_msg, "%s", gbp_error_message());
+        f->failed_rc = rc;
+    }
+    f->failed_step = 1;
+    return rc;
 }
 
 int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_launch mode,
@@ -355,14 +404,7 @@ int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_lau
         wb->meta.has_minmax = 1; /* an empty block records 0 / 0, as ADIOS2 does */
         wb->payload_len = (uint64_t)elems * es;
     }
-    size_t nsplit = split_count(f, v, wb);
-    if (nsplit > 1) {
-        GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + nsplit,
-                                      sizeof *f->blocks));
-        wb = &f->blocks[f->nblocks];
-        split_block(wb, nsplit);
-    }
-    f->nblocks += nsplit;
+    f->nblocks++; /* split (split_mib) when performed, with the step's other puts in view */
     v->in_step = 1;
     v->puts++;
     *added = wb;

@@ -62,6 +62,30 @@ static int pick_job_locked(gbp_mem *m, int me)
     return -1;
 }
 
+/* How many other files could start a device write now, counted up to cap: files with a queued
+ * device write that no thread is writing, one per idle thread at most. A thread takes a second
+ * slot for its file's next chunk only when that leaves a slot for each of them; else, at the
+ * start of a step, the first threads took two slots each and the files of the last ones started
+ * a chunk late (a step of one 64 MiB sub-block per file ended a chunk of 16 MiB after the first
+ * files). Caller holds m->lock. */
+#define GBP_WAITING_MAX 64
+static int others_waiting_locked(const gbp_mem *m, int me, int fd, int cap)
+{
+    int idle = 0, seen[GBP_WAITING_MAX], n = 0;
+    for (int t = 0; t < m->nthreads; t++) idle += t != me && m->wfd[t] < 0;
+    if (cap > idle) cap = idle;
+    if (cap > GBP_WAITING_MAX) cap = GBP_WAITING_MAX;
+    for (int k = 0; k < m->q_len && n < cap; k++) {
+        const job *q = &m->queue[(m->q_head + k) % m->qcap];
+        if (q->kind != JOB_DEV_WRITE || q->fd == fd) continue;
+        int busy = 0;
+        for (int t = 0; t < m->nthreads && !busy; t++) busy = t != me && m->wfd[t] == q->fd;
+        for (int i = 0; i < n && !busy; i++) busy = seen[i] == q->fd;
+        if (!busy) seen[n++] = q->fd;
+    }
+    return n;
+}
+
 /* Position of a thread's next chunk of file fd, the first queued device write of fd, when it can
  * start now, or -1. With a slot of its own (share 0) it needs a free slot. Sharing (share 1), it
  * takes the current chunk's slot, which only a chunk copied in pieces can: its first piece lands
@@ -161,8 +185,9 @@ static void *io_main(void *arg)
          * file's next chunk in pieces, whose first piece is copied into the slot's first piece
          * while this chunk's last piece is written. */
         if (j.kind == JOB_DEV_WRITE) {
-            int k2 = -1;
-            if (free_slots_locked(m) >= 2 || m->nslots >= 2 * m->nthreads)
+            int k2 = -1, nfree = free_slots_locked(m);
+            if (m->nslots >= 2 * m->nthreads ||
+                (nfree >= 2 && others_waiting_locked(m, me, j.fd, nfree) < nfree))
                 k2 = pick_next_locked(m, j.fd, 0);
             if (k2 < 0 && j.np > 1 && (k2 = pick_next_locked(m, j.fd, 1)) >= 0)
                 m->queue[(m->q_head + k2) % m->qcap].slot = j.slot; /* no slot taken */

@@ -27,6 +27,8 @@
  *   ioq.c        the queue and the I/O threads: which job a thread takes, and its accounting
  *   jobs.c       what an I/O thread does with a device job (and the O_DIRECT descriptors)
  *   mem_ctx.c    backend binding, kept errors, staged accounting, checks every job makes
+ * Each has its own header (memspace.c: memspace.h, memdev.h); the producers' calls are the
+ * module's, declared in memspace.h, and their headers hold what is theirs alone.
  * m->lock guards the queue, the slots' busy and ev_pending flags, the counters and the kept
  * errors; a function named *_locked is called with it held. */
 #ifndef GBP_MEM_INTERNAL_H
@@ -46,7 +48,6 @@
 #define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
 #define GBP_DZ_TIMES 12  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
 #define GBP_FENCES 16    /* write fences open at once (gbp_mem_dz_fence) */
-#define GBP_MINMAX_CHUNK ((size_t)1 << 20)
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
 #define GBP_MAX_DIRECT_FDS 16

@@ -1,6 +1,8 @@
 /* Reads, cut into jobs: device reads into chunks queued for the I/O threads (jobs.c reads and
  * copies them); large host runs into pieces the I/O threads pread in place; strided host boxes
  * through the bounce buffer. Also the synchronous small copies (scatter, copy out). */
+#include "memspace/mem_read.h"
+
 #include <string.h>
 
 #include "memspace/ioq.h"
@@ -101,7 +103,7 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
         while (gbp_chunker_next(&ch, &k)) {
             gbp_box da;
             gbp_box_sub(&da, dbox, k.rel, k.count);
-            if (k.span <= 4 * k.bytes) {
+            if (k.span <= GBP_READ_SPAN_WASTE * k.bytes) {
                 GBP_FORWARD_IF_ERROR(gbp_pread_all(fd, m->bounce, k.span, off + k.span_off,
                                                    "data file"));
                 scatter_ctx sc = {m->bounce, dst, k.span_off};

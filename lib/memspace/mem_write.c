@@ -1,6 +1,8 @@
 /* Writes, cut into jobs: device blocks into chunks queued for the I/O threads (jobs.c copies and
  * writes them); large contiguous host blocks into pieces the I/O threads pwrite from the user's
  * buffer; strided host blocks packed through the bounce buffer on the caller's thread. */
+#include "memspace/mem_write.h"
+
 #include <string.h>
 
 #include "memspace/ioq.h"
@@ -133,7 +135,7 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
         int have = 0;
         /* minmax of a chunk while it is in cache, then its write */
         while (done < bytes) {
-            size_t step = bytes - done < GBP_MINMAX_CHUNK * 8 ? bytes - done : GBP_MINMAX_CHUNK * 8;
+            size_t step = bytes - done < GBP_HOST_SYNC_PIECE ? bytes - done : GBP_HOST_SYNC_PIECE;
             if (min) {
                 gbp_minmax(type, p + done, step / elsize, min, max, have);
                 have = 1;

@@ -1,5 +1,7 @@
 /* The staging iterator (gbp_mem_stage_*): a block delivered to a consumer on the host
  * (compression) in packed pieces. */
+#include "memspace/stage.h"
+
 #include <string.h>
 
 #include "memspace/jobs.h"
@@ -9,8 +11,6 @@
 /* Device pieces land in pool slots: up to nslots copies are queued ahead of the piece the caller
  * holds, so the copy engine fills the next slots while the caller works on this one. Host
  * pieces are slices of the user's buffer, or packed into the bounce buffer when strided. */
-#define GBP_STAGE_MAX 64
-
 struct gbp_stage {
     gbp_mem *m;
     gpubp_memory_space sp;

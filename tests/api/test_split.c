@@ -237,6 +237,71 @@ static void test_split_mixed_puts(void **state)
     TS_OK(gpubp_close(r));
 }
 
+/* One step of T put as `nput` equal row ranges (DEFERRED: performed together at end_step),
+ * 4 subfiles; returns the blocks stored in step 0 and checks every value through the put view. */
+static size_t write_parts(const char *path, const char *params, size_t nput)
+{
+    const size_t shape[2] = {ROWS, COLS};
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, params);
+    gpubp_variable *v = ts_define(w, "T", GPUBP_TYPE_DOUBLE, 2, shape, NULL);
+    double *a = make_rows(0, 0, ROWS);
+    TS_OK(gpubp_begin_step(w));
+    for (size_t i = 0; i < nput; i++) {
+        const size_t st[2] = {ROWS * i / nput, 0}, ct[2] = {ROWS * (i + 1) / nput - st[0], COLS};
+        TS_OK(gpubp_set_selection(v, 2, st, ct));
+        TS_OK(gpubp_put(w, v, a + st[0] * COLS, GPUBP_DEFERRED));
+    }
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    free(a);
+    AU_CHECK(path);
+    gpubp_file *r = open_read(path, NULL);
+    v = au_inq(r, "T");
+    assert_int_equal(nblocks(v, 0), nput);
+    for (size_t i = 0; i < nput; i++)
+        check_put_block(v, r, 0, i, ROWS * i / nput, ROWS * (i + 1) / nput - ROWS * i / nput);
+    TS_OK(gpubp_close(r));
+    r = open_read(path, "block_view=stored");
+    size_t n = nblocks(au_inq(r, "T"), 0);
+    assert_int_equal(check_stored(au_inq(r, "T"), 0, 0, n, 0), ROWS);
+    TS_OK(gpubp_close(r));
+    return n;
+}
+
+/* the four subfiles of path hold the same bytes to within one sub-block's (`slack`) */
+static void check_even(const char *path, long slack)
+{
+    long lo = -1, hi = -1;
+    for (int k = 0; k < 4; k++) {
+        char sub[64];
+        snprintf(sub, sizeof sub, "data.%d", k);
+        long n = ts_file_size(ts_join(path, sub));
+        assert_true(n > 0);
+        if (lo < 0 || n < lo) lo = n;
+        if (n > hi) hi = n;
+    }
+    assert_true(hi - lo <= slack);
+}
+
+/* The puts of a step are split together (split_target): as many sub-blocks as fill the subfiles
+ * evenly, none when the puts already do. 4 subfiles: 2 puts of 10.8 MB become 2 x 2 sub-blocks;
+ * 4 puts of 5.4 MB stay whole (one per subfile); 3 puts of 7.2 MB become 3 x 4 (3 per subfile,
+ * split_mib=2: sub-blocks of 1 MiB at least); the
+ * default threshold (auto: one 16 MiB chunk) leaves 2 puts of 10.8 MB whole. */
+static void test_split_balance(void **state)
+{
+    (void)state;
+    const char *path = ts_path("balance.bp");
+    assert_int_equal(write_parts(path, "io_threads=4,split_mib=8", 2), 4);
+    check_even(path, 0);
+    assert_int_equal(write_parts(path, "io_threads=4,split_mib=4", 4), 4);
+    check_even(path, 0);
+    assert_int_equal(write_parts(path, "io_threads=4,split_mib=2", 3), 12);
+    check_even(path, 2 * COLS * sizeof(double)); /* 225 rows a sub-block, to a row */
+    assert_int_equal(write_parts(path, "io_threads=4,split_mib=auto", 2), 2);
+    assert_int_equal(write_parts(path, "io_threads=4", 1), 4);
+}
+
 /* append: split steps added to a dataset, earlier steps unchanged */
 static void test_split_append(void **state)
 {
@@ -355,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_split_round_trip),
         cmocka_unit_test(test_split_off),
         cmocka_unit_test(test_split_mixed_puts),
+        cmocka_unit_test(test_split_balance),
         cmocka_unit_test(test_split_append),
         cmocka_unit_test(test_split_golden),
         cmocka_unit_test(test_split_bad_markers),

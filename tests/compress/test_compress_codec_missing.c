@@ -4,7 +4,7 @@
  * the codec and the missing library, never at a later write; reading a chunk of that codec
  * (tests/golden/ours-codecs) is GPUBP_ERR_CODEC naming both too. In a build that has the library
  * the same calls succeed and the file reads back. gpubp_features() says which case applies. */
-#include "support/test_support.h"
+#include "support/api_util.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -50,14 +50,9 @@ static void test_open_param(void **state)
         TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_DOUBLE, 1, &n, &z, &n));
         static double d[4096], back[4096];
         for (size_t k = 0; k < n; k++) d[k] = 0.5 * (double)(k % 100);
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-        TS_OK(gpubp_close(w));
-        gpubp_file *r;
-        TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+        ts_put_step(w, v, d, GPUBP_SYNC);
         gpubp_variable *x;
-        TS_OK(gpubp_inquire_variable(&x, r, "x"));
+        gpubp_file *r = au_close_inq(w, path, "x", &x);
         TS_OK(gpubp_get(r, x, back, GPUBP_SYNC));
         assert_memory_equal(back, d, sizeof d);
         TS_OK(gpubp_close(r));

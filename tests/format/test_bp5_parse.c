@@ -7,7 +7,6 @@
  * value). Every uncompressed block is also located in its data.K (flush pieces, sub-files) and the
  * min/max of the bytes found there must equal the block's recorded min/max.
  * Datasets: $GPUBP_GOLDEN_DIR (default tests/golden) / BP5, gpu/BP5, bp5/..., codecs/BP5. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -799,11 +798,6 @@ static void test_colmajor_records(void **state)
     free(d);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int main(void)
 {
     static const char *const dirs[] = {"BP5", "gpu/BP5", "bp5/wheel", "bp5/wheel2",
@@ -815,22 +809,12 @@ int main(void)
     for (size_t k = 0; k < sizeof dirs / sizeof *dirs; k++) {
         char dir[4096];
         snprintf(dir, sizeof dir, "%s/%s", root, dirs[k]);
-        DIR *dp = opendir(dir);
-        if (!dp) {
+        size_t nn = 0;
+        char **names = ts_list_datasets(dir, &nn);
+        if (!names && !ts_exists(dir)) {
             fprintf(stderr, "cannot open %s\n", dir);
             return 1;
         }
-        char **names = NULL;
-        size_t nn = 0;
-        struct dirent *e;
-        while ((e = readdir(dp))) {
-            size_t l = strlen(e->d_name);
-            if (l < 4 || strcmp(e->d_name + l - 3, ".bp")) continue;
-            names = realloc(names, (nn + 1) * sizeof *names);
-            names[nn++] = strdup(e->d_name);
-        }
-        closedir(dp);
-        qsort(names, nn, sizeof *names, cmp_str);
         for (size_t i = 0; i < nn; i++) {
             golden *g = calloc(1, sizeof *g);
             snprintf(g->path, sizeof g->path, "%s/%s", dir, names[i]);

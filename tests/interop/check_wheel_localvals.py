@@ -5,21 +5,12 @@ Usage: check_wheel_localvals.py WRITER OUTDIR. Exits 77 (skipped) when adios2 is
 CI does not depend on the wheel."""
 
 import os
-import subprocess
 import sys
 
-try:
-    import numpy as np
-    from adios2 import bindings as ab
-except ImportError as e:
-    print("skipped: %s" % e)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from run_writer import prelude  # noqa: E402
 
-writer, outdir = sys.argv[1], sys.argv[2]
-os.makedirs(outdir, exist_ok=True)
-rc = subprocess.call([writer, outdir])
-if rc:
-    sys.exit(rc)
+np, ab, outdir = prelude("numpy", "adios2.bindings")
 ad = ab.ADIOS()
 bad = []
 

@@ -5,21 +5,12 @@ Usage: openpmd_read_check.py WRITER OUTDIR. Exits 77 (skipped) when openpmd_api 
 importable: CI does not depend on it."""
 
 import os
-import subprocess
 import sys
 
-try:
-    import numpy as np
-    import openpmd_api as io
-except ImportError as e:
-    print("skipped: %s" % e)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from run_writer import prelude  # noqa: E402
 
-writer, outdir = sys.argv[1], sys.argv[2]
-os.makedirs(outdir, exist_ok=True)
-rc = subprocess.call([writer, outdir])
-if rc:
-    sys.exit(rc)
+np, io, outdir = prelude("numpy", "openpmd_api")
 bad = []
 
 

@@ -12,6 +12,7 @@
  *                   one rank only, aggregators=8 (more than ranks)
  *       bp5         ADIOS2's BP5 datasets of tests/golden/bp5/mpi (4 writers, sub-files,
  *                   aggregation modes, flushes, append) read by gpubp_open_mpi as serially
+ *                   (mpi_bp5.c)
  *
  * Every dataset written is then checked the same way (check_dataset): bp4verify.py; read back
  * exactly, serially (plain gpubp_open on rank 0, step mode and random access) and in parallel by
@@ -27,6 +28,7 @@
 
 #include "gpubp.h"
 #include "gpubp/mpi.h"
+#include "mpi/mpi_bp5.h"
 #include "mpi/mpi_case.h"
 #include "mpi/mpi_util.h"
 #include "memspace/simdev.h"
@@ -752,193 +754,6 @@ static void case_sparse(void)
     MT_OK(gpubp_close(f));
 }
 
-/* ---- BP5 (issue 21): ADIOS2's multi-writer BP5 datasets read in parallel ------------------ */
-
-/* One variable at step s (random access: s is the step selection; READ: the open step) in the
- * parallel reader par and the serial reader ser: blocks, block info, a box of rank r's own that
- * spans the writers' blocks (global arrays), every block (local arrays), the value. */
-static void bp5_cmp_var(gpubp_file *par, gpubp_file *ser, const char *name, size_t s, int ra,
-                        const char *ds)
-{
-    int p = mt_size(), r = mt_rank();
-    gpubp_variable *vp = NULL, *vs = NULL;
-    MT_OK(gpubp_inquire_variable(&vp, par, name));
-    MT_OK(gpubp_inquire_variable(&vs, ser, name));
-    if (!vp || !vs) return;
-    gpubp_type tp, ts;
-    gpubp_shape_kind kp, ks;
-    size_t ndp = 0, nds = 0;
-    gpubp_variable_type(vp, &tp);
-    gpubp_variable_type(vs, &ts);
-    gpubp_variable_shape_kind(vp, &kp);
-    gpubp_variable_shape_kind(vs, &ks);
-    gpubp_variable_ndims(vp, &ndp);
-    gpubp_variable_ndims(vs, &nds);
-    MT_CHECK(tp == ts && kp == ks && ndp == nds, "%s %s: type %d/%d kind %d/%d ndims %zu/%zu", ds,
-             name, (int)tp, (int)ts, (int)kp, (int)ks, ndp, nds);
-    if (ra) {
-        MT_OK(gpubp_set_step_selection(vp, s, 1));
-        MT_OK(gpubp_set_step_selection(vs, s, 1));
-    }
-    size_t bs = ra ? s : 0, nbp = 0, nbs = 0;
-    MT_OK(gpubp_variable_blocks(vp, bs, &nbp));
-    MT_OK(gpubp_variable_blocks(vs, bs, &nbs));
-    MT_CHECK(nbp == nbs, "%s %s step %zu: %zu blocks vs %zu serially", ds, name, s, nbp, nbs);
-    int str = tp == GPUBP_TYPE_STRING;
-    size_t es = gpubp_type_size(tp);
-    for (size_t b = 0; b < nbp && b < nbs; b++) {
-        size_t st1[8], ct1[8], st2[8], ct2[8];
-        unsigned char mn1[32], mx1[32], mn2[32], mx2[32];
-        MT_OK(gpubp_variable_block_info(vp, bs, b, st1, ct1, str ? NULL : mn1, str ? NULL : mx1));
-        MT_OK(gpubp_variable_block_info(vs, bs, b, st2, ct2, str ? NULL : mn2, str ? NULL : mx2));
-        MT_CHECK(!memcmp(st1, st2, ndp * sizeof *st1) && !memcmp(ct1, ct2, ndp * sizeof *ct1),
-                 "%s %s step %zu block %zu: start/count differ", ds, name, s, b);
-        MT_CHECK(str || (!memcmp(mn1, mn2, es) && !memcmp(mx1, mx2, es)),
-                 "%s %s step %zu block %zu: min/max differ", ds, name, s, b);
-        if (kp == GPUBP_SHAPE_LOCAL_ARRAY && !str) {
-            MT_OK(gpubp_set_block_selection(vp, b));
-            MT_OK(gpubp_set_block_selection(vs, b));
-            size_t n1 = 0, n2 = 0;
-            int rc1, rc2;
-            unsigned char *a = ts_get_new(par, vp, &n1, &rc1), *c = ts_get_new(ser, vs, &n2, &rc2);
-            MT_CHECK(rc1 == rc2 && n1 == n2 && (!a || !memcmp(a, c, n1)),
-                     "%s %s step %zu block %zu: values differ (%d/%d)", ds, name, s, b, rc1, rc2);
-            free(a);
-            free(c);
-        }
-    }
-    if (str || kp == GPUBP_SHAPE_LOCAL_ARRAY) return;
-    if (kp == GPUBP_SHAPE_GLOBAL_ARRAY || kp == GPUBP_SHAPE_JOINED_ARRAY) {
-        size_t shp[8], shs[8], start[8] = {0}, count[8];
-        MT_OK(gpubp_variable_shape(vp, GPUBP_MEM_HOST, shp));
-        MT_OK(gpubp_variable_shape(vs, GPUBP_MEM_HOST, shs));
-        MT_CHECK(!memcmp(shp, shs, ndp * sizeof *shp), "%s %s step %zu: shapes differ", ds, name, s);
-        /* rank r's rows of dimension 0: a box across the writers' blocks */
-        memcpy(count, shp, ndp * sizeof *count);
-        start[0] = shp[0] * (size_t)r / (size_t)p;
-        count[0] = shp[0] * (size_t)(r + 1) / (size_t)p - start[0];
-        if (ndp == 0 || count[0] == 0) return;
-        MT_OK(gpubp_set_selection(vp, ndp, start, count));
-        MT_OK(gpubp_set_selection(vs, nds, start, count));
-    }
-    size_t n1 = 0, n2 = 0;
-    int rc1, rc2;
-    unsigned char *a = ts_get_new(par, vp, &n1, &rc1), *c = ts_get_new(ser, vs, &n2, &rc2);
-    MT_CHECK(rc1 == GPUBP_OK && rc2 == GPUBP_OK && n1 == n2 && n1 && !memcmp(a, c, n1),
-             "%s %s step %zu: values of rank %d's box differ (%d/%d)", ds, name, s, r, rc1, rc2);
-    free(a);
-    free(c);
-}
-
-/* Variables and attributes of par and ser: the same names, types and values. */
-static void bp5_cmp_names(gpubp_file *par, gpubp_file *ser, const char *ds, char ***names,
-                          size_t *nv)
-{
-    size_t n1 = 0, n2 = 0;
-    const char *const *l1 = NULL, *const *l2 = NULL;
-    MT_OK(gpubp_available_variables(par, &n1, &l1));
-    MT_OK(gpubp_available_variables(ser, &n2, &l2));
-    MT_CHECK(n1 == n2, "%s: %zu variables vs %zu serially", ds, n1, n2);
-    *nv = n1 < n2 ? n1 : n2;
-    *names = calloc(*nv + 1, sizeof **names);
-    for (size_t i = 0; i < *nv; i++) {
-        MT_CHECK(!strcmp(l1[i], l2[i]), "%s: variable %s vs %s", ds, l1[i], l2[i]);
-        (*names)[i] = strdup(l1[i]);
-    }
-    MT_OK(gpubp_available_attributes(par, &n1, &l1));
-    MT_OK(gpubp_available_attributes(ser, &n2, &l2));
-    MT_CHECK(n1 == n2, "%s: %zu attributes vs %zu serially", ds, n1, n2);
-    for (size_t i = 0; i < n1 && i < n2; i++) {
-        gpubp_type t1, t2;
-        size_t c1 = 0, c2 = 0;
-        int a1 = 0, a2 = 0;
-        MT_OK(gpubp_inquire_attribute(par, l1[i], &t1, &c1, &a1));
-        MT_OK(gpubp_inquire_attribute(ser, l1[i], &t2, &c2, &a2));
-        MT_CHECK(t1 == t2 && c1 == c2 && a1 == a2, "%s: attribute %s differs", ds, l1[i]);
-        if (t1 == GPUBP_TYPE_STRING) {
-            for (size_t k = 0; k < c1 && k < c2; k++) {
-                const char *x = NULL, *y = NULL;
-                MT_OK(gpubp_attribute_string(par, l1[i], k, &x));
-                MT_OK(gpubp_attribute_string(ser, l1[i], k, &y));
-                MT_CHECK(x && y && !strcmp(x, y), "%s: attribute %s[%zu] differs", ds, l1[i], k);
-            }
-        } else if (c1 == c2) {
-            size_t nb = c1 * gpubp_type_size(t1) + 1;
-            unsigned char *x = calloc(nb, 1), *y = calloc(nb, 1);
-            MT_OK(gpubp_attribute_data(par, l1[i], x));
-            MT_OK(gpubp_attribute_data(ser, l1[i], y));
-            MT_CHECK(!memcmp(x, y, nb), "%s: attribute %s values differ", ds, l1[i]);
-            free(x);
-            free(y);
-        }
-    }
-}
-
-static void bp5_free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-}
-
-/* tests/golden/bp5/mpi: 4 writer ranks (2-4 sub-files, every aggregation mode, flushes, an
- * append with fewer writers) read by P ranks with gpubp_open_mpi, in random access and in step
- * mode, exactly as the serial reader reads them (that reader is checked against bpls by the cli
- * and interop tests); rank r reads its own box of every global array. */
-static void case_bp5(void)
-{
-    static const char *const sets[] = {"mw_everyone", "mw_twolevel", "mw_twolevelmd",
-                                       "mw_datasize", "mw_flush", "mw_append"};
-    for (size_t d = 0; d < sizeof sets / sizeof sets[0]; d++) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/bp5/mpi/%s.bp", ts_golden_dir(), sets[d]);
-        for (int ra = 1; ra >= 0; ra--) {
-            gpubp_mode mode = ra ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ;
-            gpubp_file *par = NULL, *ser = NULL;
-            MT_OK(gpubp_open_mpi(&par, path, mode, NULL, MPI_COMM_WORLD));
-            MT_OK(gpubp_open(&ser, path, mode, NULL));
-            if (!par || !ser) continue;
-            if (ra) {
-                size_t s1 = 0, s2 = 0;
-                MT_OK(gpubp_steps(par, &s1));
-                MT_OK(gpubp_steps(ser, &s2));
-                MT_CHECK(s1 == s2 && s1 >= 2, "%s: %zu steps vs %zu serially", sets[d], s1, s2);
-                char **names;
-                size_t nv;
-                bp5_cmp_names(par, ser, sets[d], &names, &nv);
-                for (size_t i = 0; i < nv; i++) {
-                    gpubp_variable *v = NULL;
-                    size_t vsteps = 0;
-                    MT_OK(gpubp_inquire_variable(&v, ser, names[i]));
-                    if (v) MT_OK(gpubp_variable_steps(v, &vsteps));
-                    for (size_t s = 0; s < vsteps; s++) bp5_cmp_var(par, ser, names[i], s, 1, sets[d]);
-                }
-                bp5_free_names(names, nv);
-            } else {
-                size_t steps = 0;
-                int rc;
-                while ((rc = gpubp_begin_step(par)) == GPUBP_OK) {
-                    MT_OK(gpubp_begin_step(ser));
-                    char **names;
-                    size_t nv;
-                    bp5_cmp_names(par, ser, sets[d], &names, &nv);
-                    for (size_t i = 0; i < nv; i++) bp5_cmp_var(par, ser, names[i], steps, 0, sets[d]);
-                    bp5_free_names(names, nv);
-                    MT_OK(gpubp_end_step(par));
-                    MT_OK(gpubp_end_step(ser));
-                    steps++;
-                }
-                MT_CHECK(rc == GPUBP_END_OF_STREAM, "%s: begin_step -> %d after %zu steps", sets[d],
-                         rc, steps);
-                MT_CHECK(gpubp_begin_step(ser) == GPUBP_END_OF_STREAM, "%s: serial reader has more "
-                         "than %zu steps", sets[d], steps);
-                MT_CHECK(steps >= 2, "%s: %zu steps", sets[d], steps);
-            }
-            MT_OK(gpubp_close(par));
-            MT_OK(gpubp_close(ser));
-        }
-    }
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -960,7 +775,7 @@ int main(int argc, char **argv)
                  {"device", case_device},
                  {"failure", case_failure},
                  {"sparse", case_sparse},
-                 {"bp5", case_bp5}};
+                 {"bp5", mt_case_bp5}};
     int found = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0) {

@@ -18,6 +18,14 @@ gpubp_file *au_reopen(gpubp_file *w, const char *path, gpubp_mode mode)
     return au_open(path, mode);
 }
 
+gpubp_file *au_close_inq(gpubp_file *w, const char *path, const char *name, gpubp_variable **rv)
+{
+    TS_OK(gpubp_close(w));
+    gpubp_file *r = au_open(path, GPUBP_MODE_READ_RANDOM_ACCESS);
+    *rv = au_inq(r, name);
+    return r;
+}
+
 void au_steps(gpubp_file *f, size_t want)
 {
     size_t n = 0;

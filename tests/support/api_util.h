@@ -17,6 +17,9 @@ gpubp_variable *au_inq(gpubp_file *f, const char *name);
 #define AU_CHECK(path) assert_int_equal(ts_bp4check(path), 0)
 /* Closes the writer w of path, asserts that bp4verify.py accepts the dataset, opens it in `mode`. */
 gpubp_file *au_reopen(gpubp_file *w, const char *path, gpubp_mode mode);
+/* Closes the writer w of path, opens path for random access and inquires `name` there: returns
+ * the reader, *rv the variable (no bp4verify.py: au_reopen runs it). */
+gpubp_file *au_close_inq(gpubp_file *w, const char *path, const char *name, gpubp_variable **rv);
 /* asserts that f holds `want` steps (gpubp_steps) */
 void au_steps(gpubp_file *f, size_t want);
 /* asserts that v appears in `want` steps (gpubp_variable_steps) */

@@ -13,6 +13,7 @@
 
 #include "common/common.h"
 #include "memspace/simdev.h"
+#include "support/api_util.h"
 #include "support/test_support.h"
 #include "support/values.h"
 
@@ -386,14 +387,9 @@ static void tc_memory_selection_put(void **state)
     TS_OK(gpubp_define_variable(&v, w, "g", GPUBP_TYPE_INT32, 3, count, zero, count));
     TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
     TS_OK(gpubp_set_memory_selection(v, 3, mstart, mcount));
-    TS_OK(gpubp_begin_step(w));
-    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-    TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    ts_put_step(w, v, d, GPUBP_SYNC);
     gpubp_variable *rv;
-    TS_OK(gpubp_inquire_variable(&rv, r, "g"));
+    gpubp_file *r = au_close_inq(w, path, "g", &rv);
     size_t fs[3];
     TS_OK(gpubp_variable_shape(rv, GPUBP_MEM_HOST, fs)); /* row_major GPU layout: no flip */
     assert_int_equal(fs[0], 5);
@@ -446,11 +442,8 @@ static void tc_deferred(void **state)
     TS_OK(gpubp_perform_puts(w));
     td->h2d(d, a, sizeof a);
     TS_OK(gpubp_end_step(w));
-    TS_OK(gpubp_close(w));
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
     gpubp_variable *rv;
-    TS_OK(gpubp_inquire_variable(&rv, r, "x"));
+    gpubp_file *r = au_close_inq(w, path, "x", &rv);
     double got[2000];
     TS_OK(gpubp_set_step_selection(rv, 0, 2));
     TS_OK(gpubp_get(r, rv, got, GPUBP_SYNC));

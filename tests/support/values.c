@@ -1,6 +1,7 @@
 /* The value patterns of every suite (tests/support/values.h). */
 #include "support/values.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -76,6 +77,10 @@ int ts_cmp(gpubp_type type, const void *a, const void *b)
     case GPUBP_TYPE_INT16: TS_CMP(int16_t)
     case GPUBP_TYPE_INT32: TS_CMP(int32_t)
     case GPUBP_TYPE_INT64: TS_CMP(int64_t)
+#if LDBL_MANT_DIG == 64
+    case GPUBP_TYPE_LONG_DOUBLE: TS_CMP(long double)
+#endif
+    case GPUBP_TYPE_CHAR:
     case GPUBP_TYPE_UINT8: TS_CMP(uint8_t)
     case GPUBP_TYPE_UINT16: TS_CMP(uint16_t)
     case GPUBP_TYPE_UINT32: TS_CMP(uint32_t)
@@ -100,6 +105,14 @@ int ts_cmp(gpubp_type type, const void *a, const void *b)
         return 0;
     }
 #undef TS_CMP
+}
+
+int ts_elems_differ(gpubp_type type, const void *a, const void *b, size_t n)
+{
+    if (type != GPUBP_TYPE_LONG_DOUBLE) return memcmp(a, b, n) != 0;
+    for (size_t i = 0; i + 16 <= n; i += 16)
+        if (memcmp((const char *)a + i, (const char *)b + i, 10)) return 1;
+    return 0;
 }
 
 void ts_minmax(gpubp_type type, size_t size, const void *buf, size_t n, void *min,

@@ -30,8 +30,12 @@ void ts_fill(gpubp_type type, void *buf, size_t n, int salt);
 /* n elements of `type` spread over a wide range by a multiplicative hash of the index and salt
  * (no extremes): for device round trips where every element should differ from its neighbours. */
 void ts_fill_spread(gpubp_type t, void *buf, size_t n, int salt);
-/* -1/0/1 comparing two elements; complex values by modulus (ADIOS2 min/max rule). */
+/* -1/0/1 comparing two elements; complex values by modulus (ADIOS2 min/max rule); char as
+ * uint8_t; long double where it is the x87 80-bit type. */
 int ts_cmp(gpubp_type type, const void *a, const void *b);
+/* Whether n bytes of elements of `type` differ; long double elements by their 10 bytes of value
+ * (the 6 padding bytes are whatever the writer's memory held, in ADIOS2's files as in ours). */
+int ts_elems_differ(gpubp_type type, const void *a, const void *b, size_t n);
 /* min and max element of n elements (first occurrence wins on ties). */
 void ts_minmax(gpubp_type type, size_t size, const void *buf, size_t n, void *min, void *max);
 /* The product of n dimensions. */

@@ -3,9 +3,9 @@
  * sees it, the context of one run, and the error reports (ls.c). The tool is a client of the
  * public API (<gpubp.h>); nothing here reaches into the library.
  *
- * Files, each calling only those below it: gpubpls.c (main, options, listing) -> ls_dump.c
- * (shapes, blocks, data) -> ls_steps.c (dataset steps of a variable's steps) and ls_print.c
- * (formatting of values) -> ls.c (errors, the context).
+ * Files, each calling only those below it: gpubpls.c (main, listing) -> ls_opts.c (options,
+ * masks) and ls_dump.c (shapes, blocks, data) -> ls_steps.c (dataset steps of a variable's steps)
+ * and ls_print.c (formatting of values) -> ls.c (errors, the context).
  *
  * Output follows ADIOS2's bpls byte for byte for BP4 and BP5 datasets: the same column widths,
  * number formatting, index notation and block listing, and where bpls presents the two formats
