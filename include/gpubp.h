@@ -262,8 +262,10 @@ GPUBP_API int gpubp_set_shape(gpubp_variable *v, size_t ndims, const size_t *sha
  *   be NULL, then zeros; the box is inside the selected block). Dims are in the layout of the
  *   variable's memory space.
  * Errors: INVALID_ARG, INVALID_DIMS (ndims differs), INVALID_SELECTION (box outside the shape;
- *   checked at once on write, against the selected step on read), WRONG_MODE (write mode, a local
- *   value: each put is one value). */
+ *   checked at once on write, against the selected step on read; a BP5 joined array, whose every
+ *   step reports the last step's shape as ADIOS2's reader does, also takes a box inside what the
+ *   selected step's own blocks hold), WRONG_MODE (write mode, a local value: each put is one
+ *   value). */
 GPUBP_API int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start,
                                   const size_t *count);
 

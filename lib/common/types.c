@@ -116,6 +116,60 @@ void gbp_ld_from_double(void *dst, double x)
     memcpy(b + 8, &se, 2);
 }
 
+/* IEEE binary128 in 16 little-endian bytes: sign and 15-bit exponent in the top 16 bits, a
+ * 112-bit fraction below (the exponent's range and bias are the x87 format's). */
+int gbp_ld_from_binary128(void *dst, const void *src)
+{
+    const uint8_t *s = src;
+    uint64_t lo = gbp_ld64(s), hi = gbp_ld64(s + 8);
+    unsigned e = (unsigned)(hi >> 48) & 0x7fffu, neg = (unsigned)(hi >> 63);
+    uint64_t fhi = hi & ((UINT64_C(1) << 48) - 1), low49 = lo & ((UINT64_C(1) << 49) - 1);
+    uint64_t top = fhi << 15 | lo >> 49, m; /* the fraction's top 63 bits */
+    int exact = low49 == 0;
+    if (e == 0x7fff) {
+        m = UINT64_C(1) << 63 | top;
+        if (fhi | lo) { /* NaN: a NaN (its payload's top bits), quiet if they are all zero */
+            if (!top) m |= UINT64_C(1) << 62;
+            exact = 1;
+        }
+    } else if (e == 0) {
+        m = top; /* zero or subnormal: the same scale, no integer bit */
+    } else {
+        m = UINT64_C(1) << 63 | top;
+    }
+    if (!exact) return -1;
+    uint8_t b[16] = {0};
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(m >> 8 * i);
+    uint16_t se = (uint16_t)(neg << 15 | e);
+    b[8] = (uint8_t)se;
+    b[9] = (uint8_t)(se >> 8);
+    memcpy(dst, b, 16);
+    return 0;
+}
+
+void gbp_ld_to_binary128(void *dst, const void *src)
+{
+    uint64_t m, top;
+    unsigned e;
+    int neg;
+    ld_split(src, &m, &e, &neg);
+    if (e == 0 && (m >> 63)) { /* a pseudo-denormal: the value of exponent 1 */
+        e = 1;
+        top = m & ~(UINT64_C(1) << 63);
+    } else if (e != 0 && e != 0x7fff && !(m >> 63)) { /* an unnormal (invalid): a NaN */
+        e = 0x7fff;
+        top = UINT64_C(1) << 62;
+    } else {
+        top = m & ~(UINT64_C(1) << 63);
+    }
+    uint64_t lo = (top & 0x7fff) << 49, hi = (uint64_t)(neg != 0) << 63 | (uint64_t)e << 48 | top >> 15;
+    uint8_t *b = dst;
+    for (int i = 0; i < 8; i++) {
+        b[i] = (uint8_t)(lo >> 8 * i);
+        b[8 + i] = (uint8_t)(hi >> 8 * i);
+    }
+}
+
 double gbp_ld_to_double(const void *src)
 {
     uint64_t m;

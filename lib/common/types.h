@@ -17,6 +17,12 @@ const char *gbp_type_name(int type);     /* ADIOS2 / bpls name */
 int gbp_ld_less(const void *a, const void *b);
 void gbp_ld_from_double(void *dst, double x);
 double gbp_ld_to_double(const void *src);
+/* A big-endian writer's `long double` taken as IEEE binary128 (the 16-byte IEEE-754 format; its
+ * bytes reversed to little-endian order at src) into one element at dst (may be src): 0 when
+ * exact; -1, dst untouched, when its significand needs more than the 64 bits x87 keeps (NaNs keep
+ * the top of their payload). gbp_ld_to_binary128 is the exact inverse direction. */
+int gbp_ld_from_binary128(void *dst, const void *src);
+void gbp_ld_to_binary128(void *dst, const void *src);
 /* The min and max of n elements of `type` at p into *min / *max: folded into them when `have` is
  * set, else initialising them. Complex types compare by modulus, as ADIOS2 does. */
 void gbp_minmax(int type, const void *p, size_t n, void *min, void *max, int have);

@@ -340,13 +340,13 @@ static void block_what(char *what, size_t cap, const gpubp_file *f, const gpubp_
 }
 
 int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
-               size_t raw, int *type, const uint8_t **rawp)
+               size_t n, size_t raw, int *type, const uint8_t **rawp)
 {
     char what[4400];
     size_t rl = 0;
     block_what(what, sizeof what, f, v, b);
     /* bzip2 and blosc buffers: the caller decodes them */
-    return bp5_op_parse(z, (size_t)b->op->size, raw, type, rawp, &rl, what);
+    return bp5_op_parse(z, n, raw, type, rawp, &rl, what);
 }
 
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
@@ -365,6 +365,15 @@ int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block 
                      "(%llu bytes)", what, (unsigned long long)bytes, (unsigned long long)fsize);
 }
 
+static void swap_bytes(uint8_t *p, size_t n)
+{
+    for (size_t a = 0, z = n - 1; a < z; a++, z--) {
+        uint8_t t = p[a];
+        p[a] = p[z];
+        p[z] = t;
+    }
+}
+
 static int host_big_endian(void)
 {
     const uint16_t x = 1;
@@ -378,29 +387,120 @@ int gbp_bp5_swapped(const gpubp_file *f)
     return f->bp5 && f->bp5->idx.big_endian != host_big_endian();
 }
 
+/* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
+ * half of a complex) swapped; long double taken as IEEE binary128 when the writer was big-endian
+ * (FFS only byte-swaps it; the 16-byte IEEE format) and converted exactly, or NOT_SUPPORTED. */
+int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes)
+{
+    size_t es = gbp_type_size(v->type);
+    if (v->type == BP5_GPUBP_LONG_DOUBLE) {
+        for (size_t i = 0; f->bp5->idx.big_endian && i + 16 <= bytes; i += 16) {
+            for (size_t a = 0, z = 15; a < z; a++, z--) {
+                uint8_t t = buf[i + a];
+                buf[i + a] = buf[i + z];
+                buf[i + z] = t;
+            }
+            if (gbp_ld_from_binary128(buf + i, buf + i))
+                return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': element %zu, a big-endian "
+                                 "writer's long double (IEEE binary128), has no exact x87 80-bit "
+                                 "value", f->path, v->name, i / 16);
+        }
+        return GPUBP_OK;
+    }
+    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
+                      ? es / 2 : es;
+    for (size_t i = 0; unit > 1 && i + unit <= bytes; i += unit)
+        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
+            uint8_t t = buf[i + a];
+            buf[i + a] = buf[i + z];
+            buf[i + z] = t;
+        }
+    return GPUBP_OK;
+}
+
+/* The operator header's integer of w bytes at p in byte order be. */
+static uint64_t op_int(const uint8_t *p, int w, int be)
+{
+    return w == 8 ? bp5_ld64(p, be) : bp5_ld32(p, be);
+}
+
+/* Whether z (n bytes) is an operator buffer whose size_t fields are w bytes in order be: its size
+ * field (at 4) says raw, and what follows fits (null: exactly the raw bytes; bzip2: the first
+ * batch's stream starts right after the batch table). */
+static int op_layout_fits(const uint8_t *z, size_t n, size_t raw, int w, int be)
+{
+    if (n < 4 + (size_t)w || op_int(z + 4, w, be) != raw) return 0;
+    if (z[0] == BP5_OP_NULL) return n == 4 + (size_t)w + raw;
+    if (z[0] == BP5_OP_BZIP2) {
+        size_t h = 4 + 2 * (size_t)w;
+        if (n < h + 16) return 0;
+        uint64_t nb = op_int(z + 4 + w, w, be);
+        return nb >= 1 && nb <= (n - h) / 16 && bp5_ld32(z + h + 8, be) == h + 16 * nb;
+    }
+    return z[0] == BP5_OP_BLOSC && n >= 4 + (size_t)w + 11;
+}
+
+/* The integers of an operator buffer's own header are the writer's size_t and unsigned int, in
+ * its byte order (ADIOS2's PutParameter copies them from memory): 8-byte sizes from 64-bit
+ * writers, 4-byte ones from 32-bit writers. libgpubp's decoders read the 64-bit layout,
+ * little-endian: a buffer in another layout is rewritten into it (the size field at 4 and the
+ * rest of the header tell which: null, bzip2 and blosc buffers). */
+int gbp_bp5_op_layout(const gpubp_file *f, uint8_t **zp, size_t *np, size_t raw)
+{
+    uint8_t *z = *zp;
+    size_t n = *np;
+    int fbe = f->bp5 && f->bp5->idx.big_endian, w = 0, be = 0;
+    static const int cand[4][2] = {{8, -1}, {8, -2}, {4, -1}, {4, -2}}; /* -1 file order, -2 other */
+    for (int k = 0; k < 4 && !w && n >= 12; k++) {
+        int o = cand[k][1] == -1 ? fbe : !fbe;
+        if (op_layout_fits(z, n, raw, cand[k][0], o)) {
+            w = cand[k][0];
+            be = o;
+        }
+    }
+    if (!w || (w == 8 && !be)) return GPUBP_OK; /* the decoders' layout, or their error */
+    size_t grow = w == 8 ? 0 : z[0] == BP5_OP_BZIP2 ? 8 : 4, h = 4 + 2 * (size_t)w;
+    uint64_t nb = z[0] == BP5_OP_BZIP2 ? op_int(z + 4 + w, w, be) : 0;
+    uint8_t *o = grow ? gbp_malloc(n + grow) : z;
+    GBP_CHECK_ALLOC(o);
+    uint8_t hdr[24];
+    uint64_t size = op_int(z + 4, w, be);
+    memcpy(hdr, z, 4);
+    for (int i = 0; i < 8; i++) hdr[4 + i] = (uint8_t)(size >> 8 * i);
+    if (z[0] == BP5_OP_BZIP2) {
+        for (int i = 0; i < 8; i++) hdr[12 + i] = (uint8_t)(nb >> 8 * i);
+        memmove(o + 20, z + h, n - h); /* the batch table and the streams */
+        memcpy(o, hdr, 20);
+        for (uint64_t k = 0; k < nb; k++)
+            for (int j = 0; j < 4; j++) {
+                uint8_t *e = o + 20 + 16 * k + 4 * j;
+                uint32_t v = bp5_ld32(e, be) + (j == 2 ? (uint32_t)grow : 0); /* streams moved */
+                for (int i = 0; i < 4; i++) e[i] = (uint8_t)(v >> 8 * i);
+            }
+    } else {
+        memmove(o + 12, z + 4 + w, n - 4 - (size_t)w);
+        memcpy(o, hdr, 12);
+        if (z[0] == BP5_OP_BLOSC && n >= 4 + (size_t)w + 11 && !(o[15] | o[16] | o[17] | o[18]) && be)
+            swap_bytes(o + 19, 4); /* the chunk count of the chunked layout (Blosc2 chunks: LE) */
+    }
+    if (o != z) gbp_free(z);
+    *zp = o;
+    *np = n + grow;
+    return GPUBP_OK;
+}
+
 int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
                          const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                          const gbp_box *dbox)
 {
     size_t es = gbp_type_size(v->type), n = 1, bytes;
-    if (v->type == BP5_GPUBP_LONG_DOUBLE)
-        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': long double of a writer of the "
-                         "other byte order (its encoding is the writer platform's)", f->path,
-                         v->name);
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) return gbp_nomem();
     if (!gbp_mul_ok(n, es, &bytes)) return gbp_nomem();
     uint8_t *buf = gbp_malloc(bytes ? bytes : 1);
     GBP_CHECK_ALLOC(buf);
     int rc = gbp_dataset_pread(f, b->subfile, fd, buf, bytes, b->payload_offset);
-    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
-                      ? es / 2 : es;
-    for (size_t i = 0; rc == GPUBP_OK && unit > 1 && i < bytes; i += unit)
-        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
-            uint8_t t = buf[i + a];
-            buf[i + a] = buf[i + z];
-            buf[i + z] = t;
-        }
+    if (rc == GPUBP_OK) rc = gbp_bp5_to_host(f, v, buf, bytes);
     if (rc == GPUBP_OK) rc = gbp_mem_scatter(f->mem, space, buf, es, fbox, dst, dbox);
     gbp_free(buf);
     return rc;

@@ -20,10 +20,10 @@ int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps);
 int gbp_bp5_summary(gpubp_file *f);
 /* GPUBP_ERR_NOT_FOUND, or NOT_SUPPORTED naming what the variable is (struct, derived) */
 int gbp_bp5_not_found(const gpubp_file *f, const char *name);
-/* Block b's operator buffer z (b->op->size bytes): *type (BP5_OP_*), *rawp the raw bytes of a
- * null operator. Messages name the data file, the variable and the block's offset. */
+/* Block b's operator buffer z (n bytes): *type (BP5_OP_*), *rawp the raw bytes of a null
+ * operator. Messages name the data file, the variable and the block's offset. */
 int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
-               size_t raw, int *type, const uint8_t **rawp);
+               size_t n, size_t raw, int *type, const uint8_t **rawp);
 /* An uncompressed block of v (elements of es bytes) lies inside its data file (fd): BP5 block
  * locations are checked only when they are read. GPUBP_ERR_FORMAT naming file and offset if not. */
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
@@ -31,9 +31,19 @@ int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block 
 /* Whether the dataset's byte order differs from this host's (a big-endian writer here): its
  * payloads are swapped element by element when read (gbp_bp5_read_swapped). */
 int gbp_bp5_swapped(const gpubp_file *f);
+/* bytes of v's elements at buf, in the dataset's byte order, into the host's (a dataset for which
+ * gbp_bp5_swapped holds): each element (each half of a complex) swapped; a big-endian writer's
+ * long double taken as IEEE binary128 and converted exactly into the x87 layout, or
+ * GPUBP_ERR_NOT_SUPPORTED naming the element. */
+int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes);
+/* An operator buffer (*zp, *np bytes, gbp_malloc'd; raw: the block's uncompressed size) rewritten
+ * into the layout libgpubp's decoders read (8-byte size_t fields, little-endian) when its own
+ * header integers are a 32-bit writer's (4-byte size_t) or of the other byte order (ADIOS2 copies
+ * them from the writer's memory): *zp may be replaced (the old buffer freed) and *np grow. What
+ * fits no layout is left for the decoders to report. */
+int gbp_bp5_op_layout(const gpubp_file *f, uint8_t **zp, size_t *np, size_t raw);
 /* Reads the part fbox of uncompressed block b (elements of es bytes) into dst / dbox in space,
- * through a host buffer in which each element (each half of a complex) is swapped. long double
- * is GPUBP_ERR_NOT_SUPPORTED (its encoding is the writer platform's). */
+ * through a host buffer converted by gbp_bp5_to_host. */
 int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space, int fd,
                          const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                          const gbp_box *dbox);

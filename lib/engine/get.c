@@ -108,51 +108,55 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "the end of the file (%llu bytes)", f->path, b->subfile, v->name,
                          (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
                          (unsigned long long)fsize);
-    /* device destinations: decoded span by span into the pinned pool (zblock.c) */
-    int dev = space == GPUBP_MEM_GPU;
+    /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
+     * other byte order are decoded on the host, converted, then scattered */
+    int swap = bp5 && gbp_bp5_swapped(f), dev = space == GPUBP_MEM_GPU && !swap;
+    size_t zn = (size_t)b->op->size; /* the buffer's size once in the decoders' layout */
     double t0 = dev && gbp_mem_dz_timing(f->mem) ? gbp_now_s() : 0;
     /* blosc blocks read into device memory from a local file: into the GPU path's buffer (kept
      * per file), by the I/O threads in parallel pieces */
     int zdev = dev && !bp5 && !bz && !f->remote && fd >= 0 && f->params.compress_device >= 0;
-    size_t zlen = (size_t)b->op->size;
-    uint8_t *z = zdev ? gbp_zdev_inbuf(f, zlen) : gbp_malloc(zlen), *r = NULL;
+    uint8_t *z = zdev ? gbp_zdev_inbuf(f, zn) : gbp_malloc(zn), *r = NULL;
     int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
         gbp_box_elements(fbox) * es == raw) { /* the whole block: read, uploaded and decoded */
-        rc = gbp_zdev_read_file(f, fd, b->payload_offset, zlen, raw,
+        rc = gbp_zdev_read_file(f, fd, b->payload_offset, zn, raw,
                                 dst + gbp_box_offset(dbox) * es, z);
         if (rc == 1) return GPUBP_OK;
         t0 = 0; /* timed there; 0: z holds the buffer, for the CPU decoder */
     } else if (rc == GPUBP_OK && zdev) {
-        rc = gbp_zdev_fetch(f, fd, b->payload_offset, zlen, z);
+        rc = gbp_zdev_fetch(f, fd, b->payload_offset, zn, z);
     } else if (rc == GPUBP_OK) {
-        rc = gbp_dataset_pread(f, b->subfile, fd, z, zlen, b->payload_offset);
+        rc = gbp_dataset_pread(f, b->subfile, fd, z, zn, b->payload_offset);
     }
     if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* BP5 and bzip2 buffers say their uncompressed size at 4: checked before that is allocated */
-    if (rc == GPUBP_OK && (bp5 || bz) && b->op->size >= 12 && gbp_ld64(z + 4) != raw)
+    if (rc == GPUBP_OK && (bp5 || bz) && zn >= 12 && gbp_ld64(z + 4) != raw)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "
                        "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
                        b->subfile, v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
     if (rc == GPUBP_OK && !dev && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, raw, &optype, &rawp);
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && bz && !r && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && rawp) { /* the null operator */
-        rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
+        if (swap) memcpy(r, rawp, raw);
+        else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
         char what[4400];
         snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
                  v->name, (unsigned long long)b->payload_offset);
-        rc = gbp_bzip2_decompress(z, (size_t)b->op->size, r, raw, what);
+        rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
-        rc = gbp_read_compressed_device(f, z, (size_t)b->op->size, raw, es, fbox, dst, dbox);
+        rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
-        rc = gbp_blosc_decompress(z, (size_t)b->op->size, r, raw, f->params.compress_threads);
-    if (rc == GPUBP_OK && (!dev || bz) && !rawp)
+        rc = gbp_blosc_decompress(z, zn, r, raw, f->params.compress_threads);
+    if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
+    if (rc == GPUBP_OK && (!dev || bz) && (!rawp || swap))
         rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     if (!zdev) gbp_free(z);
     gbp_free(r);

@@ -163,6 +163,16 @@ int gbp_rvar_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, 
 {
     size_t nd = v->sel.ndims, shape[GBP_MAX_DIMS];
     GBP_FORWARD_IF_ERROR(gbp_rvar_file_shape(v, s, vs, shape));
+    if (s->has_box && v->kind == GPUBP_SHAPE_JOINED_ARRAY && v->rv->steps[vs].nblocks) {
+        /* a BP5 joined array reports its last step's shape in every step (ADIOS2 does too); a
+         * box may cover what this step's own blocks hold, which is more after an append by
+         * fewer writers (their blocks carry the step's own joined extent) */
+        const gbp_block *blocks = NULL;
+        GBP_FORWARD_IF_ERROR(gbp_rvar_blocks(v, vs, &blocks));
+        const uint64_t *own = GBP_SHAPE(&blocks[v->rv->steps[vs].nblocks - 1]);
+        for (size_t i = 0; i < nd; i++)
+            if (own[i] > shape[i]) shape[i] = (size_t)own[i];
+    }
     if (s->has_box) {
         memcpy(start, s->start, nd * sizeof *start);
         memcpy(count, s->count, nd * sizeof *count);

@@ -132,7 +132,7 @@ typedef struct bp5_meta_array {
     int dims, blockcount, dbcount, shape, count, offset, location, dbsize, minmax;
 } bp5_meta_array;
 
-enum { BP5_UNSUP_NONE = 0, BP5_UNSUP_STRUCT = 1, BP5_UNSUP_DERIVED = 2 };
+enum { BP5_UNSUP_NONE = 0, BP5_UNSUP_STRUCT = 1, BP5_UNSUP_DERIVED = 2, BP5_UNSUP_LDOUBLE = 3 };
 
 /* One variable field of a MetaData format (§7.3). */
 typedef struct bp5_var_field {
@@ -323,7 +323,7 @@ int bp5_index_summarize(gbp_index *ix, bp5_reader *r, const char *what);
 /* gbp_load_fn: the blocks of v's step vs. */
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
 /* What a variable of that name is when the index does not present it ("a struct variable",
- * "a derived (expression) variable"), or NULL. */
+ * "a derived (expression) variable", "a long double of N bytes": a 32-bit writer's), or NULL. */
 const char *bp5_unsupported(const bp5_reader *r, const char *name);
 
 /* ---- operator buffers (§9.3) ----------------------------------------------------------------- */

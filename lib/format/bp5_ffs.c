@@ -262,6 +262,15 @@ static int setup_var(const fctx *c, const bp5_ffs_field *fl, uint32_t idx, bp5_v
     const char *rest = n + 4;
     if ((k == 'g' || k == 'l') && n[3] == '_') {
         int t = fl->ndims ? 0 : bp5_ffs_value_type(f, fl);
+        if (!t && !fl->ndims && fl->base == BP5_FT_FLOAT && (fl->size == 10 || fl->size == 12))
+            t = -1; /* a long double not of 16 bytes (i386: 12): listed as not read */
+        if (t < 0) {
+            v->kind = k == 'g' ? GPUBP_SHAPE_GLOBAL_VALUE : GPUBP_SHAPE_LOCAL_VALUE;
+            v->unsupported = BP5_UNSUP_LDOUBLE;
+            v->type = -1;
+            v->name = gbp_strdup(rest);
+            return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
+        }
         if (!t)
             return ffs_err(c->what, c->off, "value field '%s' has type '%s' of size %d", n, fl->type,
                            fl->size);
@@ -300,6 +309,12 @@ static int setup_var(const fctx *c, const bp5_ffs_field *fl, uint32_t idx, bp5_v
         v->unsupported = BP5_UNSUP_STRUCT;
         v->type = -1;
         v->name = gbp_strdup(u ? u + 1 : rest);
+        return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
+    }
+    if (t == 11 && (es == 10 || es == 12)) { /* a long double not of 16 bytes (i386: 12) */
+        v->unsupported = BP5_UNSUP_LDOUBLE;
+        v->type = -1;
+        v->name = gbp_strdup(rest);
         return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
     }
     v->type = bp5_gpubp_type((int)t);

@@ -36,8 +36,10 @@ const char *bp5_unsupported(const bp5_reader *r, const char *name)
 {
     for (size_t i = 0; i < r->nunsup; i++)
         if (strcmp(r->unsup[i].name, name) == 0)
-            return r->unsup[i].what == BP5_UNSUP_STRUCT ? "a struct variable"
-                                                         : "a derived (expression) variable";
+            return r->unsup[i].what == BP5_UNSUP_STRUCT    ? "a struct variable"
+                   : r->unsup[i].what == BP5_UNSUP_LDOUBLE ? "a long double of 10 or 12 bytes (a "
+                                                             "32-bit writer's)"
+                                                           : "a derived (expression) variable";
     return NULL;
 }
 

@@ -34,6 +34,18 @@ static void swap_elems(uint8_t *p, size_t n, size_t es)
         }
 }
 
+/* n long double elements at p (16 bytes each) into the library's layout (x87, gpubp.h): a
+ * little-endian file's as they are (an x86-64 writer's); a big-endian writer's, which FFS only
+ * byte-swaps, taken as IEEE binary128 and converted exactly. -1 when one cannot be. */
+static int ld_from_file(const blk *b, uint8_t *p, size_t n)
+{
+    for (size_t i = 0; b->be && i < n; i++, p += 16) {
+        swap_elems(p, 1, 16);
+        if (gbp_ld_from_binary128(p, p)) return -1;
+    }
+    return 0;
+}
+
 /* An unsigned integer of `size` bytes at data offset at. */
 static int rd_uint(const blk *b, size_t at, int size, uint64_t *v)
 {
@@ -234,8 +246,12 @@ static int decode_array(const blk *b, const bp5_format *f, const bp5_var_field *
         if (o) {
             GBP_FORWARD_IF_ERROR(scratch_b(s, mb));
             memcpy(s->b, b->d + o, mb);
-            if (b->swap) swap_elems(s->b, 2 * (size_t)B, v->esize);
             a->minmax = s->b;
+            if (v->bp5_type == 11) { /* not exactly convertible: no statistics */
+                if (ld_from_file(b, s->b, 2 * (size_t)B)) a->minmax = NULL;
+            } else if (b->swap) {
+                swap_elems(s->b, 2 * (size_t)B, v->esize);
+            }
         }
     }
     if (v->kind == GPUBP_SHAPE_JOINED_ARRAY) {
@@ -269,6 +285,12 @@ static int decode_value(const blk *b, const bp5_format *f, const bp5_var_field *
     if (at > b->len || es > b->len - at || es > sizeof val->bytes)
         return blk_err(b, at, "value '%s' of %zu bytes beyond the block", v->name, es);
     memcpy(val->bytes, b->d + at, es);
+    if (v->bp5_type == 11) {
+        if (es == 16 && ld_from_file(b, val->bytes, 1) == 0) return GPUBP_OK;
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: md.0 offset %llu: long double value '%s' "
+                         "of a big-endian writer (IEEE binary128) has no exact x87 80-bit value",
+                         b->what, (unsigned long long)(b->off + at), v->name);
+    }
     if (b->swap) {
         if (v->bp5_type == 12 || v->bp5_type == 13) swap_elems(val->bytes, 2, es / 2);
         else swap_elems(val->bytes, 1, es);
@@ -342,6 +364,12 @@ static int attr_numbers(const blk *b, gbp_attr *a, int bp5_type, const uint8_t *
     a->data = gbp_malloc(bytes ? bytes : 1);
     if (!a->data) return GPUBP_ERR_NOMEM;
     memcpy(a->data, p, bytes);
+    if (bp5_type == 11) {
+        if (ld_from_file(b, a->data, a->n) == 0) return GPUBP_OK;
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: md.0 offset %llu: long double attribute "
+                         "'%s' of a big-endian writer (IEEE binary128) has no exact x87 80-bit "
+                         "value", b->what, (unsigned long long)(b->off + at), a->name);
+    }
     if (b->swap) {
         if (bp5_type == 12 || bp5_type == 13) swap_elems(a->data, 2 * a->n, es / 2);
         else swap_elems(a->data, a->n, es);

@@ -8,8 +8,12 @@
  * - gpubp_variable_block_writer on BP5 datasets written by 4 MPI ranks (tests/golden/bp5/mpi):
  *   every block names the rank that wrote it, in writer order, also after an append with 2 ranks
  *   (mw_append) and for a variable only odd ranks write; BP4 datasets and bad arguments get
- *   their statuses. */
+ *   their statuses.
+ * - box selections of mw_append's joined array j: every step reports the last step's joined
+ *   shape {3, 2} (ADIOS2's random-access quirk), and a box may still cover what a 4-writer step's
+ *   own blocks hold (10 rows), as bpls -dD reads them; a box past a step's own rows fails. */
 #include <stdio.h>
+#include <string.h>
 
 #include "support/api_util.h"
 
@@ -154,6 +158,54 @@ static void test_mw_append(void **state)
     TS_OK(gpubp_close(f));
 }
 
+/* j: writer w puts w + 1 rows of 2 floats, 100 w + i (+ 0.5 in odd steps); 4 writers in steps 0
+ * and 1 (10 rows), 2 in the appended steps 2 and 3 (3 rows, the shape every step reports) */
+static void test_mw_append_joined_box(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("bp5/mpi/mw_append.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *j = au_inq(f, "j");
+    size_t shape[2], start[2] = {6, 0}, count[2] = {4, 2};
+    float got[20], want[20];
+    TS_OK(gpubp_set_step_selection(j, 0, 1));
+    TS_OK(gpubp_variable_shape(j, GPUBP_MEM_HOST, shape));
+    assert_int_equal(shape[0], 3);
+    assert_int_equal(shape[1], 2);
+    /* block 3 of step 0, rows 6..9: outside the reported shape, inside the step's blocks */
+    TS_OK(gpubp_set_selection(j, 2, start, count));
+    TS_OK(gpubp_get(f, j, got, GPUBP_SYNC));
+    for (int i = 0; i < 8; i++) assert_true(got[i] == (float)(300 + i));
+    /* the same through a block selection */
+    memset(got, 0, sizeof got);
+    TS_OK(gpubp_set_block_selection(j, 3));
+    TS_OK(gpubp_get(f, j, got, GPUBP_SYNC));
+    for (int i = 0; i < 8; i++) assert_true(got[i] == (float)(300 + i));
+    /* all 10 rows of step 1 */
+    start[0] = 0;
+    count[0] = 10;
+    TS_OK(gpubp_set_step_selection(j, 1, 1));
+    TS_OK(gpubp_set_selection(j, 2, start, count));
+    TS_OK(gpubp_get(f, j, got, GPUBP_SYNC));
+    for (int w = 0, k = 0; w < 4; w++)
+        for (int i = 0; i < 2 * (w + 1); i++) want[k++] = (float)(100 * w + i) + 0.5f;
+    assert_memory_equal(got, want, sizeof got);
+    /* past the step's own rows; an appended step's own rows are the shape's */
+    start[0] = 9;
+    count[0] = 2;
+    TS_OK(gpubp_set_selection(j, 2, start, count));
+    TS_ERR(gpubp_get(f, j, got, GPUBP_SYNC), GPUBP_ERR_INVALID_SELECTION);
+    start[0] = 2;
+    count[0] = 2;
+    TS_OK(gpubp_set_step_selection(j, 2, 1));
+    TS_OK(gpubp_set_selection(j, 2, start, count));
+    TS_ERR(gpubp_get(f, j, got, GPUBP_SYNC), GPUBP_ERR_INVALID_SELECTION);
+    count[0] = 1;
+    TS_OK(gpubp_set_selection(j, 2, start, count));
+    TS_OK(gpubp_get(f, j, got, GPUBP_SYNC));
+    assert_true(got[0] == 102.0f && got[1] == 103.0f);
+    TS_OK(gpubp_close(f));
+}
+
 /* READ mode: the current step's blocks */
 static void test_read_mode(void **state)
 {
@@ -189,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_bp5_and_complete),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_mw_append),
+        cmocka_unit_test(test_mw_append_joined_box),
         cmocka_unit_test(test_read_mode),
         cmocka_unit_test(test_bp4_not_supported),
     };

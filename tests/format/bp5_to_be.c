@@ -5,16 +5,31 @@
  * field offsets, counts, record lengths, the field table) swapped (its u16be lengths stay); every
  * FFS-encoded block's data length and every field of its records swapped by element size
  * (pointers, integers, floats, the bit field, MinMax by the variable's element size, attribute
- * values by their type; strings and chars as they are); the md.0 size tables; and every
- * uncompressed payload in data.K element by element. Format ids are kept (readers only match
- * them; a real big-endian writer's ids differ because they hash the description).
- * Not convertible (exit 77): blocks written through an operator (the operator buffers have their
- * own layouts) and long double (its encoding is the writer's platform's, not a byte-swapped x86
- * one). Used by test_bp5_bigendian; not installed.
- * usage (as a program, -DBP5_TO_BE_MAIN): bp5_to_be SRC.bp DST.bp */
+ * values by their type; strings and chars as they are); the md.0 size tables; and every payload
+ * in data.K element by element. Format ids are those of the rewritten descriptions (section 5.4,
+ * ffs_id.c), in mmd.0 and in every md.0 block.
+ * long double (the writer's C type; s390x's is IEEE binary128): every x87 value of the source is
+ * written as the binary128 of the same value (exact), big-endian.
+ * Operator buffers (§9.3): decoded with the library's decoders, their values swapped, and encoded
+ * again, as a big-endian writer's operator would have: null as it was, bzip2 with libbz2 (one
+ * batch), blosc with the library's encoder (zlib, byte shuffle); the operator's own header
+ * integers in the writer's (big-endian) order (ADIOS2 copies them from memory), the Blosc2 chunk
+ * headers little-endian (Blosc2's format). A buffer no larger than the original stays in place;
+ * a larger one goes to the end of its data file; DataBlockLocation and DataBlockSize follow.
+ * Not convertible (exit 77): blocks of a codec the build lacks (bzip2 without libbz2). Used by
+ * test_bp5_bigendian; not installed.
+ * usage (as a program, -DBP5_TO_BE_MAIN): bp5_to_be [--32] SRC.bp DST.bp (--32: bp5_to_32.c's
+ * 32-bit-writer rewrite instead) */
 #include "format/bp5_to_be.h"
 
 #include "format/bp5.h"
+#include "format/ffs_id.h"
+#include "compress/blosczlib.h"
+#include "compress/bzip2_op.h"
+
+#ifdef BP5_TO_BE_BZIP2
+#include <bzlib.h>
+#endif
 
 #include <dirent.h>
 #include <stdio.h>
@@ -22,11 +37,28 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* A re-encoded operator block: its new DataBlockLocation and DataBlockSize. */
+typedef struct patch {
+    size_t step;
+    uint64_t w, b;
+    uint32_t field;
+    uint64_t loc, size;
+} patch;
+
+typedef struct patches {
+    patch *v;
+    size_t n, cap;
+} patches;
+
 typedef struct conv {
     const uint8_t *in; /* the block's data (base record + variable part), little-endian */
     uint8_t *out;      /* the same bytes, being swapped */
     size_t len;
     const bp5_format *f;
+    int mm_ld;         /* the MinMax being swapped is long double's */
+    const patches *pt; /* operator blocks re-encoded, and this block's step and writer */
+    size_t step;
+    uint64_t w;
     char why[256];     /* why not convertible / damaged */
 } conv;
 
@@ -64,6 +96,25 @@ static int swap_elems(conv *c, uint64_t off, uint64_t n, size_t es)
 }
 
 static int swap_struct(conv *c, int si, uint64_t base, size_t mm_es);
+
+/* An x87 long double (16 bytes, little-endian) as a big-endian writer's IEEE binary128. */
+static void ld_to_be(uint8_t *dst, const uint8_t *src)
+{
+    gbp_ld_to_binary128(dst, src);
+    swap_at(dst, 16);
+}
+
+/* n long doubles at data offset off */
+static int conv_ld(conv *c, uint64_t off, uint64_t n)
+{
+    if (n > c->len / 16 || !in_range(c, off, n * 16)) {
+        snprintf(c->why, sizeof c->why, "%llu long doubles at %llu outside the block",
+                 (unsigned long long)n, (unsigned long long)off);
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++) ld_to_be(c->out + off + 16 * i, c->in + off + 16 * i);
+    return 0;
+}
 
 /* the element size of an attribute's values from its name's first byte ('0' + type [+ 18]) */
 static size_t attr_es(const char *name, int *complex)
@@ -122,6 +173,7 @@ static int swap_field(conv *c, const bp5_ffs_struct *st, uint32_t fi, uint64_t b
     }
     if (fl->base == BP5_FT_CHAR || (fl->size == 1 && strcmp(fl->name, "Values") == 0)) {
         /* MinMax: 2 values of the variable's type per block; PrimAttr Values: the attribute's */
+        if (strcmp(fl->name, "MinMax") == 0 && c->mm_ld) return conv_ld(c, target, n / 16);
         if (strcmp(fl->name, "MinMax") == 0 && mm_es > 1) return swap_elems(c, target, n / mm_es, mm_es);
         if (strcmp(fl->name, "Values") == 0 && strcmp(st->name, "PrimAttr") == 0) {
             int nf = -1;
@@ -135,15 +187,13 @@ static int swap_field(conv *c, const bp5_ffs_struct *st, uint32_t fi, uint64_t b
             }
             int cx = 0;
             size_t es = attr_es((const char *)c->in + no, &cx);
-            if (es == 16 && !cx) {
-                snprintf(c->why, sizeof c->why, "a long double attribute");
-                return -2;
-            }
+            if (es == 16 && !cx) return conv_ld(c, target, n / 16);
             if (es == 0 || n % es) return 0; /* strings are StrAttr: nothing else to swap */
             return cx ? swap_elems(c, target, 2 * n / es, es / 2) : swap_elems(c, target, n / es, es);
         }
         return 0;
     }
+    if (fl->base == BP5_FT_FLOAT && fl->size == 16) return conv_ld(c, target, n);
     return swap_elems(c, target, n, (size_t)fl->size);
 }
 
@@ -157,27 +207,52 @@ static int swap_struct(conv *c, int si, uint64_t base, size_t mm_es)
     return 0;
 }
 
-/* The main structure of a block: MetaData variable fields pass their element size for MinMax. */
+/* The integer array element b that pointer field fi of the MetaArray record at data offset base
+ * points to, set to v (big-endian). */
+static int set_elem(conv *c, const bp5_ffs_struct *ss, int fi, uint64_t base, uint64_t b, uint64_t v)
+{
+    size_t psz = (size_t)c->f->ptr_size;
+    uint64_t at = base + (uint64_t)ss->fields[fi].offset, t;
+    if (fi < 0 || !in_range(c, at, psz) || (t = ld_le(c->in + at, psz)) == 0 ||
+        !in_range(c, t + 8 * b, 8)) {
+        snprintf(c->why, sizeof c->why, "an operator block's location out of the block");
+        return -1;
+    }
+    for (int k = 0; k < 8; k++) c->out[t + 8 * b + (uint64_t)k] = (uint8_t)(v >> (56 - 8 * k));
+    return 0;
+}
+
+/* The main structure of a block: MetaData variable fields pass their element size for MinMax;
+ * long double values become binary128; re-encoded operator blocks get their new place and size. */
 static int swap_record(conv *c)
 {
     const bp5_ffs_struct *st = &c->f->structs[0];
     for (uint32_t i = 0; i < st->nfields; i++) {
         size_t mm_es = 0;
+        const bp5_var_field *var = NULL;
         for (size_t v = 0; v < c->f->nvars; v++)
             if (c->f->vars[v].field == i) {
-                if (c->f->vars[v].bp5_type == 11) {
-                    snprintf(c->why, sizeof c->why, "long double variable '%s'", c->f->vars[v].name);
-                    return -2;
-                }
-                mm_es = c->f->vars[v].esize;
+                var = &c->f->vars[v];
+                mm_es = var->esize;
             }
-        if (c->f->kind == BP5_FMT_OLD_ATTRS && st->fields[i].size == 16 &&
-            st->fields[i].base == BP5_FT_FLOAT) {
-            snprintf(c->why, sizeof c->why, "a long double attribute");
-            return -2;
+        const bp5_ffs_field *fl = &st->fields[i];
+        int rc;
+        if (fl->base == BP5_FT_FLOAT && fl->size == 16 && !fl->is_ptr) {
+            rc = conv_ld(c, (uint64_t)fl->offset, 1); /* a long double value or old attribute */
+        } else {
+            c->mm_ld = var && var->bp5_type == 11;
+            rc = swap_field(c, st, i, 0, mm_es);
+            c->mm_ld = 0;
         }
-        int rc = swap_field(c, st, i, 0, mm_es);
         if (rc) return rc;
+        for (size_t k = 0; var && var->has_op && k < c->pt->n; k++) {
+            const patch *p = &c->pt->v[k];
+            if (p->step != c->step || p->w != c->w || p->field != i) continue;
+            const bp5_ffs_struct *ss = &c->f->structs[fl->sub];
+            if (set_elem(c, ss, var->ma.location, (uint64_t)fl->offset, p->b, p->loc) ||
+                set_elem(c, ss, var->ma.dbsize, (uint64_t)fl->offset, p->b, p->size))
+                return -1;
+        }
     }
     return 0;
 }
@@ -260,8 +335,10 @@ static void convert_desc(uint8_t *d, size_t n)
     }
 }
 
-/* One FFS block of md.0 at p (n bytes) with the formats of the little-endian dataset. */
-static int convert_block(bp5_formats *ft, uint8_t *p, size_t n, char *why, size_t wn)
+/* One FFS block of md.0 at p (n bytes) with the formats of the little-endian dataset: writer w's
+ * block of step s (attribute blocks: any w). */
+static int convert_block(bp5_formats *ft, uint8_t *p, size_t n, const patches *pt, size_t s,
+                         uint64_t w, char *why, size_t wn)
 {
     const bp5_format *f = n >= 24 ? bp5_formats_find(ft, p) : NULL;
     if (!f || !f->variant || f->rep_version < 2) {
@@ -280,6 +357,9 @@ static int convert_block(bp5_formats *ft, uint8_t *p, size_t n, char *why, size_
     c.out = p + 24;
     c.len = (size_t)dl;
     c.f = f;
+    c.pt = pt;
+    c.step = s;
+    c.w = w;
     int rc = swap_record(&c);
     swap64(p + 12);
     if (rc) snprintf(why, wn, "%s", c.why);
@@ -292,9 +372,144 @@ typedef struct payload_ctx {
     const bp5_idx *ix;
     size_t step;
     dataset *ds;
+    patches *pt;
     int rc;
     char why[256];
 } payload_ctx;
+
+/* n values of v (es bytes each) at p: each element (each half of a complex) swapped; long double
+ * as binary128 */
+static void values_to_be(const bp5_var_field *f, uint8_t *p, uint64_t bytes)
+{
+    uint8_t t[16];
+    if (f->bp5_type == 11) {
+        for (uint64_t i = 0; i + 16 <= bytes; i += 16) {
+            ld_to_be(t, p + i);
+            memcpy(p + i, t, 16);
+        }
+        return;
+    }
+    size_t es = f->esize / (f->bp5_type == 12 || f->bp5_type == 13 ? 2 : 1);
+    for (uint64_t i = 0; es > 1 && i + es <= bytes; i += es) swap_at(p + i, es);
+}
+
+static void put_be(uint8_t *p, uint64_t v, int n)
+{
+    for (int k = 0; k < n; k++) p[k] = (uint8_t)(v >> (8 * (n - 1 - k)));
+}
+
+/* An operator buffer z (n bytes, little-endian) re-encoded with big-endian values and header:
+ * *out (malloc'd), *olen. 0, -1 (damaged: pc->why), -2 (no libbz2). */
+static int reencode(payload_ctx *pc, const bp5_var_field *f, const uint8_t *z, size_t n,
+                    uint64_t raw, uint8_t **out, size_t *olen)
+{
+    uint8_t *r = malloc(raw ? (size_t)raw : 1), *o = NULL;
+    int rc = 0, t = n >= 12 ? z[0] : -1;
+    size_t ol = 0;
+    if (t == BP5_OP_NULL && n >= 12 + raw) {
+        memcpy(r, z + 12, (size_t)raw);
+    } else if (t == BP5_OP_BZIP2) {
+        int d = gbp_bzip2_decompress(z, n, r, (size_t)raw, "bp5_to_be");
+        rc = d == GPUBP_OK ? 0 : d == GPUBP_ERR_CODEC ? -2 : -1;
+    } else if (t == BP5_OP_BLOSC) {
+        int d = gbp_blosc_decompress(z, n, r, (size_t)raw, 1);
+        rc = d == GPUBP_OK ? 0 : d == GPUBP_ERR_CODEC ? -2 : -1; /* a codec not built in: -2 */
+    } else {
+        rc = -1;
+    }
+    if (rc == 0) values_to_be(f, r, raw);
+    if (rc == 0 && t == BP5_OP_NULL) {
+        ol = 12 + (size_t)raw;
+        o = malloc(ol);
+        memcpy(o, z, 4);
+        put_be(o + 4, raw, 8);
+        memcpy(o + 12, r, (size_t)raw);
+    } else if (rc == 0 && t == BP5_OP_BZIP2) {
+#ifdef BP5_TO_BE_BZIP2
+        unsigned int cl = (unsigned int)(raw + raw / 100 + 600);
+        o = malloc(36 + (size_t)cl);
+        if (BZ2_bzBuffToBuffCompress((char *)o + 36, &cl, (char *)r, (unsigned int)raw, 1, 0, 0) != BZ_OK) {
+            rc = -1;
+        } else {
+            memcpy(o, z, 4);
+            put_be(o + 4, raw, 8);
+            put_be(o + 12, 1, 8); /* one batch: (0, raw, 36, cl) */
+            put_be(o + 20, 0, 4);
+            put_be(o + 24, raw, 4);
+            put_be(o + 28, 36, 4);
+            put_be(o + 32, cl, 4);
+            ol = 36 + cl;
+        }
+#else
+        rc = -2;
+#endif
+    } else if (rc == 0) {
+        size_t cap = gbp_blosc_bound((size_t)raw);
+        o = malloc(cap);
+        if (gbp_blosc_compress(r, (size_t)raw, f->esize, GBP_BLOSC_ZLIB, 5, GBP_BLOSC_SHUFFLE, 1, o,
+                               cap, &ol) != GPUBP_OK || ol < 23) {
+            rc = -1;
+        } else {
+            swap_at(o + 4, 8);
+            if (!(o[15] | o[16] | o[17] | o[18])) swap_at(o + 19, 4); /* the chunk count */
+        }
+    }
+    if (rc) snprintf(pc->why, sizeof pc->why, "'%s': operator buffer %s", f->name,
+                     rc == -2 ? "of a codec this build lacks" : "not re-encoded");
+    free(r);
+    if (rc) free(o);
+    else {
+        *out = o;
+        *olen = ol;
+    }
+    return rc;
+}
+
+/* Re-encodes block b (an operator buffer at offset off of data.sf) and records where it went. */
+static int op_block(payload_ctx *pc, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
+                    uint64_t b, uint64_t sf, uint64_t off)
+{
+    dataset *ds = pc->ds;
+    uint64_t old = a->stored[b], ne = 1;
+    for (uint64_t k = 0; k < a->ndims; k++) ne *= a->count[b * a->ndims + k];
+    if (old > ds->ndata[sf] || off > ds->ndata[sf] - old) {
+        snprintf(pc->why, sizeof pc->why, "'%s': operator block past data.%llu", f->name,
+                 (unsigned long long)sf);
+        return -1;
+    }
+    uint8_t *o = NULL;
+    size_t ol = 0;
+    int rc = reencode(pc, f, ds->data[sf] + off, (size_t)old, ne * f->esize, &o, &ol);
+    if (rc) return rc;
+    uint64_t loc = a->location[b];
+    if (ol <= old) { /* in place */
+        memset(ds->odata[sf] + off, 0, (size_t)old);
+        memcpy(ds->odata[sf] + off, o, ol);
+    } else { /* at the end of the data file, in the writer's final piece */
+        const bp5_step_rec *r = &pc->ix->steps[pc->step];
+        const uint64_t *pcs = r->pieces + w * (2 * r->nflush + 1);
+        uint64_t sum = 0, at = (ds->ndata[sf] + 15) / 16 * 16;
+        for (uint64_t i = 0; i < r->nflush; i++) sum += pcs[2 * i + 1];
+        uint8_t *g = realloc(ds->odata[sf], (size_t)at + ol);
+        if (!g) {
+            free(o);
+            return -1;
+        }
+        memset(g + ds->ndata[sf], 0, (size_t)at - ds->ndata[sf]);
+        memcpy(g + at, o, ol);
+        ds->odata[sf] = g;
+        ds->ndata[sf] = (size_t)at + ol;
+        loc = sum + (at - pcs[2 * r->nflush]);
+    }
+    free(o);
+    patches *pt = pc->pt;
+    if (pt->n == pt->cap) {
+        pt->cap = pt->cap ? 2 * pt->cap : 64;
+        pt->v = realloc(pt->v, pt->cap * sizeof *pt->v);
+    }
+    pt->v[pt->n++] = (patch){pc->step, w, b, f->field, loc, ol};
+    return 0;
+}
 
 static int swap_payload(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_array_rec *a,
                         const bp5_value_rec *v)
@@ -304,11 +519,6 @@ static int swap_payload(void *ctx, uint64_t w, const bp5_var_field *f, const bp5
     if (!a || f->unsupported) return GPUBP_OK;
     for (uint64_t b = 0; b < a->nblocks; b++) {
         if (a->location[b] == BP5_NO_DATA) continue;
-        if (a->stored) {
-            snprintf(pc->why, sizeof pc->why, "'%s' is written through an operator", f->name);
-            pc->rc = -2;
-            return GPUBP_ERR_NOT_SUPPORTED;
-        }
         uint64_t sf, off, ne = 1;
         if (bp5_locate(pc->ix, pc->step, w, a->location[b], &sf, &off, "md.0") != GPUBP_OK ||
             sf >= (uint64_t)pc->ds->nsub) {
@@ -317,20 +527,23 @@ static int swap_payload(void *ctx, uint64_t w, const bp5_var_field *f, const bp5
             pc->rc = -1;
             return GPUBP_ERR_FORMAT;
         }
+        if (a->stored) {
+            int rc = op_block(pc, w, f, a, b, sf, off);
+            if (rc) {
+                pc->rc = rc;
+                return GPUBP_ERR_NOT_SUPPORTED;
+            }
+            continue;
+        }
         for (uint64_t k = 0; k < a->ndims; k++) ne *= a->count[b * a->ndims + k];
         size_t es = f->esize;
-        int cx = f->bp5_type == 12 || f->bp5_type == 13;
-        if (cx) {
-            ne *= 2;
-            es /= 2;
-        }
         if (ne * es > pc->ds->ndata[sf] || off > pc->ds->ndata[sf] - ne * es) {
             snprintf(pc->why, sizeof pc->why, "'%s': block past data.%llu", f->name,
                      (unsigned long long)sf);
             pc->rc = -1;
             return GPUBP_ERR_FORMAT;
         }
-        for (uint64_t i = 0; i < ne; i++) swap_at(pc->ds->odata[sf] + off + i * es, es);
+        values_to_be(f, pc->ds->odata[sf] + off, ne * es);
     }
     return GPUBP_OK;
 }
@@ -350,6 +563,8 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
     bp5_idx ix;
     bp5_formats ft;
     bp5_scratch scr;
+    patches pt = {NULL, 0, 0};
+    ffs_idmap ids = {NULL, NULL, 0};
     bp5_idx_init(&ix);
     bp5_formats_init(&ft);
     memset(&scr, 0, sizeof scr);
@@ -371,9 +586,13 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
         snprintf(why, wn, "not a readable little-endian BP5 dataset: %s", gbp_error_message());
         goto out;
     }
+    if (ffs_check_mmd(ds.mmd, ds.nmmd)) {
+        snprintf(why, wn, "mmd.0's ids are not the hashes of their descriptions");
+        goto out;
+    }
     /* the payloads first: they are found through the little-endian metadata */
     for (size_t s = 0; s < ix.nsteps; s++) {
-        payload_ctx pc = {&ix, s, &ds, 0, ""};
+        payload_ctx pc = {&ix, s, &ds, &pt, 0, ""};
         bp5_md_sink sink = {&pc, swap_payload, no_attr, NULL, NULL};
         const bp5_step_rec *r = &ix.steps[s];
         if (bp5_decode_step(&ix, &ft, s, ds.md0 + r->md_pos, (size_t)r->md_size, &scr, &sink,
@@ -382,6 +601,18 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
             rc = pc.rc ? pc.rc : -1;
             goto out;
         }
+    }
+    /* mmd.0: entry lengths and descriptions */
+    for (size_t at = 0; at + 28 <= ds.nmmd;) {
+        uint64_t il = ld_le(ds.mmd + at + 8, 8);
+        convert_desc(ds.mmd + at + 28, (size_t)il);
+        swap64(ds.mmd + at);
+        swap64(ds.mmd + at + 8);
+        at += 28 + (size_t)il;
+    }
+    if (ffs_rehash_mmd(ds.mmd, ds.nmmd, 1, &ids)) {
+        snprintf(why, wn, "mmd.0 cut");
+        goto out;
     }
     /* md.0: each step's size table and blocks */
     uint8_t *md = malloc(ds.nmd0 ? ds.nmd0 : 1);
@@ -392,22 +623,15 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
         uint8_t *p = md + r->md_pos;
         for (uint64_t i = 0; i < 2 * W; i++) {
             uint64_t sz = ld_le(ds.md0 + r->md_pos + 8 + 8 * i, 8);
-            if (sz && convert_block(&ft, md + at, (size_t)sz, why, wn)) {
-                rc = strstr(why, "long double") ? -2 : -1;
+            if (sz && convert_block(&ft, md + at, (size_t)sz, &pt, s, i, why, wn)) {
+                rc = -1;
                 free(md);
                 goto out;
             }
+            if (sz) ffs_idmap_apply(&ids, md + at);
             at += sz;
         }
         for (uint64_t i = 0; i < 1 + 2 * W; i++) swap64(p + 8 * i);
-    }
-    /* mmd.0: entry lengths and descriptions */
-    for (size_t at = 0; at + 28 <= ds.nmmd;) {
-        uint64_t il = ld_le(ds.mmd + at + 8, 8);
-        convert_desc(ds.mmd + at + 28, (size_t)il);
-        swap64(ds.mmd + at);
-        swap64(ds.mmd + at + 8);
-        at += 28 + (size_t)il;
     }
     convert_idx(ds.idx, ds.nidx);
     mkdir(dst, 0777);
@@ -424,6 +648,8 @@ out:
     bp5_idx_free(&ix);
     bp5_formats_free(&ft);
     bp5_scratch_free(&scr);
+    free(pt.v);
+    ffs_idmap_free(&ids);
     free(ds.idx);
     free(ds.mmd);
     free(ds.md0);
@@ -435,15 +661,19 @@ out:
 }
 
 #ifdef BP5_TO_BE_MAIN
+#include "format/bp5_to_32.h"
+
 int main(int argc, char **argv)
 {
     char why[512];
-    if (argc != 3) {
-        fprintf(stderr, "usage: bp5_to_be SRC.bp DST.bp\n");
+    int w32 = argc == 4 && strcmp(argv[1], "--32") == 0;
+    if (argc != 3 && !w32) {
+        fprintf(stderr, "usage: bp5_to_be [--32] SRC.bp DST.bp\n");
         return 2;
     }
-    int rc = bp5_to_be(argv[1], argv[2], why, sizeof why);
-    if (rc) fprintf(stderr, "bp5_to_be: %s: %s\n", argv[1], why);
+    const char *src = argv[argc - 2], *dst = argv[argc - 1];
+    int rc = w32 ? bp5_to_32(src, dst, why, sizeof why) : bp5_to_be(src, dst, why, sizeof why);
+    if (rc) fprintf(stderr, "bp5_to_be: %s: %s\n", src, why);
     return rc == 0 ? 0 : rc == -2 ? 77 : 1;
 }
 #endif

@@ -806,6 +806,12 @@ static void tc_compressed(void **state)
     cmocka_unit_test(tc_adios2_file),                  \
     cmocka_unit_test(tc_failure_keeps_committed),      \
     cmocka_unit_test(tc_async_commit),                 \
-    cmocka_unit_test(tc_compressed)
+    cmocka_unit_test(tc_compressed),                   \
+    cmocka_unit_test(tc_bp5_bzip2),                    \
+    cmocka_unit_test(tc_bp5_bigendian),                \
+    cmocka_unit_test(tc_bp5_32bit)
+
+/* the BP5 cases (tc_bp5_*), which use the helpers above */
+#include "support/device_bp5.h"
 
 #endif
