@@ -7,7 +7,8 @@
  * put split over subfiles likewise.
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
- * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer. */
+ * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer;
+ * GPUBP_TEST_GPUZ_KEEP=DIR: files for ADIOS2's bpls (keep_for_adios2). */
 #include "support/test_support.h"
 
 #include <cuda_runtime.h>
@@ -43,7 +44,7 @@ static void write_file(const char *path, const char *params, const char *codec, 
     gpubp_variable *v;
     TS_OK(gpubp_define_variable(&v, w, "x", type, 1, shape, start, shape));
     TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(v, codec, ops));
+    if (codec) TS_OK(gpubp_variable_add_operation(v, codec, ops)); /* NULL: uncompressed */
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, dev, GPUBP_SYNC));
     TS_OK(gpubp_end_step(w));
@@ -150,6 +151,42 @@ static void codecs_roundtrip(void **state)
     free(h);
 }
 
+/* GPUBP_TEST_GPUZ_KEEP=DIR (a folder that exists): files for ADIOS2 to read, by hand: DIR/plain.bp
+ * uncompressed and DIR/<codec>_<shuffle>_<level>.bp written on the device with nvCOMP, the same
+ * 4 MiB of floats, a put split over 4 subfiles; `bpls -d` of each must print what it prints for
+ * plain.bp. Nothing without the variable. */
+static void keep_for_adios2(void **state)
+{
+    (void)state;
+    const char *dir = getenv("GPUBP_TEST_GPUZ_KEEP");
+    if (!dir || !*dir) return;
+    static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
+    static const char *shufs[] = {"none", "byte", "bit"};
+    size_t n = (size_t)1 << 20;
+    float *h = malloc(n * 4);
+    fill(h, n, 17);
+    void *d;
+    die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    const char *params = "compress_device=on,split_mib=2,subfiles=4";
+    char path[4200];
+    snprintf(path, sizeof path, "%s/plain.bp", dir);
+    write_file(path, params, NULL, NULL, GPUBP_TYPE_FLOAT, d, n);
+    for (size_t c = 0; c < 4; c++)
+        for (size_t s = 0; s < 3; s++)
+            for (int level = 1; level <= 9; level += 8) {
+                char ops[64];
+                snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shufs[s], level);
+                snprintf(path, sizeof path, "%s/%s_%s_%d.bp", dir, codecs[c], shufs[s], level);
+                write_file(path, params, codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
+                read_check(path, "compress_device=on", 1, h, n * 4);
+            }
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+    cudaFree(d);
+    free(h);
+}
+
 /* nvCOMP absent (GPUBP_NVCOMP_LIBRARY names no file): auto writes with the CPU codecs, on fails
  * with a message naming nvCOMP. */
 static void no_nvcomp(void **state)
@@ -189,7 +226,8 @@ int main(void)
         return TS_SKIP_CODE;
     }
     const char *nonv = getenv("GPUBP_TEST_NO_NVCOMP");
-    const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip)};
+    const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip),
+                                      cmocka_unit_test(keep_for_adios2)};
     const struct CMUnitTest without[] = {cmocka_unit_test(no_nvcomp)};
     if (nonv && *nonv == '1') return cmocka_run_group_tests_name("no nvCOMP", without, NULL, NULL);
     return cmocka_run_group_tests_name("nvCOMP", with, NULL, NULL);
