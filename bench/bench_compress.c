@@ -5,8 +5,9 @@
  * One line per data kind and thread count:
  *   data=smooth threads=T write_MBps=<x> read_MBps=<y> ratio=<r>
  * (MB = 10^6 bytes of uncompressed data; medians over the repetitions; ratio = bytes put / bytes
- * of data.0). With --mem gpu the field lives in device memory and is put from there (the staged
- * path: pieces compressed as they land in the pinned pool) and read back into device memory; each
+ * of the data files, data.0 and the other subfiles). With --mem gpu the field lives in device
+ * memory and is put from there (the staged path: pieces compressed as they land in the pinned
+ * pool) and read back into device memory; each
  * repetition also measures, in the same run, the copy-then-compress baseline: the field copied
  * to host memory (cudaMemcpy into a pageable buffer) and written from there, and read into host
  * memory then copied to the device. The line then reads
@@ -19,7 +20,7 @@
  * codec with compress_device=on (shuffle and codec on the device) and with compress_device=off
  * (the CPU path), and once uncompressed, all threads, medians over the repetitions:
  *   codec=C path=device|cpu|raw write_MBps=<x> read_MBps=<y> ratio=<r> size_device_vs_cpu=<s>
- * (on the cpu row: the device path's data.0 over the CPU path's). */
+ * (on the cpu row: the device path's data files over the CPU path's). */
 #include "bench/bench_compress.h"
 
 #include <gpubp.h>
@@ -82,12 +83,15 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
     }
     CHECK(gpubp_close(w));
     *secs = bench_now() - t0;
-    char dpath[4200];
-    snprintf(dpath, sizeof dpath, "%s/data.0", z->path);
-    struct stat st;
-    if (stat(dpath, &st) != 0) return -1;
-    *bytes = (double)st.st_size;
-    return 0;
+    /* every subfile: split puts (split_mib) spread over data.0, data.1, ... */
+    *bytes = 0;
+    for (int k = 0;; k++) {
+        char dpath[4200];
+        snprintf(dpath, sizeof dpath, "%s/data.%d", z->path, k);
+        struct stat st;
+        if (stat(dpath, &st) != 0) return k ? 0 : -1;
+        *bytes += (double)st.st_size;
+    }
 }
 
 /* Reads every step back: into device memory (to_dev), into host memory, or into host memory

@@ -25,7 +25,8 @@
 extern "C" {
 #include "common/common.h"
 #include "common/dzops.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 }
 
 #include "cuda/cuda_dz.h"
@@ -72,26 +73,28 @@ unsigned grid_for(size_t n)
 // ---- kernels ----------------------------------------------------------------------------------
 
 // Byte shuffle of every block (bsz bytes, the last one shorter) of len bytes: with n whole
-// elements in a block, byte j of element i goes to j*n + i; the leftover bytes stay. One thread
-// per output byte (inverse: per input byte), so the writes are coalesced.
-__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
-                               int inverse)
+// elements in a block, byte j of element i goes to j*n + i; the leftover bytes (fewer than ts, in
+// the last block) stay. One thread per element (one index division per element, in 32 bits when
+// the sizes allow: I is unsigned or size_t), its ts bytes read and written in a loop; the writes
+// of a warp land on consecutive bytes of each plane (forward), the reads likewise (inverse).
+// Needs bsz % ts == 0 (Blosc2's block sizes are multiples of the type size).
+template <typename I>
+__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
 {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
-         q += (size_t)gridDim.x * blockDim.x) {
-        size_t b0 = q / bsz * bsz, l = q - b0;
-        size_t blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
-        if (l >= n * ts) {
-            out[q] = in[q];
+    const I per = bsz / ts, nu = (len + ts - 1) / ts;
+    for (I u = blockIdx.x * (I)blockDim.x + threadIdx.x; u < nu; u += (I)gridDim.x * blockDim.x) {
+        I k = u / per, i = u - k * per, b0 = k * bsz;
+        I blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
+        const uint8_t *s = in + b0;
+        uint8_t *d = out + b0;
+        if (i >= n) { // the leftover bytes of the last block
+            for (I q = n * ts; q < blen; q++) d[q] = s[q];
             continue;
         }
-        if (!inverse) { // out[b0 + j*n + i] = in[b0 + i*ts + j], l = j*n + i
-            size_t j = l / n, i = l - j * n;
-            out[q] = in[b0 + i * ts + j];
-        } else { // out[b0 + i*ts + j] = in[b0 + j*n + i], l = i*ts + j
-            size_t i = l / ts, j = l - i * ts;
-            out[q] = in[b0 + j * n + i];
-        }
+        if (!inverse)
+            for (I j = 0; j < ts; j++) d[j * n + i] = s[i * ts + j];
+        else
+            for (I j = 0; j < ts; j++) d[i * ts + j] = s[j * n + i];
     }
 }
 
@@ -99,13 +102,12 @@ __global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, size_t len, size
 // multiple of 8) become 8*ts planes of m/8 bytes; plane 8j+k holds bit k of byte j of every
 // element, element i at bit i%8 of byte i/8. The bytes after them stay. One thread per output
 // byte: forward, the 8 elements of one plane byte; inverse, the 8 planes of one element byte.
-__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_t bsz, size_t ts,
-                              int inverse)
+template <typename I>
+__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
 {
-    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < len;
-         q += (size_t)gridDim.x * blockDim.x) {
-        size_t b0 = q / bsz * bsz, l = q - b0;
-        size_t blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
+    for (I q = blockIdx.x * (I)blockDim.x + threadIdx.x; q < len; q += (I)gridDim.x * blockDim.x) {
+        I b0 = q / bsz * bsz, l = q - b0;
+        I blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
         if (l >= m * ts) {
             out[q] = in[q];
             continue;
@@ -113,15 +115,48 @@ __global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, size_t len, size_
         const uint8_t *src = in + b0;
         unsigned v = 0;
         if (!inverse) { // l = plane * pb + g, plane = 8j + k
-            size_t plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
+            I plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
             for (int e = 0; e < 8; e++) v |= ((src[(g * 8 + e) * ts + j] >> k) & 1u) << e;
         } else { // l = i*ts + j: byte j of element i
-            size_t i = l / ts, j = l - i * ts;
+            I i = l / ts, j = l - i * ts;
             for (int k = 0; k < 8; k++)
                 v |= ((src[(8 * j + k) * pb + i / 8] >> (i % 8)) & 1u) << k;
         }
         out[q] = (uint8_t)v;
     }
+}
+
+// Copies n bytes from s to d, the threads of one block (or of several: `first` and `step` over
+// the bytes) together: the bytes before d's first 4-byte boundary one by one, then aligned 4-byte
+// stores, each word loaded with one aligned load (s aligned the same way) or two and a funnel
+// shift (loads stay inside the 4-byte words that hold the source bytes), the tail one by one.
+__device__ void copy_bytes(uint8_t *d, const uint8_t *s, unsigned n, unsigned first, unsigned step)
+{
+    unsigned head = (unsigned)((4 - ((uintptr_t)d & 3)) & 3);
+    if (head > n) head = n;
+    for (unsigned i = first; i < head; i += step) d[i] = s[i];
+    unsigned nw = (n - head) / 4;
+    uint32_t *dw = (uint32_t *)(d + head);
+    const uint8_t *sb = s + head;
+    unsigned r = (unsigned)((uintptr_t)sb & 3);
+    if (r == 0) {
+        const uint32_t *sw = (const uint32_t *)sb;
+        for (unsigned w = first; w < nw; w += step) dw[w] = sw[w];
+    } else {
+        const uint32_t *sa = (const uint32_t *)(sb - r); // the word holding sb[0]
+        // word w needs sb[4w .. 4w+3], in sa[w] and sa[w + 1]; sa[w + 1] ends at sb[4w + 7 - r],
+        // inside the source when 4w + 7 - r < n - head
+        for (unsigned w = first; w < nw; w += step) {
+            if ((size_t)4 * w + 7 - r < (size_t)(n - head)) {
+                dw[w] = __funnelshift_r(sa[w], sa[w + 1], 8 * r);
+            } else {
+                const uint8_t *b = sb + 4 * w;
+                dw[w] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+                        (uint32_t)b[3] << 24;
+            }
+        }
+    }
+    for (unsigned i = head + 4 * nw + first; i < n; i += step) d[i] = s[i];
 }
 
 #ifdef GPUBP_HAVE_NVCOMP
@@ -192,16 +227,15 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
         if (blockIdx.y == 0 && threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
         return;
     }
-    size_t first = blockIdx.y * (size_t)blockDim.x + threadIdx.x,
-           step = (size_t)gridDim.y * blockDim.x;
+    unsigned first = blockIdx.y * blockDim.x + threadIdx.x, step = gridDim.y * blockDim.x;
     if (g.kind == GBP_SEG_ZERO || g.kind == kSegFill) {
         uint8_t v = g.kind == kSegFill ? g.inl[0] : 0;
-        for (size_t i = first; i < g.len; i += step) d[i] = v;
+        for (unsigned i = first; i < g.len; i += step) d[i] = v;
         return;
     }
     const uint8_t *s = g.kind == GBP_SEG_DEV ? (const uint8_t *)(uintptr_t)g.src
                                              : coded + g.src * slot;
-    size_t n = g.len;
+    unsigned n = g.len;
     if (g.kind == GBP_SEG_CODED && wrap) {
         if (first == 0) {
             uint32_t a = adler[g.src];
@@ -215,7 +249,7 @@ __global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *c
         d += 2;
         n -= 6;
     }
-    for (size_t i = first; i < n; i += step) d[i] = s[i];
+    copy_bytes(d, s, n, first, step);
 }
 
 // ---- nvCOMP, loaded at run time ------------------------------------------------------------------
@@ -231,6 +265,8 @@ template <typename CO, typename DO> struct api {
     nvcompStatus_t (*decomp)(const void *const *, const size_t *, const size_t *, size_t *, size_t,
                              void *const, size_t, void *const *, DO, nvcompStatus_t *,
                              cudaStream_t);
+    // optional (NULL: every buffer kAlign-aligned, as before nvCOMP said its needs)
+    nvcompStatus_t (*dalign)(DO, nvcompAlignmentRequirements_t *);
 };
 typedef api<nvcompBatchedLZ4CompressOpts_t, nvcompBatchedLZ4DecompressOpts_t> lz4_api;
 typedef api<nvcompBatchedZstdCompressOpts_t, nvcompBatchedZstdDecompressOpts_t> zstd_api;
@@ -280,6 +316,11 @@ void nv_load(void)
     }
     if (NV_API(g_nv.lz4, "LZ4") && NV_API(g_nv.zstd, "Zstd") && NV_API(g_nv.deflate, "Deflate")) {
         g_nv.h = h;
+        char none[8];
+        sym(h, "nvcompBatchedLZ4DecompressGetRequiredAlignments", &g_nv.lz4.dalign, none, 0);
+        sym(h, "nvcompBatchedZstdDecompressGetRequiredAlignments", &g_nv.zstd.dalign, none, 0);
+        sym(h, "nvcompBatchedDeflateDecompressGetRequiredAlignments", &g_nv.deflate.dalign, none,
+            0);
         return;
     }
     dlclose(h);
@@ -428,12 +469,22 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
     if (len == 0) return GPUBP_OK;
     GBP_RETURN_ERROR_IF(bsz == 0 || ts == 0 || (filter != 1 && filter != 2),
                         GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
-    if (filter == 1)
-        k_byte_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
-                                                              len, bsz, ts, inverse);
+    GBP_RETURN_ERROR_IF(filter == 1 && bsz % ts != 0, GPUBP_ERR_INVALID_ARG,
+                        "device byte shuffle: block size %zu, type size %zu", bsz, ts);
+    const uint8_t *i8 = (const uint8_t *)in;
+    uint8_t *o8 = (uint8_t *)out;
+    bool narrow = len < ((size_t)1 << 31); // every index (and index * 8) fits in 32 bits
+    if (filter == 1 && narrow)
+        k_byte_shuffle<unsigned><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(
+            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
+    else if (filter == 1)
+        k_byte_shuffle<size_t><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts,
+                                                                               inverse);
+    else if (narrow)
+        k_bit_shuffle<unsigned><<<grid_for(len), kThreads, 0, z->st>>>(
+            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
     else
-        k_bit_shuffle<<<grid_for(len), kThreads, 0, z->st>>>((const uint8_t *)in, (uint8_t *)out,
-                                                             len, bsz, ts, inverse);
+        k_bit_shuffle<size_t><<<grid_for(len), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts, inverse);
     DZ_CHECK(cudaGetLastError(), "the shuffle kernel");
     return inverse ? lib_after(z) : GPUBP_OK;
 }
@@ -512,20 +563,24 @@ int cz_assemble(void *vz, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
 }
 
 #ifdef GPUBP_HAVE_NVCOMP
-// Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream.
+// Copies stream i of a batch (src[i], len[i]) to dst + i * stride on the codec's stream (src[i]
+// NULL: not stream i).
 int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const size_t *len,
            size_t n)
 {
-    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc(n * sizeof *seg);
+    gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
     if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        memset(&seg[i], 0, sizeof seg[i]);
-        seg[i].dst = i * stride;
-        seg[i].src = (uint64_t)(uintptr_t)src[i];
-        seg[i].len = (uint32_t)len[i];
-        seg[i].kind = GBP_SEG_DEV;
+        if (!src[i]) continue;
+        memset(&seg[k], 0, sizeof seg[k]);
+        seg[k].dst = i * stride;
+        seg[k].src = (uint64_t)(uintptr_t)src[i];
+        seg[k].len = (uint32_t)len[i];
+        seg[k].kind = GBP_SEG_DEV;
+        k++;
     }
-    int rc = run_segments(z, dst, seg, n);
+    int rc = run_segments(z, dst, seg, k);
     gbp_free(seg);
     return rc;
 }
@@ -551,6 +606,16 @@ int nv_maxout(const api<CO, DO> &a, CO opts, size_t maxlen, size_t *out)
 {
     NV_CHECK(a.cmax(maxlen, opts, out), "GetMaxOutputChunkSize");
     return GPUBP_OK;
+}
+
+// The input and output alignment nvCOMP needs for decompression (kAlign when it cannot say).
+template <typename CO, typename DO>
+void nv_dalign(const api<CO, DO> &a, DO opts, size_t *ain, size_t *aout)
+{
+    nvcompAlignmentRequirements_t r = {kAlign, kAlign, kAlign};
+    if (a.dalign && a.dalign(opts, &r) != nvcompSuccess) r.input = r.output = kAlign;
+    *ain = r.input ? r.input : 1;
+    *aout = r.output ? r.output : 1;
 }
 
 template <typename CO, typename DO>
@@ -651,6 +716,9 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s", cz_unavailable(codec));
 }
 #else
+// Codec streams are decoded where they are (in) into their place (out) when nvCOMP's alignment
+// allows, else gathered into aligned slots of z->ain and decoded into slots of z->aout, from
+// which the placement kernel copies them, with the stored streams and the runs.
 int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
               size_t n)
 {
@@ -667,9 +735,24 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
     int wrap = codec == kZLIB;
     size_t inslot = round_up(maxc, kAlign), outslot = round_up(maxlen, kAlign);
+    size_t ain = kAlign, aout = kAlign;
+    if (codec == kZLIB) nv_dalign(g_nv.deflate, nvcompBatchedDeflateDecompressDefaultOpts, &ain, &aout);
+    else if (codec == kZSTD) nv_dalign(g_nv.zstd, nvcompBatchedZstdDecompressDefaultOpts, &ain, &aout);
+    else nv_dalign(g_nv.lz4, nvcompBatchedLZ4DecompressDefaultOpts, &ain, &aout);
+    size_t skip = wrap ? 2 : 0, cut = wrap ? 6 : 0;
+    // where each codec stream is decoded: in place (its slot unused) or in a slot
+    size_t nin = 0, nout = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i].kind != GBP_DSTREAM_CODEC) continue;
+        nin += (uintptr_t)(in + s[i].src + skip) % ain != 0;
+        nout += (uintptr_t)(out + s[i].dst) % aout != 0;
+    }
+    uint8_t *slots_in = NULL, *slots_out = NULL;
     if (nc) {
-        GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
-        GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
+        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
+        if (nout) GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
+        slots_in = (uint8_t *)z->ain.p;
+        slots_out = (uint8_t *)z->aout.p;
         GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(nc)));
         GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(nc)));
         GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * nc + 16));
@@ -679,18 +762,20 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
         int rc = glen && gsrc ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", nc);
         for (size_t i = 0, k = 0; rc == GPUBP_OK && i < n; i++) {
             if (s[i].kind != GBP_DSTREAM_CODEC) continue;
-            size_t skip = wrap ? 2 : 0, cut = wrap ? 6 : 0;
             if (s[i].clen <= cut) rc = gbp_error(GPUBP_ERR_FORMAT, 0, "a %u-byte zlib stream", s[i].clen);
-            gsrc[k] = in + s[i].src + skip;
+            const uint8_t *src = in + s[i].src + skip;
+            uint8_t *dst = out + s[i].dst;
+            int gathered = (uintptr_t)src % ain != 0;
+            gsrc[k] = gathered ? src : NULL;
             glen[k] = s[i].clen - cut;
-            h.in_p[k] = (uint8_t *)z->ain.p + k * inslot;
+            h.in_p[k] = gathered ? (void *)(slots_in + k * inslot) : (void *)src;
             h.in_n[k] = glen[k];
-            h.out_p[k] = (uint8_t *)z->aout.p + k * outslot;
+            h.out_p[k] = (uintptr_t)dst % aout != 0 ? (void *)(slots_out + k * outslot) : (void *)dst;
             h.out_cap[k] = s[i].len;
             h.aux[k] = in + s[i].src + s[i].clen - 4; // the stored Adler-32
             k++;
         }
-        if (rc == GPUBP_OK) rc = gather(z, (uint8_t *)z->ain.p, inslot, gsrc, glen, nc);
+        if (rc == GPUBP_OK && nin) rc = gather(z, slots_in, inslot, gsrc, glen, nc);
         gbp_free(glen);
         gbp_free(gsrc);
         GBP_FORWARD_IF_ERROR(rc);
@@ -729,24 +814,30 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
                                 s[i].len, wrap && st == -1 ? ", Adler-32 mismatch" : "");
         }
     }
-    // the streams to their places: decoded ones from aout, copies from in, runs filled
+    // the other streams to their places: decoded ones from their slots, copies from in, runs
     gbp_dz_seg *seg = (gbp_dz_seg *)gbp_malloc((n ? n : 1) * sizeof *seg);
     if (!seg) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu segments)", n);
+    size_t ns = 0;
     for (size_t i = 0, k = 0; i < n; i++) {
-        gbp_dz_seg *g = &seg[i];
+        gbp_dz_seg *g = &seg[ns];
         memset(g, 0, sizeof *g);
         g->dst = s[i].dst;
         g->len = s[i].len;
         if (s[i].kind == GBP_DSTREAM_RUN) {
             g->kind = kSegFill;
             g->inl[0] = s[i].run;
-        } else {
+        } else if (s[i].kind == GBP_DSTREAM_COPY) {
             g->kind = GBP_SEG_DEV;
-            g->src = s[i].kind == GBP_DSTREAM_COPY ? (uint64_t)(uintptr_t)(in + s[i].src)
-                                                   : (uint64_t)(uintptr_t)((uint8_t *)z->aout.p + k++ * outslot);
+            g->src = (uint64_t)(uintptr_t)(in + s[i].src);
+        } else {
+            size_t slot = k++;
+            if ((uintptr_t)(out + s[i].dst) % aout == 0) continue; // decoded in place
+            g->kind = GBP_SEG_DEV;
+            g->src = (uint64_t)(uintptr_t)(slots_out + slot * outslot);
         }
+        ns++;
     }
-    int rc = run_segments(z, out, seg, n);
+    int rc = run_segments(z, out, seg, ns);
     gbp_free(seg);
     GBP_FORWARD_IF_ERROR(rc);
     GBP_FORWARD_IF_ERROR(lib_after(z));

@@ -1,4 +1,4 @@
-// cuda/cuda_dz.cu, the device codec (its table is gbp_cuda_dzops, memspace/memdev.h), and what
+// cuda/cuda_dz.cu, the device codec (its table is gbp_cuda_dzops, memspace/dz_stub.h), and what
 // it needs of cuda_backend.cu.
 #ifndef GBP_CUDA_DZ_H
 #define GBP_CUDA_DZ_H

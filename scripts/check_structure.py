@@ -60,8 +60,6 @@ KNOWN = {
     "lib/format/bp5_index.c: own-header",
     "lib/format/bp5_meta.c: own-header",
     "lib/format/bp5_op.c: own-header",
-    "lib/memspace/mem_dz.c: own-header",
-    "lib/memspace/dz_stub.c: own-header",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)

@@ -6,10 +6,12 @@
 #include "engine/handles.h"
 #include "engine/rvar.h"
 #include "engine/zblock.h"
+#include "engine/zdev.h"
 
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
 #include "memspace/box.h"
+#include "memspace/mem_dz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,9 +112,24 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
      * other byte order are decoded on the host, converted, then scattered */
     int swap = bp5 && gbp_bp5_swapped(f), dev = space == GPUBP_MEM_GPU && !swap;
     size_t zn = (size_t)b->op->size; /* the buffer's size once in the decoders' layout */
-    uint8_t *z = gbp_malloc(zn), *r = NULL;
+    double t0 = dev && gbp_mem_dz_timing(f->mem) ? gbp_now_s() : 0;
+    /* blosc blocks read into device memory from a local file: into the GPU path's buffer (kept
+     * per file), by the I/O threads in parallel pieces */
+    int zdev = dev && !bp5 && !bz && !f->remote && fd >= 0 && f->params.compress_device >= 0;
+    uint8_t *z = zdev ? gbp_zdev_inbuf(f, zn) : gbp_malloc(zn), *r = NULL;
     int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK) rc = gbp_dataset_pread(f, b->subfile, fd, z, (size_t)b->op->size, b->payload_offset);
+    if (rc == GPUBP_OK && zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
+        gbp_box_elements(fbox) * es == raw) { /* the whole block: read, uploaded and decoded */
+        rc = gbp_zdev_read_file(f, fd, b->payload_offset, zn, raw,
+                                dst + gbp_box_offset(dbox) * es, z);
+        if (rc == 1) return GPUBP_OK;
+        t0 = 0; /* timed there; 0: z holds the buffer, for the CPU decoder */
+    } else if (rc == GPUBP_OK && zdev) {
+        rc = gbp_zdev_fetch(f, fd, b->payload_offset, zn, z);
+    } else if (rc == GPUBP_OK) {
+        rc = gbp_dataset_pread(f, b->subfile, fd, z, zn, b->payload_offset);
+    }
+    if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* BP5 and bzip2 buffers say their uncompressed size at 4: checked before that is allocated */
     if (rc == GPUBP_OK && (bp5 || bz) && zn >= 12 && gbp_ld64(z + 4) != raw)
@@ -141,7 +158,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
     if (rc == GPUBP_OK && (!dev || bz) && (!rawp || swap))
         rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
-    gbp_free(z);
+    if (!zdev) gbp_free(z);
     gbp_free(r);
     return rc;
 }

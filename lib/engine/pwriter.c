@@ -127,6 +127,8 @@ int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
     wb->meta.payload_offset = 0;
     if (v->op) {
         rc = gbp_write_compressed(f, wb, f->stage_fd, "compression buffer");
+        int rc2 = gbp_mem_sync(f->mem); /* the GPU path's writes may still run */
+        if (rc == GPUBP_OK) rc = rc2;
         n = (size_t)wb->payload_len;
     } else if (wb->space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&wb->box)) {
         buf = gbp_malloc(n);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,23 +161,41 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
     return rc;
 }
 
+/* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more),
+ * so that the device codec gets batches of thousands of streams. */
+#define GBP_ZSPLIT_MIN ((uint64_t)32 << 20)
+
+static uint64_t zsplit_min(void)
+{
+    const char *e = getenv("GPUBP_ZDEV_SPLIT_MIB");
+    long mib = e ? strtol(e, NULL, 10) : 0;
+    return mib >= 1 && mib <= 65536 ? (uint64_t)mib << 20 : GBP_ZSPLIT_MIN;
+}
+
 /* split_mib: how many sub-blocks a block becomes when performed (1: it stays whole). A serial
  * writer cuts an uncompressed global-array block of the threshold or more (split_mib; auto: one
  * staging chunk, chunk_mib) along its first (slowest) file dimension into sub-blocks of
  * GBP_STRIPE_MIN bytes at least (half the threshold when that is smaller), written in parallel by
  * the I/O threads into different subfiles. How many: n0 (split_target), capped by those sizes
  * and the rows. Local arrays keep the block the user put (their block is what a reader
- * selects); compressed blocks are compressed whole (the compressor's threads already share one
- * block); parallel writers spread ranks over subfiles. */
+ * selects); compressed blocks in device memory (one contiguous run: what the GPU codec path
+ * takes) are cut too, into sub-blocks of zsplit_min() at least, since one file takes a few GB/s
+ * and the device codes several times that; other compressed blocks are compressed whole (the
+ * compressor's threads already share one block, and code slower than one file takes); parallel
+ * writers spread ranks over subfiles. */
 static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
 {
     const gpubp_variable *v = wb->var;
     uint64_t bytes = wb->payload_len, limit = f->params.split_bytes;
     if (limit == GBP_SPLIT_AUTO) limit = f->params.chunk_bytes ? f->params.chunk_bytes : (uint64_t)16 << 20;
-    if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || v->op || limit == 0 || bytes < limit ||
+    if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || limit == 0 || bytes < limit ||
         f->nsub < 2 || wb->meta.ndims == 0 || wb->performed || n0 < 2)
         return 1;
     uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
+    if (v->op) {
+        if (wb->space != GPUBP_MEM_GPU || !gbp_box_is_contiguous(&wb->box)) return 1;
+        piece = zsplit_min();
+    }
     uint64_t n = n0, rows = GBP_COUNT(&wb->meta)[0];
     if (n > bytes / piece) n = bytes / piece;
     if (n > rows) n = rows;

@@ -15,7 +15,7 @@
 #include "compress/blosczlib.h"
 #include "compress/pool.h"
 #include "memspace/box.h"
-#include "memspace/memdev.h"
+#include "memspace/mem_dz.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,8 +15,10 @@
 
 #include "compress/blosczlib.h"
 #include "engine/zblock.h"
+#include "io/fileio.h"
 #include "memspace/box.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +38,17 @@ void gbp_zdev_counts(size_t *written, size_t *read)
     *written = atomic_load(&n_written);
     *read = atomic_load(&n_read);
 }
+
+/* GPUBP_MEM_STATS: the time since *t goes to `phase` and *t restarts (t 0: not timing). */
+static void lap(gbp_mem *m, int phase, double *t)
+{
+    if (*t <= 0) return;
+    double now = gbp_now_s();
+    gbp_mem_dz_time(m, phase, now - *t);
+    *t = now;
+}
+
+static double lap_start(gbp_mem *m) { return gbp_mem_dz_timing(m) ? gbp_now_s() : 0; }
 
 int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const char *what,
                     const gbp_dzops **ops, void **dctx)
@@ -72,21 +85,95 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 
 /* ---- write ---------------------------------------------------------------------------------- */
 
-typedef struct zw {
-    gbp_mem *mem;
-    const gbp_dzops *ops;
-    void *z;
-    uint8_t *filt, *dout; /* device: the filtered piece, the assembled output */
-    uint8_t *out;         /* host: the fields of the output (its image; only fields written) */
+/* Device output buffers (and host header buffers) in rings, kept per file until close: the
+ * assembly of a piece goes into the next buffer once the writes out of it queued GBP_ZDEV_RING
+ * pieces ago are done (a write fence each), so that the GPU codes and assembles the next pieces,
+ * and the next blocks, while the I/O threads still copy and write the earlier ones. */
+#define GBP_ZDEV_RING 4
+
+typedef struct zbuf {
+    void *p;
     size_t cap;
+    unsigned fence; /* writes out of it were queued in this fence (when fenced) */
+    int fenced;
+} zbuf;
+
+typedef struct zstate {
+    zbuf dout[GBP_ZDEV_RING]; /* device: assembled outputs */
+    zbuf hdr[GBP_ZDEV_RING];  /* host: the prefix and chunk headers of a block */
+    int nd, nh;               /* the next of each */
+    uint8_t *out;             /* host: the image of the output's fields (only fields written) */
+    size_t ocap;
     size_t *off, *len, ncap;
     int16_t *run;
     size_t *clen;
     gbp_dz_seg *seg;
     size_t segcap;
+    uint8_t *zin; /* reads: the operator buffer of a block (gbp_zdev_inbuf) */
+    size_t zincap;
+} zstate;
+
+static void zstate_free(gbp_mem *m, void *p)
+{
+    zstate *zs = p;
+    for (int i = 0; i < GBP_ZDEV_RING; i++) {
+        gbp_mem_dev_free(m, zs->dout[i].p);
+        gbp_free(zs->hdr[i].p);
+    }
+    gbp_free(zs->out);
+    gbp_free(zs->off);
+    gbp_free(zs->len);
+    gbp_free(zs->run);
+    gbp_free(zs->clen);
+    gbp_free(zs->seg);
+    gbp_free(zs->zin);
+}
+
+/* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
+ * are done. */
+static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf **out)
+{
+    zbuf *b = &ring[*next];
+    *next = (*next + 1) % GBP_ZDEV_RING;
+    if (b->fenced) {
+        double t = lap_start(m);
+        b->fenced = 0;
+        GBP_FORWARD_IF_ERROR(gbp_mem_dz_fence_wait(m, b->fence));
+        lap(m, GBP_DZT_W_WAIT, &t);
+    }
+    if (n > b->cap) {
+        if (dev) gbp_mem_dev_free(m, b->p);
+        else gbp_free(b->p);
+        b->p = NULL;
+        b->cap = 0;
+        if (dev) {
+            GBP_FORWARD_IF_ERROR(gbp_mem_dev_alloc(m, &b->p, n));
+        } else if (!(b->p = gbp_malloc(n))) {
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", n);
+        }
+        b->cap = n;
+    }
+    *out = b;
+    return GPUBP_OK;
+}
+
+/* Closes the write fence of what was queued out of b since it was taken. */
+static void ring_fence(gbp_mem *m, zbuf *b)
+{
+    b->fence = gbp_mem_dz_fence(m);
+    b->fenced = 1;
+}
+
+typedef struct zw {
+    gbp_mem *mem;
+    const gbp_dzops *ops;
+    void *z;
+    zstate *zs;
+    uint8_t *filt; /* device: the filtered piece */
+    size_t cap;    /* output room of a piece */
 } zw;
 
-static int grow_arrays(zw *w, size_t n)
+static int grow_arrays(zstate *w, size_t n)
 {
     if (n <= w->ncap) return GPUBP_OK;
     gbp_free(w->off);
@@ -101,9 +188,10 @@ static int grow_arrays(zw *w, size_t n)
     return w->ncap ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", n);
 }
 
-/* The encoder's segments with device addresses: filtered input in w->filt (piece at po), raw
+/* The encoder's segments with device addresses: filtered input in filt (piece at po), raw
  * input at in. */
-static int device_segments(zw *w, const gbp_dz_seg *s, size_t n, const uint8_t *in, size_t po)
+static int device_segments(zstate *w, const gbp_dz_seg *s, size_t n, const uint8_t *filt,
+                           const uint8_t *in, size_t po)
 {
     if (n > w->segcap) {
         gbp_free(w->seg);
@@ -115,7 +203,7 @@ static int device_segments(zw *w, const gbp_dz_seg *s, size_t n, const uint8_t *
         w->seg[i] = s[i];
         if (s[i].kind == GBP_XSEG_FILTERED) {
             w->seg[i].kind = GBP_SEG_DEV;
-            w->seg[i].src = (uint64_t)(uintptr_t)(w->filt + (s[i].src - po));
+            w->seg[i].src = (uint64_t)(uintptr_t)(filt + (s[i].src - po));
         } else if (s[i].kind == GBP_XSEG_INPUT) {
             w->seg[i].kind = GBP_SEG_DEV;
             w->seg[i].src = (uint64_t)(uintptr_t)(in + s[i].src);
@@ -124,32 +212,29 @@ static int device_segments(zw *w, const gbp_dz_seg *s, size_t n, const uint8_t *
     return GPUBP_OK;
 }
 
-/* Queues the extents of one emit: device bytes of w->dout, zeros from the host. */
-static int write_piece(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x, size_t nx)
+/* Queues the extents of one emit: device bytes of dout (the image of out), zeros from the host;
+ * runs of extents that follow each other in the file and in dout go as one write. */
+static int write_piece(zw *w, int fd, uint64_t base, const uint8_t *dout,
+                       const gbp_blosc_extent *x, size_t nx)
 {
-    for (size_t i = 0; i < nx; i++) {
+    const uint8_t *out = w->zs->out;
+    for (size_t i = 0; i < nx;) {
         if (!x[i].p) {
             GBP_FORWARD_IF_ERROR(gbp_zblock_write_extents(w->mem, fd, base, &x[i], 1));
+            i++;
             continue;
         }
+        size_t len = x[i].len, j = i + 1;
+        for (; j < nx && x[j].p && x[j].off == x[i].off + len && x[j].p == x[i].p + len; j++)
+            len += x[j].len;
         gbp_box b;
-        size_t len = x[i].len;
         gbp_box_dense(&b, 1, &len);
         GBP_FORWARD_IF_ERROR(gbp_mem_write(w->mem, GPUBP_MEM_GPU, fd, base + x[i].off,
-                                           w->dout + (x[i].p - w->out), GPUBP_TYPE_UINT8, &b,
-                                           NULL, NULL));
+                                           dout + (x[i].p - out), GPUBP_TYPE_UINT8, &b, NULL,
+                                           NULL));
+        i = j;
     }
     return GPUBP_OK;
-}
-
-static void zw_free(zw *w)
-{
-    gbp_free(w->out);
-    gbp_free(w->off);
-    gbp_free(w->len);
-    gbp_free(w->run);
-    gbp_free(w->clen);
-    gbp_free(w->seg);
 }
 
 /* Codes and writes the input bytes [po, po + len) (whole blocks of one chunk, block size bsz). */
@@ -157,30 +242,63 @@ static int zdev_piece(zw *w, gbp_blosc_enc *e, const uint8_t *in, size_t po, siz
                       size_t bsz, int filter, size_t ts, int codec, int level, int fd,
                       uint64_t base)
 {
-    const uint8_t *src = in + po;
+    zstate *zs = w->zs;
+    const uint8_t *src = in + po, *filt = filter ? w->filt : src; /* unfiltered: the input */
+    double t = lap_start(w->mem);
     if (filter) GBP_FORWARD_IF_ERROR(w->ops->filter(w->z, filter, 0, src, w->filt, len, bsz, ts));
-    else w->filt = (uint8_t *)(uintptr_t)src; /* the input is its own filtered bytes */
+    lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     const gbp_blosc_xstream *xs;
     size_t nxs;
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_put_ext(e, len, &xs, &nxs));
-    GBP_FORWARD_IF_ERROR(grow_arrays(w, nxs + 1));
+    GBP_FORWARD_IF_ERROR(grow_arrays(zs, nxs + 1));
     for (size_t i = 0; i < nxs; i++) {
-        w->off[i] = xs[i].in_off - po;
-        w->len[i] = xs[i].len;
+        zs->off[i] = xs[i].in_off - po;
+        zs->len[i] = xs[i].len;
     }
+    lap(w->mem, GBP_DZT_W_FRAME, &t);
     if (nxs)
-        GBP_FORWARD_IF_ERROR(w->ops->encode(w->z, codec, level, w->filt, nxs, w->off, w->len,
-                                            w->run, w->clen));
-    /* the previous piece's output may still be on its way to the file */
-    GBP_FORWARD_IF_ERROR(gbp_mem_wait_writes(w->mem));
+        GBP_FORWARD_IF_ERROR(w->ops->encode(w->z, codec, level, filt, nxs, zs->off, zs->len,
+                                            zs->run, zs->clen));
+    lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     const gbp_blosc_extent *x;
     const gbp_dz_seg *seg;
     size_t nx, nseg;
     GBP_FORWARD_IF_ERROR(
-        gbp_blosc_enc_emit_ext(e, w->run, w->clen, w->out, w->cap, &x, &nx, &seg, &nseg));
-    GBP_FORWARD_IF_ERROR(device_segments(w, seg, nseg, in, po));
-    if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, w->dout, w->seg, nseg));
-    return write_piece(w, fd, base, x, nx);
+        gbp_blosc_enc_emit_ext(e, zs->run, zs->clen, zs->out, w->cap, &x, &nx, &seg, &nseg));
+    GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, in, po));
+    lap(w->mem, GBP_DZT_W_FRAME, &t);
+    zbuf *d;
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, w->cap, 1, &d));
+    t = lap_start(w->mem);
+    if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
+    lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
+    int rc = write_piece(w, fd, base, d->p, x, nx);
+    ring_fence(w->mem, d);
+    lap(w->mem, GBP_DZT_W_SUBMIT, &t);
+    return rc;
+}
+
+/* The prefix and chunk headers (finish's extents) copied into a host buffer of the ring and
+ * queued. */
+static int write_headers(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x, size_t nx)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < nx; i++) bytes += x[i].p ? x[i].len : 0;
+    zbuf *h;
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, w->zs->hdr, &w->zs->nh, bytes ? bytes : 1, 0, &h));
+    int rc = GPUBP_OK;
+    uint8_t *p = h->p;
+    for (size_t i = 0; rc == GPUBP_OK && i < nx; i++) {
+        gbp_blosc_extent c = x[i];
+        if (c.p) {
+            memcpy(p, c.p, c.len);
+            c.p = p;
+            p += c.len;
+        }
+        rc = gbp_zblock_write_extents(w->mem, fd, base, &c, 1);
+    }
+    ring_fence(w->mem, h);
+    return rc;
 }
 
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
@@ -204,18 +322,30 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
                                       es, codec, level, shuffle); /* the largest block */
     if (piece < bsz0) piece = bsz0;
     if (piece > raw) piece = raw;
+    double t = lap_start(f->mem);
     int rc = gbp_blosc_enc_open(&e, raw, es, codec, level, shuffle, threads);
     if (rc == GPUBP_OK) rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
-    if (rc == GPUBP_OK) rc = ops->begin(w.z);
+    /* the codec's stream after the user's data (and the library stream's work so far, copies
+     * of earlier outputs included); the later sub-blocks of a split put are coded in the same
+     * perform as the first, with no user work in between: ordered already */
+    if (rc == GPUBP_OK && GBP_SPLIT_INDEX(wb->meta.split) == 0) rc = ops->begin(w.z);
+    if (rc == GPUBP_OK) {
+        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free);
+        if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    }
     if (rc == GPUBP_OK) {
         w.cap = gbp_blosc_enc_out_bound(e, piece);
-        w.out = gbp_malloc(w.cap);
-        rc = w.out ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", w.cap);
+        if (w.cap > w.zs->ocap) {
+            gbp_free(w.zs->out);
+            w.zs->out = gbp_malloc(w.cap);
+            w.zs->ocap = w.zs->out ? w.cap : 0;
+            if (!w.zs->out) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", w.cap);
+        }
     }
-    if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, w.cap, (void **)&w.dout);
     if (rc == GPUBP_OK && filter) rc = gbp_mem_dz_scratch(f->mem, 1, piece, (void **)&w.filt);
     if (rc == GPUBP_OK)
         rc = gbp_mem_dev_minmax(f->mem, in, v->type, raw / es, wb->meta.mm, wb->meta.mm + 16);
+    lap(f->mem, GBP_DZT_W_FINISH, &t);
     size_t csz = gbp_blosc_max_chunk();
     for (size_t po = 0; rc == GPUBP_OK && po < raw;) {
         size_t c0 = po / csz * csz, cend = raw - c0 < csz ? raw : c0 + csz;
@@ -226,20 +356,23 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
         rc = zdev_piece(&w, e, in, po, len, bsz, filter, ts, codec, level, fd, base);
         po += len;
     }
-    if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
+    t = lap_start(f->mem);
     const gbp_blosc_extent *x = NULL;
     const gbp_blosc_redo *r = NULL;
     size_t nx = 0, nr = 0;
     if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, total);
-    if (rc == GPUBP_OK) rc = gbp_zblock_write_extents(f->mem, fd, base, x, nx);
+    /* a chunk that did not shrink is rewritten raw over what its pieces wrote: after them */
+    if (rc == GPUBP_OK && nr) rc = gbp_mem_wait_writes(f->mem);
+    if (rc == GPUBP_OK) rc = write_headers(&w, fd, base, x, nx);
     for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = gbp_zblock_write_redo(f, wb, fd, &r[i]);
-    int rc2 = gbp_mem_sync(f->mem); /* the device buffers are read until the writes are done */
-    if (rc == GPUBP_OK) rc = rc2;
+    /* the writes go on: the writer waits for them (gbp_mem_sync) before the step's metadata;
+     * after a failure nothing may still read the user's buffer */
+    if (rc != GPUBP_OK) (void)gbp_mem_sync(f->mem);
+    lap(f->mem, GBP_DZT_W_FINISH, &t);
     if (rc == GPUBP_OK) {
         gbp_mem_dz_note(f->mem, 0, raw, *total, NULL);
         atomic_fetch_add(&n_written, 1);
     }
-    zw_free(&w);
     gbp_blosc_enc_close(e);
     return rc;
 }
@@ -381,6 +514,7 @@ static int parse(zparse *p, const uint8_t *z, size_t zlen, size_t raw)
             int filter = c[21];
             if (filter > 2) return NOT_HERE;
             if (filter == 1 && ts == 1) filter = 0; /* byte shuffle of bytes: nothing */
+            if (filter == 1 && bs % (int32_t)ts != 0) return NOT_HERE; /* the kernel's rule */
             int codec = device_codec(flags >> 5);
             if (codec < 0 || (p->codec >= 0 && codec != p->codec)) return NOT_HERE;
             p->codec = codec;
@@ -403,36 +537,68 @@ static int parse(zparse *p, const uint8_t *z, size_t zlen, size_t raw)
     return at == zlen && out == raw ? GPUBP_OK : NOT_HERE;
 }
 
+/* The operator buffer up to the device through the pinned slots: out of z (host memory), or
+ * (fd >= 0) read from the file into the slot, then copied into z. */
 typedef struct zup {
-    const uint8_t *z;
+    uint8_t *z;
+    int fd;
+    uint64_t off;
 } zup;
 
 static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
 {
-    memcpy(slot, ((const zup *)ctx)->z + off, len);
+    const zup *u = ctx;
+    if (u->fd < 0) {
+        memcpy(slot, u->z + off, len);
+        return GPUBP_OK;
+    }
+    GBP_FORWARD_IF_ERROR(gbp_pread_all(u->fd, slot, len, u->off + off, "data file"));
+    memcpy(u->z + off, slot, len);
     return GPUBP_OK;
 }
 
-/* Decodes the parsed buffer on the device into dst. */
+/* In pieces of GBP_ZDEV_UPLOAD bytes, each a job of its own, so that several I/O threads read
+ * (and copy) one block at once. */
+#define GBP_ZDEV_UPLOAD ((size_t)4 << 20)
+
+static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
+{
+    size_t np = zlen / GBP_ZDEV_UPLOAD + 1;
+    zup *pc = gbp_malloc(np * sizeof *pc);
+    if (!pc) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu pieces)", np);
+    int rc = GPUBP_OK;
+    for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += GBP_ZDEV_UPLOAD) {
+        size_t n = zlen - o < GBP_ZDEV_UPLOAD ? zlen - o : GBP_ZDEV_UPLOAD;
+        pc[i] = (zup){u->z + o, u->fd, u->off + o};
+        gbp_box b;
+        gbp_box_dense(&b, 1, &n);
+        rc = gbp_mem_read_fill(m, upload_fill, &pc[i], 1, &b, din + o, &b);
+    }
+    int rc2 = gbp_mem_sync(m); /* pc is read until every fill is done */
+    gbp_free(pc);
+    return rc != GPUBP_OK ? rc : rc2;
+}
+
+/* Decodes the parsed buffer on the device into dst; din: the buffer on the device already
+ * (scratch 0), else NULL: uploaded here out of z. */
 static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zparse *p,
-                       const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+                       uint8_t *z, size_t zlen, size_t raw, uint8_t *dst, uint8_t *din)
 {
     void *zc = NULL;
-    uint8_t *din = NULL, *scratch = NULL;
+    uint8_t *scratch = NULL;
+    double t = lap_start(f->mem);
     int rc = gbp_mem_dz_state(f->mem, ops, dctx, &zc);
     if (rc == GPUBP_OK) rc = ops->begin(zc);
-    if (rc == GPUBP_OK) rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
     if (rc == GPUBP_OK && p->nc) rc = gbp_mem_dz_scratch(f->mem, 1, raw, (void **)&scratch);
-    if (rc == GPUBP_OK) { /* the compressed bytes up through the pinned pool */
-        zup u = {z};
-        gbp_box b;
-        gbp_box_dense(&b, 1, &zlen);
-        rc = gbp_mem_read_fill(f->mem, upload_fill, &u, 1, &b, din, &b);
-        int rc2 = gbp_mem_sync(f->mem);
-        if (rc == GPUBP_OK) rc = rc2;
+    if (rc == GPUBP_OK && !din) { /* the compressed bytes up through the pinned pool */
+        zup u = {z, -1, 0};
+        rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
+        if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
     }
+    lap(f->mem, GBP_DZT_R_UPLOAD, &t);
     uint8_t *to = p->nc ? scratch : dst;
     if (rc == GPUBP_OK) rc = ops->decode(zc, p->codec < 0 ? GBP_BLOSC_LZ4 : p->codec, din, to, p->s, p->ns);
+    lap(f->mem, GBP_DZT_R_DECODE, &t);
     if (rc == GPUBP_OK && p->nc) { /* unshuffle the filtered chunks, copy the others */
         size_t out = 0;
         for (size_t k = 0; rc == GPUBP_OK && k <= p->nc; k++) {
@@ -450,16 +616,19 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
         }
     }
     int rc2 = gbp_mem_dev_sync(f->mem); /* nothing may still use the scratch */
+    lap(f->mem, GBP_DZT_R_PLACE, &t);
     return rc == GPUBP_OK ? rc2 : rc;
 }
 
-int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+static int zdev_read(gpubp_file *f, uint8_t *z, size_t zlen, size_t raw, uint8_t *dst,
+                     uint8_t *din)
 {
-    if (f->params.compress_device < 0) return 0;
     zparse p;
     memset(&p, 0, sizeof p);
     p.codec = -1;
+    double t = lap_start(f->mem);
     int rc = parse(&p, z, zlen, raw);
+    lap(f->mem, GBP_DZT_R_PARSE, &t);
     if (rc == NOT_HERE) {
         gbp_error_clear();
         gbp_mem_dz_note(f->mem, 1, 0, 0, "a compressed block the device does not decode "
@@ -471,7 +640,7 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
         rc = gbp_zdev_choose(f, p.codec < 0 ? GBP_BLOSC_LZ4 : p.codec, 1, 0,
                              "a compressed block read", &ops, &dctx);
         if (rc == 1) {
-            rc = zdev_decode(f, ops, dctx, &p, z, zlen, raw, dst);
+            rc = zdev_decode(f, ops, dctx, &p, z, zlen, raw, dst, din);
             if (rc == GPUBP_OK) {
                 gbp_mem_dz_note(f->mem, 1, raw, zlen, NULL);
                 atomic_fetch_add(&n_read, 1);
@@ -485,4 +654,56 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
     gbp_free(p.s);
     gbp_free(p.c);
     return rc;
+}
+
+int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
+{
+    if (f->params.compress_device < 0) return 0;
+    return zdev_read(f, (uint8_t *)(uintptr_t)z, zlen, raw, dst, NULL);
+}
+
+int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
+                       uint8_t *z)
+{
+    void *dctx;
+    uint8_t *din = NULL;
+    double t = lap_start(f->mem);
+    if (f->params.compress_device < 0 || gbp_mem_dev_ctx(f->mem, &dctx, NULL) != GPUBP_OK) {
+        gbp_error_clear(); /* no device: the CPU decoder says so if it matters */
+        return gbp_zdev_fetch(f, fd, off, zlen, z);
+    }
+    zup u = {z, fd, off};
+    int rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
+    if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
+    lap(f->mem, GBP_DZT_R_FILE, &t);
+    return rc == GPUBP_OK ? zdev_read(f, z, zlen, raw, dst, din) : rc;
+}
+
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n)
+{
+    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free);
+    if (!zs) {
+        gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+        return NULL;
+    }
+    if (n > zs->zincap || !zs->zin) {
+        gbp_free(zs->zin);
+        zs->zincap = 0;
+        zs->zin = gbp_malloc(n ? n : 1);
+        if (!zs->zin) {
+            gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of compressed block)", n);
+            return NULL;
+        }
+        zs->zincap = n ? n : 1;
+    }
+    return zs->zin;
+}
+
+int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z)
+{
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    int rc = gbp_mem_read(f->mem, GPUBP_MEM_HOST, fd, off, 1, &b, z, &b);
+    int rc2 = gbp_mem_sync(f->mem);
+    return rc != GPUBP_OK ? rc : rc2;
 }

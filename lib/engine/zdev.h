@@ -16,8 +16,10 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 /* Writes block wb (device memory, contiguous) compressed on the device to fd at
  * wb->meta.payload_offset: filter kernels, the codec's batch, the Blosc2 framing assembled in
  * device memory; only the operator buffer's bytes go to the host, through the pinned pool, and
- * the I/O threads write them. Sets *total (the buffer's length) and the block's min/max. The
- * bytes equal the CPU path's when the codec's streams do (the CPU stand-in). */
+ * the I/O threads write them. Sets *total (the buffer's length) once the writes are queued:
+ * they, and the block's min/max, are complete at the caller's next gbp_mem_sync (the next block
+ * is coded meanwhile; a failure waits for everything). The bytes equal the CPU path's when the
+ * codec's streams do (the CPU stand-in). */
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total);
 
@@ -30,6 +32,19 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
  * written); < 0 on a failure (compress_device=on without a usable device codec, a device or
  * stream error). Synchronous. */
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
+
+/* Reads into device memory: a host buffer of n bytes for the operator buffer of a block, kept
+ * per file (reused by the next block: valid until then); NULL when out of memory (an error is
+ * recorded). gbp_zdev_fetch reads n bytes of fd at off into it (or anywhere), by the I/O threads
+ * in parallel pieces, and waits for them. */
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n);
+int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z);
+/* gbp_zdev_read of a block whose operator buffer (zlen bytes at off of the local file fd) is
+ * not in host memory yet: the I/O threads read it into the pinned slots, from which it goes up
+ * to the device and into z (zlen bytes, host: the parse, and the CPU decoder) at once. Returns
+ * as gbp_zdev_read; on 0, z holds the operator buffer. */
+int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
+                       uint8_t *z);
 
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */

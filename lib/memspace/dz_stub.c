@@ -1,4 +1,4 @@
 /* A build without CUDA: no device codec (cuda/cuda_dz.cu replaces this file). */
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
 
 const gbp_dzops *gbp_cuda_dzops(void) { return NULL; }

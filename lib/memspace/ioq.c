@@ -230,6 +230,7 @@ static void *io_main(void *arg)
         if (have_next) gbp_memctx_keep_error_ep_locked(m, rc2, next.epoch);
         gbp_memctx_staged_locked(m, &j);
         m->open_jobs[j.epoch & 1]--;
+        m->fence_open[j.fence % GBP_FENCES]--;
         if (!have_next) m->wfd[me] = -1;
         /* copies out of the slot may still run after a read, and after a write that queued
          * nothing into it and found them there: the slot keeps that state, also when handed on */
@@ -307,7 +308,11 @@ void gbp_ioq_submit(gbp_mem *m, const job *j)
     job *q = &m->queue[(m->q_head + m->q_len) % m->qcap];
     *q = *j;
     q->epoch = m->epoch;
-    if (j->kind != JOB_COMMIT) m->open_jobs[m->epoch & 1]++;
+    q->fence = m->fence;
+    if (j->kind != JOB_COMMIT) {
+        m->open_jobs[m->epoch & 1]++;
+        m->fence_open[m->fence % GBP_FENCES]++;
+    }
     if (gbp_job_is_write(j)) m->unstaged++;
     m->q_len++;
     m->inflight++;

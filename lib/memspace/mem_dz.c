@@ -1,11 +1,11 @@
-/* The device of a context for device work outside lib/memspace (memdev.h): the GPU compression
+/* The device of a context for device work outside lib/memspace (mem_dz.h): the GPU compression
  * path's context, scratch memory, copies, min/max and counters. */
 #include <stdio.h>
 #include <string.h>
 
 #include "memspace/mem_ctx.h"
 #include "memspace/mem_minmax.h"
-#include "memspace/memdev.h"
+#include "memspace/mem_dz.h"
 
 int gbp_mem_dev_ctx(gbp_mem *m, void **dctx, int *simulated)
 {
@@ -58,10 +58,24 @@ int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p)
     return GPUBP_OK;
 }
 
+void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p))
+{
+    if (!m->dz_user) {
+        m->dz_user = gbp_calloc(1, size);
+        m->dz_user_free = free_fn;
+    }
+    return m->dz_user;
+}
+
 void gbp_mem_dz_free(gbp_mem *m)
 {
-    if (m->dz) m->dz_ops->close(m->dz);
+    if (m->dz) m->dz_ops->close(m->dz); /* waits for its stream: nothing uses the buffers then */
     m->dz = NULL;
+    if (m->dz_user) {
+        m->dz_user_free(m, m->dz_user);
+        gbp_free(m->dz_user);
+        m->dz_user = NULL;
+    }
     for (int i = 0; i < GBP_DZ_SCRATCH; i++) {
         gbp_mem_dev_free(m, m->dz_buf[i]);
         m->dz_buf[i] = NULL;
@@ -105,6 +119,15 @@ void gbp_mem_dz_note(gbp_mem *m, int decode, size_t raw, size_t stored, const ch
     m->dz_stored[d] += stored;
 }
 
+_Static_assert(GBP_DZT_PHASES <= GBP_DZ_TIMES, "room for the phase times");
+
+int gbp_mem_dz_timing(const gbp_mem *m) { return m->stats; }
+
+void gbp_mem_dz_time(gbp_mem *m, int phase, double seconds)
+{
+    if (phase >= 0 && phase < GBP_DZT_PHASES) m->dz_t[phase] += seconds;
+}
+
 void gbp_mem_dz_report(const gbp_mem *m)
 {
     if (!m->stats || (!m->dz_blocks[0] && !m->dz_blocks[1] && !m->dz_why[0])) return;
@@ -114,4 +137,44 @@ void gbp_mem_dz_report(const gbp_mem *m)
             (double)m->dz_stored[0] / 1048576.0, m->dz_blocks[1],
             (double)m->dz_raw[1] / 1048576.0, (double)m->dz_stored[1] / 1048576.0,
             m->dz_why[0] ? "; CPU codecs used: " : "", m->dz_why);
+    const double *t = m->dz_t;
+    if (m->dz_blocks[0])
+        fprintf(stderr, "gpubp-mem: device_codec write seconds: filter+code(incl. wait) %.4f, "
+                "framing %.4f, assembly %.4f, write submission %.4f, write waits %.4f, "
+                "block setup+headers(+redo) %.4f; total %.4f\n",
+                t[GBP_DZT_W_FILTER_CODE], t[GBP_DZT_W_FRAME], t[GBP_DZT_W_ASSEMBLE],
+                t[GBP_DZT_W_SUBMIT], t[GBP_DZT_W_WAIT], t[GBP_DZT_W_FINISH],
+                t[GBP_DZT_W_FILTER_CODE] + t[GBP_DZT_W_FRAME] + t[GBP_DZT_W_ASSEMBLE] +
+                    t[GBP_DZT_W_SUBMIT] + t[GBP_DZT_W_WAIT] + t[GBP_DZT_W_FINISH]);
+    if (m->dz_blocks[1])
+        fprintf(stderr, "gpubp-mem: device_codec read seconds: file read(+upload: whole blocks) "
+                "%.4f, parse %.4f, upload %.4f, decode(incl. wait) %.4f, placement+unshuffle "
+                "%.4f; total %.4f\n",
+                t[GBP_DZT_R_FILE], t[GBP_DZT_R_PARSE], t[GBP_DZT_R_UPLOAD], t[GBP_DZT_R_DECODE],
+                t[GBP_DZT_R_PLACE],
+                t[GBP_DZT_R_FILE] + t[GBP_DZT_R_PARSE] + t[GBP_DZT_R_UPLOAD] +
+                    t[GBP_DZT_R_DECODE] + t[GBP_DZT_R_PLACE]);
+}
+
+unsigned gbp_mem_dz_fence(gbp_mem *m)
+{
+    if (!m->threads_started) return m->fence++;
+    pthread_mutex_lock(&m->lock);
+    unsigned f = m->fence;
+    /* the next fence's counter was that of fence f + 1 - GBP_FENCES: it must be done */
+    while (m->fence_open[(f + 1) % GBP_FENCES] > 0) pthread_cond_wait(&m->cv, &m->lock);
+    m->fence = f + 1;
+    pthread_mutex_unlock(&m->lock);
+    return f;
+}
+
+int gbp_mem_dz_fence_wait(gbp_mem *m, unsigned fence)
+{
+    if (!m->threads_started) return gbp_memctx_kept_error(m);
+    pthread_mutex_lock(&m->lock);
+    /* fences older than the last GBP_FENCES are done (gbp_mem_dz_fence waited for them) */
+    if (m->fence - fence < GBP_FENCES)
+        while (m->fence_open[fence % GBP_FENCES] > 0) pthread_cond_wait(&m->cv, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    return gbp_memctx_kept_error(m);
 }

@@ -46,6 +46,8 @@
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
+#define GBP_DZ_TIMES 12  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
+#define GBP_FENCES 16    /* write fences open at once (gbp_mem_dz_fence) */
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
 #define GBP_MAX_DIRECT_FDS 16
@@ -94,6 +96,7 @@ typedef struct job {
                        * ev_pending, cleared when it was taken): a write that queues nothing into
                        * it gives that back */
     int epoch;     /* m->epoch when queued: the commit that must follow it */
+    unsigned fence; /* m->fence when queued (gbp_mem_dz_fence) */
     gbp_commit_fn commit; /* JOB_COMMIT: run once every job of its epoch is done */
     void *commit_ctx;
     void (*commit_free)(void *);
@@ -188,6 +191,12 @@ struct gbp_mem {
     const gbp_dzops *dz_ops;
     void *dz_buf[GBP_DZ_SCRATCH]; /* its device scratch buffers */
     size_t dz_cap[GBP_DZ_SCRATCH];
+    void *dz_user;              /* its caller's state (gbp_mem_dz_user) */
+    void (*dz_user_free)(gbp_mem *m, void *p);
+    double dz_t[GBP_DZ_TIMES];    /* its phase times (mem_dz.h GBP_DZT_*), GPUBP_MEM_STATS only */
+    /* fences (gbp_mem_dz_fence): jobs queued in fence f count in fence_open[f % GBP_FENCES] */
+    unsigned fence;
+    int fence_open[GBP_FENCES];
 };
 
 static inline int gbp_job_is_write(const job *j)

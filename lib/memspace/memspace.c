@@ -10,7 +10,7 @@
 #include "memspace/ioq.h"
 #include "memspace/mem_ctx.h"
 #include "memspace/mem_minmax.h"
-#include "memspace/memdev.h"
+#include "memspace/mem_dz.h"
 #include "memspace/slots.h"
 
 int gbp_mem_open(gbp_mem **out, const gbp_params *params)

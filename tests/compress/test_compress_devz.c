@@ -3,7 +3,8 @@
  * lib/engine/zdev.c, the Blosc2 framing assembled in "device" memory; data.0 and md.0 must equal
  * byte for byte those of compress_device=off (the CPU path), for every codec x shuffle x type,
  * at levels 1, 5 and 9, with pieces cut small and Blosc2 chunks cut small (the test hooks), and
- * the values must read back. compress_device=on fails clearly where the device cannot be used
+ * the values must read back; compressed device puts split over subfiles likewise (every data
+ * file). compress_device=on fails clearly where the device cannot be used
  * (blosclz, a strided device box, host memory only), and a bad value is a parameter error. */
 #include "support/test_support.h"
 
@@ -15,7 +16,8 @@
 #include "common/common.h"
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
-#include "memspace/memdev.h"
+#include "memspace/dz_stub.h"
+#include "memspace/mem_dz.h"
 #include "memspace/simdev.h"
 
 typedef struct tcase {
@@ -174,6 +176,52 @@ static void device_equals_cpu_edges(void **state)
     gbp_blosc_set_max_chunk(0);
 }
 
+/* Compressed puts from device memory are split over the subfiles (split_mib; sub-blocks of
+ * GPUBP_ZDEV_SPLIT_MIB at least): each sub-block is coded on the device while the I/O threads
+ * write the earlier ones (no wait between blocks; pieces cut small so that the rings of output
+ * buffers wrap and their write fences are waited for). Every data file and md.0 equal the CPU
+ * path's, byte for byte, and the values read back into host and device memory. */
+static void split_device_blocks(void **state)
+{
+    (void)state;
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    gbp_zdev_set_piece(300000);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)6 << 20) + 4 * 7;
+    uint8_t *host = malloc(2 * n);
+    fill(host, n, t->es, t->type, 3);
+    fill(host + n, n, t->es, t->type, 4);
+    static const char *cs[] = {"lz4", "zlib"};
+    for (size_t c = 0; c < 2; c++) {
+        if (!have_codec(cs[c])) continue;
+        const char *extra = ",split_mib=2,subfiles=4";
+        char on[200], off[200];
+        snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s",
+                 extra);
+        snprintf(off, sizeof off, "device=simulated,compress_device=off%s", extra);
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s", ts_path("devz_split_on.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("devz_split_off.bp"));
+        size_t w0, r0, w1, r1;
+        gbp_zdev_counts(&w0, &r0);
+        write_one(pa, on, cs[c], "shuffle=byte", t, host, n);
+        gbp_zdev_counts(&w1, &r1);
+        assert_int_equal(w1 - w0, 2 * 4); /* 2 steps of 4 sub-blocks, one per subfile */
+        write_one(pb, off, cs[c], "shuffle=byte", t, host, n);
+        static const char *files[] = {"data.0", "data.1", "data.2", "data.3", "md.0"};
+        for (size_t k = 0; k < 5; k++) same_file(pa, pb, files[k], cs[c]);
+        assert_true(ts_file_size(ts_join(pa, "data.3")) > 1000);
+        read_back(pa, host, n, NULL, 0);
+        gbp_zdev_counts(&w0, &r0);
+        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+        gbp_zdev_counts(&w1, &r1);
+        assert_int_equal(r1 - r0, 2 * 4); /* every sub-block decoded on the device */
+    }
+    free(host);
+    gbp_zdev_set_piece(0);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+}
+
 /* compress_device=on where the device cannot compress: a clear NOT_SUPPORTED naming why. */
 static void on_fails_clearly(void **state)
 {
@@ -319,6 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_equals_cpu),
         cmocka_unit_test(device_equals_cpu_edges),
+        cmocka_unit_test(split_device_blocks),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
         cmocka_unit_test(cuda_codec_without_nvcomp),

@@ -3,10 +3,12 @@
  * written with compress_device=on (shuffle kernels, nvCOMP's batch, framing assembled on the
  * device) reads back exactly — into host memory through the CPU decoder (compress_device=off:
  * the bytes are valid Blosc2 as our decoder, written from the format, reads them), and into
- * device memory decoded on the device — and the CPU path's file reads back on the device too.
+ * device memory decoded on the device — and the CPU path's file reads back on the device too; a
+ * put split over subfiles likewise.
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
- * nvCOMP. */
+ * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer;
+ * GPUBP_TEST_GPUZ_KEEP=DIR: files for ADIOS2's bpls (keep_for_adios2). */
 #include "support/test_support.h"
 
 #include <cuda_runtime.h>
@@ -42,7 +44,7 @@ static void write_file(const char *path, const char *params, const char *codec, 
     gpubp_variable *v;
     TS_OK(gpubp_define_variable(&v, w, "x", type, 1, shape, start, shape));
     TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(v, codec, ops));
+    if (codec) TS_OK(gpubp_variable_add_operation(v, codec, ops)); /* NULL: uncompressed */
     TS_OK(gpubp_begin_step(w));
     TS_OK(gpubp_put(w, v, dev, GPUBP_SYNC));
     TS_OK(gpubp_end_step(w));
@@ -85,7 +87,11 @@ static void codecs_roundtrip(void **state)
     (void)state;
     static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
     static const char *shufs[] = {"none", "byte", "bit"};
-    size_t n = (size_t)3 << 20; /* 12 MiB of floats */
+    /* GPUBP_TEST_SMALL=1 (the compute-sanitizer runs): 1 MiB and level 1 only, so that memcheck
+     * and racecheck finish in about a minute */
+    const char *sm = getenv("GPUBP_TEST_SMALL");
+    int small = sm && *sm == '1';
+    size_t n = small ? (size_t)1 << 18 : (size_t)3 << 20; /* 1 or 12 MiB of floats */
     float *h = malloc(n * 4);
     fill(h, n, 5);
     void *d;
@@ -97,7 +103,7 @@ static void codecs_roundtrip(void **state)
     snprintf(pb, sizeof pb, "%s", ts_path("gpuz_off.bp"));
     for (size_t c = 0; c < 4; c++)
         for (size_t s = 0; s < 3; s++)
-            for (int level = 1; level <= 9; level += 8) {
+            for (int level = 1; level <= (small ? 1 : 9); level += 8) {
                 char ops[64];
                 snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shufs[s], level);
                 write_file(pa, "compress_device=on", codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
@@ -109,6 +115,25 @@ static void codecs_roundtrip(void **state)
                        shufs[s], level, ts_file_size(ts_join(pa, "data.0")),
                        ts_file_size(ts_join(pb, "data.0")));
             }
+    /* a put split over subfiles (sub-blocks of 1 MiB here): each sub-block coded on the device
+     * while the earlier ones are written, every one decoded on the device */
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    size_t ns = (size_t)1 << 20; /* 4 MiB: 4 sub-blocks */
+    float *hs = malloc(ns * 4);
+    fill(hs, ns, 11);
+    void *ds;
+    die_cuda(cudaMalloc(&ds, ns * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(ds, hs, ns * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    for (size_t c = small ? 3 : 0; c < 4; c += 3) { /* zlib, zstd */
+        write_file(pa, "compress_device=on,split_mib=2,subfiles=4", codecs[c], "shuffle=byte",
+                   GPUBP_TYPE_FLOAT, ds, ns);
+        assert_true(ts_file_size(ts_join(pa, "data.3")) > 0);
+        read_check(pa, "compress_device=off", 0, hs, ns * 4);
+        read_check(pa, "compress_device=on", 1, hs, ns * 4);
+    }
+    cudaFree(ds);
+    free(hs);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
     /* other element sizes: doubles, int16, bytes, complex doubles */
     static const gpubp_type types[] = {GPUBP_TYPE_DOUBLE, GPUBP_TYPE_INT16, GPUBP_TYPE_UINT8,
                                        GPUBP_TYPE_DOUBLE_COMPLEX};
@@ -122,6 +147,42 @@ static void codecs_roundtrip(void **state)
             read_check(pa, "compress_device=off", 0, h, ne * es[t]);
             read_check(pa, "compress_device=on", 1, h, ne * es[t]);
         }
+    cudaFree(d);
+    free(h);
+}
+
+/* GPUBP_TEST_GPUZ_KEEP=DIR (a folder that exists): files for ADIOS2 to read, by hand: DIR/plain.bp
+ * uncompressed and DIR/<codec>_<shuffle>_<level>.bp written on the device with nvCOMP, the same
+ * 4 MiB of floats, a put split over 4 subfiles; `bpls -d` of each must print what it prints for
+ * plain.bp. Nothing without the variable. */
+static void keep_for_adios2(void **state)
+{
+    (void)state;
+    const char *dir = getenv("GPUBP_TEST_GPUZ_KEEP");
+    if (!dir || !*dir) return;
+    static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
+    static const char *shufs[] = {"none", "byte", "bit"};
+    size_t n = (size_t)1 << 20;
+    float *h = malloc(n * 4);
+    fill(h, n, 17);
+    void *d;
+    die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    const char *params = "compress_device=on,split_mib=2,subfiles=4";
+    char path[4200];
+    snprintf(path, sizeof path, "%s/plain.bp", dir);
+    write_file(path, params, NULL, NULL, GPUBP_TYPE_FLOAT, d, n);
+    for (size_t c = 0; c < 4; c++)
+        for (size_t s = 0; s < 3; s++)
+            for (int level = 1; level <= 9; level += 8) {
+                char ops[64];
+                snprintf(ops, sizeof ops, "shuffle=%s,level=%d", shufs[s], level);
+                snprintf(path, sizeof path, "%s/%s_%s_%d.bp", dir, codecs[c], shufs[s], level);
+                write_file(path, params, codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
+                read_check(path, "compress_device=on", 1, h, n * 4);
+            }
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
     cudaFree(d);
     free(h);
 }
@@ -165,7 +226,8 @@ int main(void)
         return TS_SKIP_CODE;
     }
     const char *nonv = getenv("GPUBP_TEST_NO_NVCOMP");
-    const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip)};
+    const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip),
+                                      cmocka_unit_test(keep_for_adios2)};
     const struct CMUnitTest without[] = {cmocka_unit_test(no_nvcomp)};
     if (nonv && *nonv == '1') return cmocka_run_group_tests_name("no nvCOMP", without, NULL, NULL);
     return cmocka_run_group_tests_name("nvCOMP", with, NULL, NULL);
