@@ -243,7 +243,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         GBP_RETURN_ERROR_IF(cbytes != nbytes + ov, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: memcpyed chunk of %zu bytes holds %zu", base,
                             cbytes, nbytes);
-        memcpy(out, src + ov + lo, hi - lo);
+        gbp_pool_copy(out, src + ov + lo, hi - lo, threads);
         return GPUBP_OK;
     }
     if (nbytes == 0) {
@@ -347,7 +347,7 @@ static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, si
         GBP_RETURN_ERROR_IF(n - p != dstlen, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: %zu raw bytes, %zu expected", p, n - p,
                             dstlen);
-        if (hi > lo) memcpy(dst, src + p + lo, hi - lo);
+        if (hi > lo) gbp_pool_copy(dst, src + p + lo, hi - lo, threads);
         return GPUBP_OK;
     }
     size_t produced = 0, found = 0;
