@@ -32,6 +32,21 @@ static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #define GBP_SHUF_AVX2 0
 #endif
 
+/* The widest tiles used: 0 scalar loops, 1 SSE2, 2 AVX2 (when the CPU has it); the tests lower
+ * the cap (gbp_shuffle_set_isa) to check each path against the loops. */
+static int isa_cap = 2;
+
+void gbp_shuffle_set_isa(int level) { isa_cap = level < 0 || level > 2 ? 2 : level; }
+
+int gbp_shuffle_isa(void)
+{
+    int l = GBP_SHUF_SSE2;
+#if GBP_SHUF_AVX2
+    if (have_avx2()) l = 2;
+#endif
+    return l < isa_cap ? l : isa_cap;
+}
+
 /* ---- SSE2 (every x86-64): 128-byte tiles ----------------------------------------------------
  * A tile is 8 registers of 16 bytes: E = 128 / ts elements of ts in {2, 4, 8, 16}. Byte p of the
  * tile (7 bits: register, byte) is byte p % ts of element p / ts; in the shuffled layout byte
@@ -187,6 +202,53 @@ GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_
     default: inverse ? avx_unshuffle_lg(src, dst, n, ne, 16, 3) : avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
     }
 }
+
+/* transpose8 (below) on the four 64-bit lanes of x */
+GBP_AVX2 GBP_INLINE __m256i avx_transpose8(__m256i x)
+{
+    __m256i t;
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 7)), _mm256_set1_epi64x(0x00AA00AA00AA00AAll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 7));
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 14)), _mm256_set1_epi64x(0x0000CCCC0000CCCCll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 14));
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 28)), _mm256_set1_epi64x(0x00000000F0F0F0F0ll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 28));
+    return x;
+}
+
+/* The bit planes of one slab (sse_bit_shuffle below) 32 groups of 8 elements at a time: lane 0
+ * of each register does groups g..g+15 as the SSE2 tile does, lane 1 groups g+16..g+31, so that
+ * plane k's 32 bytes end up contiguous in register k. */
+GBP_AVX2 static void avx_bit_planes(const uint8_t *tmp, uint8_t *dst, size_t row, size_t ts,
+                                    size_t slab)
+{
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 32) {
+            __m256i x[8];
+            const uint8_t *p = tmp + j * slab + g * 8;
+            for (unsigned t = 0; t < 8; t++)
+                x[t] = avx_transpose8(avx_load2(p + 16 * t, p + 128 + 16 * t));
+            avx_rounds(x, 4);
+            for (unsigned k = 0; k < 8; k++)
+                _mm256_storeu_si256((__m256i *)(void *)(dst + (8 * j + k) * row + g), x[k]);
+        }
+}
+
+/* The inverse: 32 groups of each plane at a time, two 16-group tiles, one per lane. */
+GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, size_t ts,
+                                  size_t slab)
+{
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 32) {
+            __m256i x[8];
+            for (unsigned k = 0; k < 8; k++)
+                x[k] = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(src + (8 * j + k) * row + g));
+            avx_rounds(x, 3);
+            uint8_t *o = tmp + j * slab + g * 8;
+            for (unsigned t = 0; t < 8; t++) avx_store2(o + 16 * t, o + 128 + 16 * t, avx_transpose8(x[t]));
+        }
+}
 #endif
 
 /* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. */
@@ -195,7 +257,7 @@ static size_t avx_part(size_t ne, size_t ts, int inverse, const uint8_t *src, ui
 {
 #if GBP_SHUF_AVX2
     size_t pair = 2 * (128 / ts), m = ne - ne % pair;
-    if (m && have_avx2()) {
+    if (m && gbp_shuffle_isa() >= 2) {
         avx_bytes(src, dst, n, m, ts, inverse);
         return m;
     }
@@ -246,20 +308,33 @@ GBP_INLINE __m128i sse_transpose8(__m128i x)
 }
 
 /* Bit shuffle of elements [0, m) (m a multiple of 512) of a block whose planes are row bytes
- * long, 512 elements at a time: the slab is byte-shuffled into streams of 512 bytes; for each
- * stream and 16 groups of 8 elements, the 8 x 8 bit matrix of each group is transposed (two
- * groups per register: byte k of a lane is then plane k's byte of that group), and 4 unpack
- * rounds gather each plane's 16 bytes into one register. */
+ * long, typesize 1..16, 512 elements at a time: the slab is byte-shuffled into streams of 512
+ * bytes (typesize 1: the input is the stream); for each stream and 16 groups of 8 elements, the
+ * 8 x 8 bit matrix of each group is transposed (two groups per register: byte k of a lane is
+ * then plane k's byte of that group), and 4 unpack rounds gather each plane's 16 bytes into one
+ * register (with AVX2: 32 groups, avx_bit_planes). */
 #define GBP_BIT_SLAB 512
 static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
+    int avx = gbp_shuffle_isa() >= 2;
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
-        sse_shuffle(src + i * ts, tmp, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+        const uint8_t *st = src + i;
+        if (ts > 1) {
+            gbp_byte_shuffle(src + i * ts, tmp, GBP_BIT_SLAB * ts, ts);
+            st = tmp;
+        }
+#if GBP_SHUF_AVX2
+        if (avx) {
+            avx_bit_planes(st, dst + i / 8, row, ts, GBP_BIT_SLAB);
+            continue;
+        }
+#endif
+        (void)avx;
         for (size_t j = 0; j < ts; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
-                const uint8_t *p = tmp + j * GBP_BIT_SLAB + g * 8;
+                const uint8_t *p = st + j * GBP_BIT_SLAB + g * 8;
                 for (unsigned t = 0; t < 8; t++)
                     x[t] = sse_transpose8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * t)));
                 sse_rounds(x, 4);
@@ -272,23 +347,29 @@ static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t r
 /* The inverse, 512 elements at a time: for each stream and 16 groups of 8 elements, 16 bytes of
  * each of its 8 planes (register k, byte g) are rearranged by 3 unpack rounds into 8 registers
  * of 2 groups each (byte 8 * (g % 2) + k), whose 8 x 8 bit matrices are transposed in both
- * lanes: the stream's bytes of those 16 groups; the streams are then byte-unshuffled. */
+ * lanes: the stream's bytes of those 16 groups (with AVX2: 32 groups, avx_bit_rows); the
+ * streams are then byte-unshuffled (typesize 1: written in place). */
 static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
+    int avx = gbp_shuffle_isa() >= 2;
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
-        for (size_t j = 0; j < ts; j++)
+        uint8_t *st = ts > 1 ? tmp : dst + i;
+#if GBP_SHUF_AVX2
+        if (avx) avx_bit_rows(src + i / 8, st, row, ts, GBP_BIT_SLAB);
+#endif
+        for (size_t j = 0; j < ts && !avx; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
                 for (unsigned k = 0; k < 8; k++)
                     x[k] = _mm_loadu_si128(
                         (const __m128i *)(const void *)(src + (8 * j + k) * row + i / 8 + g));
                 sse_rounds(x, 3);
-                uint8_t *o = tmp + j * GBP_BIT_SLAB + g * 8;
+                uint8_t *o = st + j * GBP_BIT_SLAB + g * 8;
                 for (unsigned t = 0; t < 8; t++)
                     _mm_storeu_si128((__m128i *)(void *)(o + 16 * t), sse_transpose8(x[t]));
             }
-        sse_unshuffle(tmp, dst + i * ts, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+        if (ts > 1) gbp_byte_unshuffle(tmp, dst + i * ts, GBP_BIT_SLAB * ts, ts);
     }
 }
 #endif
@@ -297,7 +378,7 @@ static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t
 static size_t sse_elems(size_t n, size_t ts)
 {
 #if GBP_SHUF_SSE2
-    if (ts == 2 || ts == 4 || ts == 8 || ts == 16) {
+    if ((ts == 2 || ts == 4 || ts == 8 || ts == 16) && gbp_shuffle_isa() >= 1) {
         size_t e = 128 / ts;
         return n - n % e;
     }
@@ -384,7 +465,7 @@ void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
     }
     size_t g0 = 0;
 #if GBP_SHUF_SSE2
-    if (sse_elems(m, ts)) { /* the tiles of whole 128-element slabs */
+    if (ts <= 16 && gbp_shuffle_isa() >= 1) { /* the tiles of whole 512-element slabs */
         size_t ms = m - m % GBP_BIT_SLAB;
         sse_bit_shuffle(src, dst, ms, row, ts);
         g0 = ms / 8;
@@ -413,7 +494,7 @@ void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts
     }
     size_t g0 = 0;
 #if GBP_SHUF_SSE2
-    if (sse_elems(m, ts)) {
+    if (ts <= 16 && gbp_shuffle_isa() >= 1) {
         size_t ms = m - m % GBP_BIT_SLAB;
         sse_bit_unshuffle(src, dst, ms, row, ts);
         g0 = ms / 8;

@@ -1,7 +1,7 @@
 /* lib/compress round trips: every element size with each shuffle and level, sizes around every
  * threshold (128-byte raw fallback, 32-byte memcpy chunks, the 32 KiB block-size switch, block
- * multiples), data that does not shrink, thread-count independence, the multi-chunk layout, the
- * filters against their bit-by-bit definitions, and the parameter parser. */
+ * multiples), data that does not shrink, thread-count independence, the multi-chunk layout and
+ * the parameter parser (the filters: test_shuffle.c). */
 #include "support/test_support.h"
 #include "support/values.h"
 #include "compress/blosczlib.h"
@@ -189,37 +189,6 @@ static void multi_chunk(void **state)
         gbp_blosc_set_max_chunk(10007);
     }
     gbp_blosc_set_max_chunk(0);
-}
-
-/* Bit shuffle against its bit-by-bit definition; both shuffles invert. */
-static void filters(void **state)
-{
-    (void)state;
-    static const size_t tss[] = {1, 2, 3, 4, 8, 16};
-    static const size_t ns[] = {0, 5, 8, 24, 37, 64, 1000};
-    uint8_t in[16 * 1000 + 16], a[sizeof in], b[sizeof in], ref[sizeof in];
-    for (size_t t = 0; t < 6; t++)
-        for (size_t k = 0; k < 7; k++) {
-            size_t ts = tss[t], n = ns[k] * ts + ts_rand() % ts;
-            ts_fill_bytes(in, n, ts, PAT_RANDOM);
-            size_t ne = n / ts, m = ne - ne % 8;
-            memset(ref, 0, n);
-            for (size_t j = 0; j < ts; j++)
-                for (size_t bit = 0; bit < 8; bit++)
-                    for (size_t i = 0; i < m; i++)
-                        if ((in[i * ts + j] >> bit) & 1)
-                            ref[(8 * j + bit) * (m / 8) + i / 8] |= (uint8_t)(1u << (i % 8));
-            memcpy(ref + m * ts, in + m * ts, n - m * ts);
-            gbp_bit_shuffle(in, a, n, ts);
-            assert_memory_equal(a, ref, n);
-            gbp_bit_unshuffle(a, b, n, ts, 0);
-            assert_memory_equal(b, in, n);
-            gbp_byte_shuffle(in, a, n, ts);
-            for (size_t i = 0; i < ne; i++)
-                for (size_t j = 0; j < ts; j++) assert_int_equal(a[j * ne + i], in[i * ts + j]);
-            gbp_byte_unshuffle(a, b, n, ts);
-            assert_memory_equal(b, in, n);
-        }
 }
 
 static void params(void **state)
@@ -601,7 +570,6 @@ static void near_room(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(filters),
         cmocka_unit_test(near_room),
         cmocka_unit_test(block_sizes),
         cmocka_unit_test(all_sizes_shuffles_levels),
