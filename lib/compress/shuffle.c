@@ -147,14 +147,35 @@ GBP_AVX2 GBP_INLINE void avx_store2(uint8_t *a, uint8_t *b, __m256i x)
     _mm_storeu_si128((__m128i *)(void *)b, _mm256_extracti128_si256(x, 1));
 }
 
+/* The two tiles at p (256 bytes) into x, tile A in lane 0, tile B in lane 1: 32-byte loads
+ * [A_2q A_2q+1] and [B_2q B_2q+1] recombined lane by lane; avx_store_tiles is the inverse. */
+GBP_AVX2 GBP_INLINE void avx_load_tiles(const uint8_t *p, __m256i x[8])
+{
+    for (unsigned q = 0; q < 4; q++) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * q));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 128 + 32 * q));
+        x[2 * q] = _mm256_permute2x128_si256(a, b, 0x20);
+        x[2 * q + 1] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+}
+
+GBP_AVX2 GBP_INLINE void avx_store_tiles(uint8_t *p, const __m256i x[8])
+{
+    for (unsigned q = 0; q < 4; q++) {
+        _mm256_storeu_si256((__m256i *)(void *)(p + 32 * q),
+                            _mm256_permute2x128_si256(x[2 * q], x[2 * q + 1], 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(p + 128 + 32 * q),
+                            _mm256_permute2x128_si256(x[2 * q], x[2 * q + 1], 0x31));
+    }
+}
+
 GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
                                            size_t ne, size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += 2 * e) {
         __m256i x[8];
-        for (unsigned r = 0; r < 8; r++)
-            x[r] = avx_load2(src + i * ts + 16 * r, src + i * ts + 128 + 16 * r);
+        avx_load_tiles(src + i * ts, x);
         avx_rounds(x, lg);
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
@@ -187,8 +208,7 @@ GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size
                 x[r] = _mm256_permute4x64_epi64(avx_load2(p, p + n), 0xD8);
         }
         avx_rounds(x, 7 - lg);
-        for (unsigned r = 0; r < 8; r++)
-            avx_store2(dst + i * ts + 16 * r, dst + i * ts + 128 + 16 * r, x[r]);
+        avx_store_tiles(dst + i * ts, x);
     }
 }
 
@@ -226,8 +246,8 @@ GBP_AVX2 static void avx_bit_planes(const uint8_t *tmp, uint8_t *dst, size_t row
         for (size_t g = 0; g < slab / 8; g += 32) {
             __m256i x[8];
             const uint8_t *p = tmp + j * slab + g * 8;
-            for (unsigned t = 0; t < 8; t++)
-                x[t] = avx_transpose8(avx_load2(p + 16 * t, p + 128 + 16 * t));
+            avx_load_tiles(p, x);
+            for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
             avx_rounds(x, 4);
             for (unsigned k = 0; k < 8; k++)
                 _mm256_storeu_si256((__m256i *)(void *)(dst + (8 * j + k) * row + g), x[k]);
@@ -246,7 +266,8 @@ GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, 
                     (const __m256i *)(const void *)(src + (8 * j + k) * row + g));
             avx_rounds(x, 3);
             uint8_t *o = tmp + j * slab + g * 8;
-            for (unsigned t = 0; t < 8; t++) avx_store2(o + 16 * t, o + 128 + 16 * t, avx_transpose8(x[t]));
+            for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
+            avx_store_tiles(o, x);
         }
 }
 #endif
