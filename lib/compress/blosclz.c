@@ -25,6 +25,15 @@ static void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
     } else if (dist >= 8 && room >= len + 8) {
         /* 8 bytes at a time: each copy reads bytes written at least 8 bytes before */
         for (size_t i = 0; i < len; i += 8) memcpy(op + i, ref + i, 8);
+    } else if (len >= 32) {
+        /* a short period (2 .. 7 bytes, or 8+ without room) repeated: one period, then copies
+         * of what is written, doubling; each copies whole periods written before it */
+        memcpy(op, ref, dist);
+        for (size_t done = dist; done < len;) {
+            size_t c = done < len - done ? done : len - done;
+            memcpy(op + done, op, c);
+            done += c;
+        }
     } else {
         for (size_t i = 0; i < len; i++) op[i] = ref[i];
     }

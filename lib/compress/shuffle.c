@@ -18,8 +18,12 @@
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define GBP_INLINE static inline __attribute__((always_inline)) /* constants fold per size */
+/* the tile loops unrolled at any optimisation level (-O2, the default RelWithDebInfo build,
+ * would keep them as loops with the registers on the stack) */
+#define GBP_UNROLL _Pragma("GCC unroll 8")
 #else
 #define GBP_INLINE static inline
+#define GBP_UNROLL
 #endif
 /* AVX2 versions of the same tiles, compiled for AVX2 alone (GCC and clang's target attribute)
  * and chosen at run time when the CPU has it. */
@@ -67,6 +71,7 @@ GBP_INLINE void sse_round(__m128i x[8])
 /* `rounds` rounds (a constant once inlined: the tests fold, x stays in registers) */
 GBP_INLINE void sse_rounds(__m128i x[8], unsigned rounds)
 {
+    GBP_UNROLL
     for (unsigned k = 0; k < 7; k++)
         if (k < rounds) sse_round(x);
 }
@@ -79,9 +84,11 @@ GBP_INLINE void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += e) {
         __m128i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++)
             x[r] = _mm_loadu_si128((const __m128i *)(const void *)(src + i * ts + 16 * r));
         sse_rounds(x, lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             uint8_t *o = dst + q / e * n + i + q % e;
@@ -101,6 +108,7 @@ GBP_INLINE void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, siz
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += e) {
         __m128i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             const uint8_t *p = src + q / e * n + i + q % e;
@@ -111,6 +119,7 @@ GBP_INLINE void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, siz
                                           _mm_loadl_epi64((const __m128i *)(const void *)(p + n)));
         }
         sse_rounds(x, 7 - lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++)
             _mm_storeu_si128((__m128i *)(void *)(dst + i * ts + 16 * r), x[r]);
     }
@@ -130,6 +139,7 @@ GBP_AVX2 GBP_INLINE void avx_round(__m256i x[8])
 
 GBP_AVX2 GBP_INLINE void avx_rounds(__m256i x[8], unsigned rounds)
 {
+    GBP_UNROLL
     for (unsigned k = 0; k < 7; k++)
         if (k < rounds) avx_round(x);
 }
@@ -151,6 +161,7 @@ GBP_AVX2 GBP_INLINE void avx_store2(uint8_t *a, uint8_t *b, __m256i x)
  * [A_2q A_2q+1] and [B_2q B_2q+1] recombined lane by lane; avx_store_tiles is the inverse. */
 GBP_AVX2 GBP_INLINE void avx_load_tiles(const uint8_t *p, __m256i x[8])
 {
+    GBP_UNROLL
     for (unsigned q = 0; q < 4; q++) {
         __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * q));
         __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 128 + 32 * q));
@@ -161,6 +172,7 @@ GBP_AVX2 GBP_INLINE void avx_load_tiles(const uint8_t *p, __m256i x[8])
 
 GBP_AVX2 GBP_INLINE void avx_store_tiles(uint8_t *p, const __m256i x[8])
 {
+    GBP_UNROLL
     for (unsigned q = 0; q < 4; q++) {
         _mm256_storeu_si256((__m256i *)(void *)(p + 32 * q),
                             _mm256_permute2x128_si256(x[2 * q], x[2 * q + 1], 0x20));
@@ -177,6 +189,7 @@ GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t
         __m256i x[8];
         avx_load_tiles(src + i * ts, x);
         avx_rounds(x, lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             uint8_t *o = dst + q / e * n + i + q % e;
@@ -197,6 +210,7 @@ GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += 2 * e) {
         __m256i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             const uint8_t *p = src + q / e * n + i + q % e;
@@ -247,8 +261,10 @@ GBP_AVX2 static void avx_bit_planes(const uint8_t *tmp, uint8_t *dst, size_t row
             __m256i x[8];
             const uint8_t *p = tmp + j * slab + g * 8;
             avx_load_tiles(p, x);
+            GBP_UNROLL
             for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
             avx_rounds(x, 4);
+            GBP_UNROLL
             for (unsigned k = 0; k < 8; k++)
                 _mm256_storeu_si256((__m256i *)(void *)(dst + (8 * j + k) * row + g), x[k]);
         }
@@ -261,11 +277,13 @@ GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, 
     for (size_t j = 0; j < ts; j++)
         for (size_t g = 0; g < slab / 8; g += 32) {
             __m256i x[8];
+            GBP_UNROLL
             for (unsigned k = 0; k < 8; k++)
                 x[k] = _mm256_loadu_si256(
                     (const __m256i *)(const void *)(src + (8 * j + k) * row + g));
             avx_rounds(x, 3);
             uint8_t *o = tmp + j * slab + g * 8;
+            GBP_UNROLL
             for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
             avx_store_tiles(o, x);
         }
@@ -356,9 +374,11 @@ static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t r
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
                 const uint8_t *p = st + j * GBP_BIT_SLAB + g * 8;
+                GBP_UNROLL
                 for (unsigned t = 0; t < 8; t++)
                     x[t] = sse_transpose8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * t)));
                 sse_rounds(x, 4);
+                GBP_UNROLL
                 for (unsigned k = 0; k < 8; k++)
                     _mm_storeu_si128((__m128i *)(void *)(dst + (8 * j + k) * row + i / 8 + g), x[k]);
             }
@@ -382,11 +402,13 @@ static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t
         for (size_t j = 0; j < ts && !avx; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
+                GBP_UNROLL
                 for (unsigned k = 0; k < 8; k++)
                     x[k] = _mm_loadu_si128(
                         (const __m128i *)(const void *)(src + (8 * j + k) * row + i / 8 + g));
                 sse_rounds(x, 3);
                 uint8_t *o = st + j * GBP_BIT_SLAB + g * 8;
+                GBP_UNROLL
                 for (unsigned t = 0; t < 8; t++)
                     _mm_storeu_si128((__m128i *)(void *)(o + 16 * t), sse_transpose8(x[t]));
             }
