@@ -1,7 +1,7 @@
 /* The BloscLZ decoder (lib/compress/blosclz.c) on hand-made streams: literal runs, near, long
- * (extension bytes) and far matches, overlapping copies of every short period, and every malformed form (operands past
- * the input, a match before the output's start, output past the room, a stream ending on a far
- * match, which Blosc2's reader does not copy). */
+ * (extension bytes) and far matches, overlapping copies of every short period, and every
+ * malformed form (operands past the input, a match before the output's start, output past the
+ * room, a stream ending on a far match, which Blosc2's reader does not copy). */
 #include "support/test_support.h"
 
 #include "compress/blosclz.h"
