@@ -102,21 +102,23 @@ GBP_INLINE void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_
     }
 }
 
-GBP_INLINE void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
-                                    size_t ts, unsigned lg)
+/* The inverse, from the streams st[0 .. ts) (each n bytes, anywhere), elements [i0, ne). */
+GBP_INLINE void sse_unshuffle_lg(const uint8_t *const *st, uint8_t *dst, size_t i0, size_t ne,
+                                 size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
-    for (size_t i = 0; i < ne; i += e) {
+    for (size_t i = i0; i < ne; i += e) {
         __m128i x[8];
         GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
-            const uint8_t *p = src + q / e * n + i + q % e;
+            const uint8_t *p = st[q / e] + i + q % e;
             if (e >= 16)
                 x[r] = _mm_loadu_si128((const __m128i *)(const void *)p);
-            else
-                x[r] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)p),
-                                          _mm_loadl_epi64((const __m128i *)(const void *)(p + n)));
+            else /* ts 16: two streams per register */
+                x[r] = _mm_unpacklo_epi64(
+                    _mm_loadl_epi64((const __m128i *)(const void *)p),
+                    _mm_loadl_epi64((const __m128i *)(const void *)(st[q / e + 1] + i)));
         }
         sse_rounds(x, 7 - lg);
         GBP_UNROLL
@@ -201,8 +203,8 @@ GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t
     }
 }
 
-GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
-                                             size_t ne, size_t ts, unsigned lg)
+GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *const *st, uint8_t *dst, size_t ne,
+                                          size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += 2 * e) {
@@ -210,27 +212,36 @@ GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size
         GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
-            const uint8_t *p = src + q / e * n + i + q % e;
+            const uint8_t *p = st[q / e] + i + q % e;
             if (e == 16)
                 x[r] = _mm256_loadu_si256((const __m256i *)(const void *)p);
             else if (e > 16)
                 x[r] = avx_load2(p, p + e);
             else
-                x[r] = _mm256_permute4x64_epi64(avx_load2(p, p + n), 0xD8);
+                x[r] = _mm256_permute4x64_epi64(avx_load2(p, st[q / e + 1] + i), 0xD8);
         }
         avx_rounds(x, 7 - lg);
         avx_store_tiles(dst + i * ts, x);
     }
 }
 
-GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts,
-                               int inverse)
+GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
     switch (ts) {
-    case 2: inverse ? avx_unshuffle_lg(src, dst, n, ne, 2, 6) : avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
-    case 4: inverse ? avx_unshuffle_lg(src, dst, n, ne, 4, 5) : avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
-    case 8: inverse ? avx_unshuffle_lg(src, dst, n, ne, 8, 4) : avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
-    default: inverse ? avx_unshuffle_lg(src, dst, n, ne, 16, 3) : avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    case 2: avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 4: avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
+    case 8: avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
+    default: avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    }
+}
+
+GBP_AVX2 static void avx_unbytes(const uint8_t *const *st, uint8_t *dst, size_t ne, size_t ts)
+{
+    switch (ts) {
+    case 2: avx_unshuffle_lg(st, dst, ne, 2, 6); break;
+    case 4: avx_unshuffle_lg(st, dst, ne, 4, 5); break;
+    case 8: avx_unshuffle_lg(st, dst, ne, 8, 4); break;
+    default: avx_unshuffle_lg(st, dst, ne, 16, 3); break;
     }
 }
 
@@ -287,24 +298,24 @@ GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, 
 }
 #endif
 
-/* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. */
-static size_t avx_part(size_t ne, size_t ts, int inverse, const uint8_t *src, uint8_t *dst,
-                       size_t n)
+/* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. Returns the
+ * elements the AVX2 pairs did. */
+static size_t avx_pairs(size_t ne, size_t ts)
 {
 #if GBP_SHUF_AVX2
     size_t pair = 2 * (128 / ts), m = ne - ne % pair;
-    if (m && gbp_shuffle_isa() >= 2) {
-        avx_bytes(src, dst, n, m, ts, inverse);
-        return m;
-    }
+    if (m && gbp_shuffle_isa() >= 2) return m;
 #endif
-    (void)ne, (void)ts, (void)inverse, (void)src, (void)dst, (void)n;
+    (void)ne, (void)ts;
     return 0;
 }
 
 static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
-    size_t done = avx_part(ne, ts, 0, src, dst, n);
+    size_t done = avx_pairs(ne, ts);
+#if GBP_SHUF_AVX2
+    if (done) avx_bytes(src, dst, n, done, ts);
+#endif
     src += done * ts;
     dst += done;
     ne -= done;
@@ -316,17 +327,17 @@ static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, s
     }
 }
 
-static void sse_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
+static void sse_unshuffle(const uint8_t *const *st, uint8_t *dst, size_t ne, size_t ts)
 {
-    size_t done = avx_part(ne, ts, 1, src, dst, n);
-    src += done;
-    dst += done * ts;
-    ne -= done;
+    size_t done = avx_pairs(ne, ts);
+#if GBP_SHUF_AVX2
+    if (done) avx_unbytes(st, dst, done, ts);
+#endif
     switch (ts) {
-    case 2: sse_unshuffle_lg(src, dst, n, ne, 2, 6); break;
-    case 4: sse_unshuffle_lg(src, dst, n, ne, 4, 5); break;
-    case 8: sse_unshuffle_lg(src, dst, n, ne, 8, 4); break;
-    default: sse_unshuffle_lg(src, dst, n, ne, 16, 3); break;
+    case 2: sse_unshuffle_lg(st, dst, done, ne, 2, 6); break;
+    case 4: sse_unshuffle_lg(st, dst, done, ne, 4, 5); break;
+    case 8: sse_unshuffle_lg(st, dst, done, ne, 8, 4); break;
+    default: sse_unshuffle_lg(st, dst, done, ne, 16, 3); break;
     }
 }
 
@@ -436,7 +447,7 @@ static size_t sse_elems(size_t n, size_t ts)
         for (size_t j = 0; j < (TS); j++) dst[j * n + i] = src[i * (TS) + j]
 #define GBP_UNSHUF_LOOP(TS)                                                  \
     for (size_t i = k; i < n; i++)                                           \
-        for (size_t j = 0; j < (TS); j++) dst[i * (TS) + j] = src[j * n + i]
+        for (size_t j = 0; j < (TS); j++) dst[i * (TS) + j] = st[j][i]
 
 void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
 {
@@ -459,16 +470,12 @@ void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
     memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
 }
 
-void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
+/* The unshuffle of n whole elements of ts bytes from the streams st[0 .. ts). */
+static void unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t n, size_t ts)
 {
-    size_t n = ts ? bytes / ts : 0;
-    if (ts <= 1 || n == 0) {
-        memcpy(dst, src, bytes);
-        return;
-    }
     size_t k = sse_elems(n, ts);
 #if GBP_SHUF_SSE2
-    if (k) sse_unshuffle(src, dst, n, k, ts);
+    if (k) sse_unshuffle(st, dst, k, ts);
 #endif
     switch (ts) {
     case 2: GBP_UNSHUF_LOOP(2); break;
@@ -477,7 +484,34 @@ void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t t
     case 16: GBP_UNSHUF_LOOP(16); break;
     default: GBP_UNSHUF_LOOP(ts); break;
     }
+}
+
+void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
+{
+    size_t n = ts ? bytes / ts : 0;
+    if (ts <= 1 || n == 0 || ts > 255) {
+        if (ts > 255 && n) { /* Blosc2 never shuffles such sizes; kept for the definition */
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < ts; j++) dst[i * ts + j] = src[j * n + i];
+            memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
+            return;
+        }
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const uint8_t *st[255];
+    for (size_t j = 0; j < ts; j++) st[j] = src + j * n;
+    unshuffle_streams(st, dst, n, ts);
     memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
+}
+
+void gbp_byte_unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t bytes, size_t ts)
+{
+    if (ts <= 1) {
+        if (bytes) memcpy(dst, st[0], bytes);
+        return;
+    }
+    unshuffle_streams(st, dst, bytes / ts, ts);
 }
 
 /* ---- bit shuffle --------------------------------------------------------------------------- */

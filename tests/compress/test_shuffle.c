@@ -1,7 +1,8 @@
 /* lib/compress/shuffle.c: every path (the loops, the SSE2 tiles, the AVX2 tiles when the CPU has
  * them; gbp_shuffle_set_isa) gives the bytes of the loops, for byte and bit shuffle and their
- * inverses, typesize 1 .. 17, lengths around the tile and slab sizes with odd leftovers; the
- * loops' bit shuffle equals its bit-by-bit definition and each shuffle inverts. */
+ * inverses (the byte one also from scattered streams), typesize 1 .. 17, lengths around the tile
+ * and slab sizes with odd leftovers; the loops' bit shuffle equals its bit-by-bit definition and
+ * each shuffle inverts. */
 #include "support/test_support.h"
 #include "support/values.h"
 #include "compress/shuffle.h"
@@ -30,6 +31,7 @@ static void every_path(void **state)
 {
     (void)state;
     uint8_t *in = malloc(MAXN), *ref[4], *got = malloc(MAXN), *back = malloc(MAXN);
+    uint8_t *scat = malloc(MAXN + 17 * 8);
     for (int k = 0; k < 4; k++) ref[k] = malloc(MAXN);
     gbp_shuffle_set_isa(-1);
     int top = gbp_shuffle_isa();
@@ -66,6 +68,18 @@ static void every_path(void **state)
                     assert_int_equal(got[n], 0xA5);
                     gbp_byte_unshuffle(ref[0], back, n, ts);
                     assert_memory_equal(back, in, n);
+                    /* the same from streams scattered in reverse order, whole elements */
+                    size_t ne = n / ts, whole = ne * ts;
+                    const uint8_t *st[17];
+                    for (size_t j = 0; j < ts; j++) {
+                        uint8_t *at = scat + (ts - 1 - j) * (ne + 7);
+                        memcpy(at, ref[0] + j * ne, ne);
+                        st[j] = at;
+                    }
+                    memset(back, 0x5A, MAXN);
+                    gbp_byte_unshuffle_streams(st, back, whole, ts);
+                    assert_memory_equal(back, in, whole);
+                    assert_int_equal(back[whole], 0x5A);
                     memset(got, 0xA5, MAXN);
                     gbp_bit_shuffle(in, got, n, ts);
                     assert_memory_equal(got, ref[2], n);
@@ -89,6 +103,7 @@ static void every_path(void **state)
     free(in);
     free(got);
     free(back);
+    free(scat);
 }
 
 int main(void)
