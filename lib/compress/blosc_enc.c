@@ -24,13 +24,6 @@
 #define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
                                         * enough for malloc to reuse it from call to call */
 
-static int all_equal(const uint8_t *p, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (p[i] != p[0]) return 0;
-    return 1;
-}
-
 /* ---- compression ------------------------------------------------------------------------------ */
 
 /* The encoder. gbp_blosc_enc_put cuts the input into Blosc2 blocks (a block that straddles two
@@ -263,7 +256,7 @@ static uint8_t *worker_fbuf(gbp_blosc_enc *e, int worker)
 static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const uint8_t *in,
                        size_t neblock, uint8_t *out)
 {
-    if (all_equal(in, neblock)) {
+    if (all_same(in, neblock)) {
         r->sk[s] = S_RUN;
         r->run[s] = in[0];
         return GPUBP_OK;
