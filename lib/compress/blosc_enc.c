@@ -610,11 +610,16 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
         GBP_FORWARD_IF_ERROR(ext_field(e, p, 4));
         r->sdst[s] = p + 4;
         e->nt += slen;
-        if (blk && r->sstore[s] != STORE_CODED) /* stored raw, from the filtered block */
+        if (!blk) continue;
+        if (r->sstore[s] != STORE_CODED) { /* stored raw */
+            /* unfiltered: left to store_task, which a chunk found not to shrink replaces by
+             * its plain copy (no copy twice); filtered: from the filtered block, now */
+            if (e->filter == FILTER_NONE) continue;
             memcpy(r->sdst[s], blk + s * neblock, neblock);
-        else if (blk && !direct)
+        } else if (!direct) {
             memcpy(r->sdst[s], e->scratch, slen);
-        if (blk) r->sstore[s] = STORE_NONE; /* in place already */
+        }
+        r->sstore[s] = STORE_NONE; /* in place already */
     }
     return GPUBP_OK;
 }
