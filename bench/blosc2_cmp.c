@@ -18,7 +18,7 @@
  * decompression speed (MB/s of uncompressed data, 1 MB = 1e6 bytes), the ratio (input / output;
  * ours counts the chunk only, without ADIOS2's 23-byte prefix, so that both measure the same
  * Blosc2 chunk), our speed as a fraction of Blosc2's (the median of the ratios of the runs,
- * each run timing both one after the other), our size over Blosc2's, the block size and
+ * each run timing both compressions, then both decompressions, the side going first alternating), our size over Blosc2's, the block size and
  * the flags byte (ours/Blosc2's) each chunk header records, and whether each side decodes the
  * other's chunk to the input (cross=ok). Input is one chunk (at most 2 GiB). */
 #ifndef _GNU_SOURCE
@@ -175,8 +175,8 @@ int main(int argc, char **argv)
 
     size_t n = mib << 20, nel = n / 8, cap = gbp_blosc_bound(n);
     double *smooth = malloc(n), *rnd = malloc(n);
-    uint8_t *ours = malloc(cap), *theirs = malloc(cap), *back = malloc(n);
-    if (!smooth || !rnd || !ours || !theirs || !back) return 1;
+    uint8_t *ours = malloc(cap), *theirs = malloc(cap), *back = malloc(n), *back2 = malloc(n);
+    if (!smooth || !rnd || !ours || !theirs || !back || !back2) return 1;
     for (size_t i = 0; i < nel; i++) {
         size_t x = i % 256, y = (i / 256) % 256, z = i / 65536;
         smooth[i] = sin(0.02 * (double)x) * cos(0.03 * (double)y) * sin(0.01 * (double)z + 1.0);
@@ -216,37 +216,50 @@ int main(int argc, char **argv)
                         return 1;
                     }
                     for (int r = -1; r < runs; r++) { /* run -1: warm-up, not counted */
-                        double t0 = clock_now();
-                        if (gbp_blosc_compress(src, n, 8, codecs[c], level, sh, thr[t], ours,
-                                               cap, &olen)) {
-                            fprintf(stderr, "compress: %s\n", gbp_error_message());
-                            return 1;
+                        /* both compress, then both decompress, the side that goes first
+                         * alternating from run to run: each call finds the caches as the
+                         * other side's call left them (a decompression timed right after its
+                         * own slow compression would find its chunk's bytes colder) */
+                        double tc[2], td[2];
+                        int got = 0;
+                        memset(back, 0, n);
+                        memset(back2, 0, n);
+                        for (int k = 0; k < 4; k++) {
+                            int side = (k & 1) ^ (r & 1);
+                            double t0 = clock_now();
+                            if (k < 2 && side == 0) {
+                                if (gbp_blosc_compress(src, n, 8, codecs[c], level, sh, thr[t],
+                                                       ours, cap, &olen)) {
+                                    fprintf(stderr, "compress: %s\n", gbp_error_message());
+                                    return 1;
+                                }
+                            } else if (k < 2) {
+                                blen = b2.compress_ctx(cctx, src, (int32_t)n, theirs, (int32_t)cap);
+                            } else if (side == 0) {
+                                if (gbp_blosc_decompress(ours, olen, back, n, thr[t])) {
+                                    fprintf(stderr, "decompress: %s\n", gbp_error_message());
+                                    return 1;
+                                }
+                            } else if (blen > 0) {
+                                got = b2.decompress_ctx(dctx, theirs, blen, back2, (int32_t)n);
+                            }
+                            double dt = clock_now() - t0;
+                            if (k < 2) tc[side] = dt;
+                            else td[side] = dt;
                         }
-                        double t1 = clock_now();
-                        if (gbp_blosc_decompress(ours, olen, back, n, thr[t])) {
-                            fprintf(stderr, "decompress: %s\n", gbp_error_message());
-                            return 1;
-                        }
-                        double t2 = clock_now();
                         if (memcmp(back, src, n)) {
                             fprintf(stderr, "our round trip differs\n");
                             return 1;
                         }
-                        memset(back, 0, n);
-                        double t3 = clock_now();
-                        blen = b2.compress_ctx(cctx, src, (int32_t)n, theirs, (int32_t)cap);
-                        double t4 = clock_now();
-                        int got = b2.decompress_ctx(dctx, theirs, blen, back, (int32_t)n);
-                        double t5 = clock_now();
-                        if (blen <= 0 || got != (int)n || memcmp(back, src, n)) {
+                        if (blen <= 0 || got != (int)n || memcmp(back2, src, n)) {
                             fprintf(stderr, "blosc2 round trip failed (%d, %d)\n", blen, got);
                             return 1;
                         }
                         if (r < 0) continue;
-                        oc[r] = (double)n / (t1 - t0) / 1e6;
-                        od[r] = (double)n / (t2 - t1) / 1e6;
-                        bc[r] = (double)n / (t4 - t3) / 1e6;
-                        bd[r] = (double)n / (t5 - t4) / 1e6;
+                        oc[r] = (double)n / tc[0] / 1e6;
+                        od[r] = (double)n / td[0] / 1e6;
+                        bc[r] = (double)n / tc[1] / 1e6;
+                        bd[r] = (double)n / td[1] / 1e6;
                         rc[r] = oc[r] / bc[r]; /* paired: both ran under the same load */
                         rd[r] = od[r] / bd[r];
                     }
@@ -285,5 +298,6 @@ int main(int argc, char **argv)
     free(ours);
     free(theirs);
     free(back);
+    free(back2);
     return 0;
 }

@@ -89,9 +89,19 @@ static void decompress_task(void *ctx, size_t task, int worker)
     int partial = blo < d->lo || bhi > d->hi;
     uint8_t *out = partial ? d->s2[worker] : d->out + (blo - d->lo);
     uint8_t *target = d->nfilters ? d->s0[worker] : out;
+    /* streams stored raw are read where they are when what follows takes streams anywhere:
+     * one stream and a filter, or the byte shuffle alone of a split block */
+    int only = -1; /* the filter, when there is one */
+    for (int f = 0; f < 6 && d->nfilters == 1; f++)
+        if (d->filters[f] == FILTER_SHUFFLE || d->filters[f] == FILTER_BITSHUFFLE)
+            only = d->filters[f];
+    int in_place = (nstreams == 1 && d->nfilters > 0) ||
+                   (only == FILTER_SHUFFLE && nstreams == d->ts && nstreams > 1);
+    const uint8_t *st[256];
     size_t p = (size_t)bstart;
     for (size_t s = 0; s < nstreams; s++) {
         uint8_t *t = target + s * neblock;
+        st[s] = t;
         if (end - p < 4) {
             block_error(d, j, GPUBP_ERR_FORMAT,
                         "blosc buffer: offset %zu: block %zu stream %zu: the chunk ends before "
@@ -116,8 +126,9 @@ static void decompress_task(void *ctx, size_t task, int worker)
                         "blosc buffer: offset %zu: block %zu stream %zu: %d bytes, only %zu left "
                         "in the chunk", at + p - 4, j, s, csize, end - p);
             return;
-        } else if ((size_t)csize == neblock) {
-            memcpy(t, c + p, neblock); /* stored raw */
+        } else if ((size_t)csize == neblock) { /* stored raw */
+            if (in_place) st[s] = c + p;
+            else memcpy(t, c + p, neblock);
             p += neblock;
         } else if (gbp_codec_unavailable(d->codec)) {
             block_error(d, j, GPUBP_ERR_CODEC,
@@ -140,9 +151,13 @@ static void decompress_task(void *ctx, size_t task, int worker)
         }
     }
     /* undo the filters, slot 5 first */
-    const uint8_t *cur = target;
+    const uint8_t *cur = nstreams == 1 ? st[0] : target;
     int left = d->nfilters;
-    for (int f = 5; f >= 0; f--) {
+    if (in_place && nstreams > 1) {
+        gbp_byte_unshuffle_streams(st, out, len, d->ts);
+        left = 0;
+    }
+    for (int f = 5; f >= 0 && left > 0; f--) {
         int id = d->filters[f];
         if (id != FILTER_SHUFFLE && id != FILTER_BITSHUFFLE) continue;
         uint8_t *to = --left == 0 ? out : (cur == d->s0[worker] ? d->s1[worker] : d->s0[worker]);
@@ -243,7 +258,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         GBP_RETURN_ERROR_IF(cbytes != nbytes + ov, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: memcpyed chunk of %zu bytes holds %zu", base,
                             cbytes, nbytes);
-        memcpy(out, src + ov + lo, hi - lo);
+        gbp_pool_copy(out, src + ov + lo, hi - lo, threads);
         return GPUBP_OK;
     }
     if (nbytes == 0) {
@@ -347,7 +362,7 @@ static int decode_body(const uint8_t *src, size_t n, size_t at, uint8_t *dst, si
         GBP_RETURN_ERROR_IF(n - p != dstlen, GPUBP_ERR_FORMAT,
                             "blosc buffer: offset %zu: %zu raw bytes, %zu expected", p, n - p,
                             dstlen);
-        if (hi > lo) memcpy(dst, src + p + lo, hi - lo);
+        if (hi > lo) gbp_pool_copy(dst, src + p + lo, hi - lo, threads);
         return GPUBP_OK;
     }
     size_t produced = 0, found = 0;

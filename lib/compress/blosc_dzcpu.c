@@ -110,13 +110,6 @@ static int cpu_filter(void *vz, int filter, int inverse, const void *in, void *o
     return GPUBP_OK;
 }
 
-static int all_same(const uint8_t *p, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (p[i] != p[0]) return 0;
-    return 1;
-}
-
 static void encode_task(void *ctx, size_t i, int worker)
 {
     cpu_dz *z = ctx;

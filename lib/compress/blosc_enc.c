@@ -7,8 +7,10 @@
  * workers do it for a batch of blocks in parallel (each deflate into a scratch slot of
  * neblock - 1 bytes: a stream that does not fit there would be stored raw anyway), then the
  * calling thread walks the batch in order, applies blosc_c's rules and writes the block starts
- * and stream sizes, then the workers copy the streams into place. The result is the same for
- * any number of threads. */
+ * and stream sizes, then the workers copy the streams into place. With one thread the whole
+ * buffer is coded in place instead: each stream is filtered and coded as its block is walked,
+ * straight into its final place (as Blosc2's serial path writes), with no copy. The result is
+ * the same for any number of threads. */
 #include "compress/blosc_enc.h"
 
 #include "compress/blosc_codec.h"
@@ -21,64 +23,6 @@
 
 #define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
                                         * enough for malloc to reuse it from call to call */
-
-static int all_equal(const uint8_t *p, size_t n)
-{
-    for (size_t i = 1; i < n; i++)
-        if (p[i] != p[0]) return 0;
-    return 1;
-}
-
-/* ---- sizes ------------------------------------------------------------------------------- */
-
-size_t gbp_blosc_bound(size_t n)
-{
-    size_t m = gbp_blosc_max_chunk(), chunks = n / m + (n % m != 0), out;
-    if (!gbp_add_ok(n, GBP_BLOSC_PREFIX, &out)) return 0;
-    if (n < GBP_BLOSC_THRESHOLD) return out; /* stored raw */
-    if (chunks > (SIZE_MAX - out) / HDR_EXT) return 0;
-    return out + HDR_EXT * chunks;
-}
-
-/* Blosc2's split rule (stune.c split_block, default split mode): fast codecs (blosclz, lz4, zstd
- * up to level 5) cut each block into typesize streams when byte shuffle acts. */
-static int split_rule(int codec, int level, int shuffle, size_t ts, size_t bsz)
-{
-    int fast = codec == GBP_BLOSC_BLOSCLZ || codec == GBP_BLOSC_LZ4 ||
-               (codec == GBP_BLOSC_ZSTD && level <= 5);
-    return fast && shuffle == GBP_BLOSC_SHUFFLE && ts > 1 && ts <= GBP_MAX_STREAMS &&
-           bsz / ts >= MIN_BUFFERSIZE;
-}
-
-int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle)
-{
-    if (typesize > 255) typesize = 1;
-    if (level == 0 || nbytes < MIN_BUFFERSIZE) return 0;
-    return split_rule(codec, level, shuffle, typesize,
-                      gbp_blosc_blocksize(nbytes, typesize, codec, level, shuffle));
-}
-
-size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle)
-{
-    /* stune: 32 KiB (64 KiB for the high-ratio codecs lz4hc, zlib, zstd) scaled by clevel, in
-     * units of 8 KiB; 9 doubles again for those; split codecs: 32 KiB .. 512 KiB x typesize */
-    static const unsigned units[10] = {1, 2, 4, 8, 16, 16, 32, 32, 32, 32};
-    static const unsigned split_kib[10] = {0, 32, 32, 32, 64, 64, 64, 128, 256, 512};
-    if (typesize > 255) typesize = 1;
-    if (nbytes < typesize) return 1;
-    int hcr = codec == GBP_BLOSC_LZ4HC || codec == GBP_BLOSC_ZLIB || codec == GBP_BLOSC_ZSTD;
-    int lv = level < 0 ? 0 : level > 9 ? 9 : level;
-    size_t bs = nbytes;
-    if (nbytes >= 32768) bs = (size_t)8192 * units[lv] * (hcr ? 2 : 1) * (hcr && lv == 9 ? 2 : 1);
-    if (lv > 0 && split_rule(codec, lv, shuffle, typesize, nbytes)) {
-        bs = (size_t)split_kib[lv] * 1024 * typesize;
-        if (bs > ((size_t)4 << 20)) bs = (size_t)4 << 20;
-        if (bs < 32768) bs = 32768;
-    }
-    if (bs > nbytes) bs = nbytes;
-    if (bs > typesize) bs = bs / typesize * typesize;
-    return bs;
-}
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -101,34 +45,6 @@ static const uint8_t *filter_block(int filter, const uint8_t *in, uint8_t *out, 
     else if (filter == FILTER_BITSHUFFLE) gbp_bit_shuffle(in, out, len, ts);
     else return in;
     return out;
-}
-
-typedef struct copy_job {
-    uint8_t *dst;
-    const uint8_t *src;
-    size_t n, part;
-} copy_job;
-
-static void copy_task(void *ctx, size_t task, int worker)
-{
-    (void)worker;
-    copy_job *c = ctx;
-    size_t off = task * c->part, len = c->n - off < c->part ? c->n - off : c->part;
-    memcpy(c->dst + off, c->src + off, len);
-}
-
-#define COPY_PART ((size_t)4 << 20)
-
-/* memcpy on `workers` threads in parts of 4 MiB */
-static void parallel_copy(uint8_t *dst, const uint8_t *src, size_t n, int workers)
-{
-    copy_job c = {dst, src, n, COPY_PART};
-    size_t parts = n / COPY_PART + (n % COPY_PART != 0);
-    if (parts <= 1 || workers <= 1) {
-        if (n) memcpy(dst, src, n);
-        return;
-    }
-    gbp_pool_run(workers < (int)parts ? workers : (int)parts, parts, copy_task, &c);
 }
 
 static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t bsz, size_t cbytes,
@@ -184,6 +100,7 @@ struct gbp_blosc_enc {
     int level, filter, threads, codec, shuffle, fmt;
     atomic_int store_nomem; /* a copy task found no memory */
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
+    int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
     size_t bsz_max;
     /* put */
     size_t taken;         /* input bytes taken so far */
@@ -334,6 +251,23 @@ static uint8_t *worker_fbuf(gbp_blosc_enc *e, int worker)
     return e->fbuf[worker];
 }
 
+/* Stream s of unit r, its filtered bytes at in: a run, or coded into out, at most neblock - 1
+ * bytes (a longer stream is stored raw). Returns GPUBP_OK or GPUBP_ERR_NOMEM. */
+static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const uint8_t *in,
+                       size_t neblock, uint8_t *out)
+{
+    if (all_same(in, neblock)) {
+        r->sk[s] = S_RUN;
+        r->run[s] = in[0];
+        return GPUBP_OK;
+    }
+    size_t c = gbp_codec_encode(&e->ws[worker], e->codec, e->level, in, neblock, out, neblock - 1);
+    if (c == SIZE_MAX) return GPUBP_ERR_NOMEM;
+    r->sk[s] = c ? S_CODED : S_RAW;
+    r->clen[s] = (uint32_t)c;
+    return GPUBP_OK;
+}
+
 static void compress_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
@@ -348,21 +282,12 @@ static void compress_task(void *ctx, size_t task, int worker)
     uint8_t *scratch = e->scratch + task * e->bsz_max;
     for (unsigned s = 0; s < r->nst; s++) {
         const uint8_t *in = blk + s * neblock;
-        if (all_equal(in, neblock)) {
-            r->sk[s] = S_RUN;
-            r->run[s] = in[0];
-            continue;
-        }
-        /* limited to neblock - 1 bytes: a longer stream is stored raw */
-        size_t c = gbp_codec_encode(&e->ws[worker], e->codec, e->level, in, neblock,
-                                    scratch + s * neblock, neblock - 1);
-        if (c == SIZE_MAX) {
+        if (code_stream(e, worker, r, s, in, neblock, scratch + s * neblock)) {
             r->kind = BLK_NOMEM;
             return;
         }
-        r->sk[s] = c ? S_CODED : S_RAW;
-        if (!c && e->filter != FILTER_NONE) memcpy(scratch + s * neblock, in, neblock);
-        r->clen[s] = (uint32_t)c;
+        if (r->sk[s] == S_RAW && e->filter != FILTER_NONE)
+            memcpy(scratch + s * neblock, in, neblock);
     }
     r->kind = BLK_DONE;
 }
@@ -626,6 +551,11 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
 {
     unit *r = &e->u[t];
     uint64_t room = e->ck_n + HDR_EXT;
+    const uint8_t *blk = NULL; /* in place: the filtered block, coded stream by stream below */
+    if (e->inplace && (e->filter == FILTER_NONE || worker_fbuf(e, 0))) {
+        blk = filter_block(e->filter, r->src, e->fbuf[0], r->len, e->ts);
+        r->kind = BLK_DONE;
+    }
     if (r->kind == BLK_NOMEM)
         return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory compressing a block");
     st32(e->hdrs + e->bst + 4 * r->block, (uint32_t)e->nt);
@@ -634,6 +564,12 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
         r->sstore[s] = STORE_NONE;
         uint64_t at = e->ck_base + e->nt; /* nt counts from the chunk's start */
         e->nt += 4;
+        /* in place: coded straight to its place when the chunk has room there for neblock - 1
+         * bytes (what compress_task allows), else into the scratch: the same bytes */
+        int direct = e->nt + neblock - 1 <= room;
+        if (blk && code_stream(e, 0, r, s, blk + s * neblock, neblock,
+                               direct ? e->direct + e->ck_base + e->nt : e->scratch))
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory compressing a block");
         if (r->sk[s] == S_RUN) {
             if (e->nt > room) return abandon(e, t);
             if (r->run[s]) {
@@ -674,6 +610,16 @@ static int walk_block(gbp_blosc_enc *e, size_t t)
         GBP_FORWARD_IF_ERROR(ext_field(e, p, 4));
         r->sdst[s] = p + 4;
         e->nt += slen;
+        if (!blk) continue;
+        if (r->sstore[s] != STORE_CODED) { /* stored raw */
+            /* unfiltered: left to store_task, which a chunk found not to shrink replaces by
+             * its plain copy (no copy twice); filtered: from the filtered block, now */
+            if (e->filter == FILTER_NONE) continue;
+            memcpy(r->sdst[s], blk + s * neblock, neblock);
+        } else if (!direct) {
+            memcpy(r->sdst[s], e->scratch, slen);
+        }
+        r->sstore[s] = STORE_NONE; /* in place already */
     }
     return GPUBP_OK;
 }
@@ -851,11 +797,18 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
     /* batches of blocks: at least 4 per worker, scratch small enough to be reused by malloc */
     size_t piece = BATCH_BYTES, w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
     if (piece < 4 * w * e->bsz_max) piece = 4 * w * e->bsz_max;
+    /* one thread: each stream is coded as its block is walked, straight into its place (as
+     * Blosc2's serial path does), instead of into a scratch slot copied into place after */
+    e->inplace = w == 1;
+    if (e->inplace && !(e->scratch = gbp_malloc(e->bsz_max))) {
+        gbp_blosc_enc_close(e);
+        return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
+    }
     const uint8_t *in = src;
     int rc = GPUBP_OK;
     for (size_t off = 0; rc == GPUBP_OK && off < n; off += piece) {
         size_t len = n - off < piece ? n - off : piece;
-        rc = gbp_blosc_enc_put(e, in + off, len);
+        rc = e->inplace ? cut_units(e, in + off, len) : gbp_blosc_enc_put(e, in + off, len);
         if (rc == GPUBP_OK) rc = emit_units(e); /* direct: in place, no extents */
         e->nu = 0;
         e->put_pending = 0;
@@ -868,7 +821,7 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
         uint8_t *out = dst;
         for (size_t i = 0; i < nx; i++) memcpy(out + x[i].off, x[i].p, x[i].len);
         for (size_t i = 0; i < nr; i++)
-            parallel_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
+            gbp_pool_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
         *outlen = total;
     }
     gbp_blosc_enc_close(e);

@@ -1,4 +1,4 @@
-/* lib/compress/blosc_enc.h: see blosc_enc.c: the encoder, whole and staged, and Blosc2's block sizes. */
+/* lib/compress/blosc_enc.h: see blosc_enc.c: the encoder, whole and staged (sizes: blosc_size.h). */
 #ifndef GBP_COMPRESS_BLOSC_ENC_H
 #define GBP_COMPRESS_BLOSC_ENC_H
 
@@ -7,11 +7,7 @@
 
 #include "common/dzops.h"
 #include "compress/blosc_params.h"
-
-/* Worst-case size of the operator buffer for n input bytes: 23 + n, plus 32 per chunk when
- * n >= 128. Every buffer gbp_blosc_compress writes fits. Returns 0 if the value does not fit in a
- * size_t. */
-size_t gbp_blosc_bound(size_t n);
+#include "compress/blosc_size.h" /* gbp_blosc_bound, _blocksize, _split */
 
 /* Compresses n bytes at src (n may be 0; src may then be NULL) into an ADIOS2 blosc operator
  * buffer at dst, whose length goes to *outlen (the characteristic-11 "output size"; n is the
@@ -103,13 +99,5 @@ int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream 
 int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
                            size_t cap, const gbp_blosc_extent **ext, size_t *next,
                            const gbp_dz_seg **seg, size_t *nseg);
-
-/* Exposed for the tests: */
-/* Blosc2's automatic block size of a chunk of nbytes (docs/format/blosc-zlib.md 3.9, and stune.c for the
- * fast codecs and split chunks), and whether the chunk's blocks are split into typesize streams
- * (Blosc2's default split mode: blosclz, lz4 and zstd up to level 5, with byte shuffle,
- * typesize 2..16, at least 32 elements a block). */
-size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
-int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
 
 #endif /* GBP_COMPRESS_BLOSC_ENC_H */

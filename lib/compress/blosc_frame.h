@@ -43,6 +43,13 @@ void gbp_blosc_zfree(voidpf opaque, voidpf p);
 static inline void st32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void st64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static inline int32_t ldi32(const uint8_t *p) { return (int32_t)gbp_ld32(p); }
+/* Whether the n bytes at p are one value repeated (a stream written as a run): memcmp of the
+ * bytes with their successors, SIMD in the C library (a byte loop was 10 % of lz4 compression
+ * time on doubles, whose exponent streams are nearly constant) */
+static inline int all_same(const uint8_t *p, size_t n)
+{
+    return n < 2 || !memcmp(p, p + 1, n - 1);
+}
 
 /* Size of block j of a chunk of nbytes cut into blocks of bsz bytes. */
 static inline size_t block_len(size_t nbytes, size_t bsz, size_t j)

@@ -25,6 +25,15 @@ static void copy_match(uint8_t *op, size_t dist, size_t len, size_t room)
     } else if (dist >= 8 && room >= len + 8) {
         /* 8 bytes at a time: each copy reads bytes written at least 8 bytes before */
         for (size_t i = 0; i < len; i += 8) memcpy(op + i, ref + i, 8);
+    } else if (len >= 32) {
+        /* a short period (2 .. 7 bytes, or 8+ without room) repeated: one period, then copies
+         * of what is written, doubling; each copies whole periods written before it */
+        memcpy(op, ref, dist);
+        for (size_t done = dist; done < len;) {
+            size_t c = done < len - done ? done : len - done;
+            memcpy(op + done, op, c);
+            done += c;
+        }
     } else {
         for (size_t i = 0; i < len; i++) op[i] = ref[i];
     }
@@ -95,6 +104,25 @@ static uint32_t ld32(const uint8_t *p)
 
 static unsigned hash4(uint32_t v, unsigned bits) { return (v * 2654435761u) >> (32 - bits); }
 
+/* Length of the match at ip with cand (< ip; their first MIN_MATCH bytes equal), up to bound:
+ * 8 bytes at a time, the first differing byte found from the XOR (little-endian), then byte
+ * by byte; the same length as the plain byte loop. */
+static size_t match_len(const uint8_t *in, size_t cand, size_t ip, size_t bound)
+{
+    size_t len = MIN_MATCH;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (ip + len + 8 <= bound) {
+        uint64_t a, b;
+        memcpy(&a, in + cand + len, 8);
+        memcpy(&b, in + ip + len, 8);
+        if (a != b) return len + ((size_t)__builtin_ctzll(a ^ b) >> 3);
+        len += 8;
+    }
+#endif
+    while (ip + len < bound && in[cand + len] == in[ip + len]) len++;
+    return len;
+}
+
 /* Writes literal run [lit, lit + cnt) (cnt <= 32) at out + o; returns the new o or SIZE_MAX. */
 static size_t put_lits(uint8_t *out, size_t o, size_t maxout, const uint8_t *lit, size_t cnt)
 {
@@ -157,8 +185,7 @@ static size_t lz_pass(const uint8_t *in, size_t n, uint8_t *out, size_t maxout, 
             ip++;
             continue;
         }
-        size_t len = MIN_MATCH;
-        while (ip + len < bound && in[cand + len] == in[ip + len]) len++;
+        size_t len = match_len(in, cand, ip, bound);
         /* Blosc2's choice (its length bias): a match of 7 bytes or more (9 far: 4 operand
          * bytes) is taken, for one byte less than its length; shorter ones stay literals. The
          * entropy probe then decides as Blosc2's, and the sizes come out close to its. */

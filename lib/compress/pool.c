@@ -12,6 +12,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 #define GBP_POOL_MAX 1024
@@ -125,4 +126,32 @@ void gbp_pool_run(int workers, size_t ntasks, void (*fn)(void *ctx, size_t task,
         }
     while (j.active > 0) pthread_cond_wait(&done_cv, &mu);
     pthread_mutex_unlock(&mu);
+}
+
+typedef struct copy_job {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t n, part;
+} copy_job;
+
+static void copy_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    copy_job *c = ctx;
+    size_t off = task * c->part, len = c->n - off < c->part ? c->n - off : c->part;
+    memcpy(c->dst + off, c->src + off, len);
+}
+
+#define COPY_PART ((size_t)4 << 20)
+
+void gbp_pool_copy(void *dst, const void *src, size_t n, int threads)
+{
+    copy_job c = {dst, src, n, COPY_PART};
+    size_t parts = n / COPY_PART + (n % COPY_PART != 0);
+    int workers = gbp_pool_workers(threads, parts);
+    if (parts <= 1 || workers <= 1) {
+        if (n) memcpy(dst, src, n);
+        return;
+    }
+    gbp_pool_run(workers, parts, copy_task, &c);
 }

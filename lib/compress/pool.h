@@ -5,6 +5,7 @@
 #define GBP_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Threads a call with `threads` (0 = all online cores) and ntasks tasks uses: 1 .. ntasks. */
 int gbp_pool_workers(int threads, size_t ntasks);
@@ -15,5 +16,8 @@ int gbp_pool_workers(int threads, size_t ntasks);
  * not fail silently: it records its own errors in ctx. */
 void gbp_pool_run(int workers, size_t ntasks, void (*fn)(void *ctx, size_t task, int worker),
                   void *ctx);
+
+/* memcpy of n bytes on up to `threads` workers (0 = all cores), in parts of 4 MiB. */
+void gbp_pool_copy(void *dst, const void *src, size_t n, int threads);
 
 #endif /* GBP_POOL_H */

@@ -18,8 +18,12 @@
 #endif
 #if defined(__GNUC__) || defined(__clang__)
 #define GBP_INLINE static inline __attribute__((always_inline)) /* constants fold per size */
+/* the tile loops unrolled at any optimisation level (-O2, the default RelWithDebInfo build,
+ * would keep them as loops with the registers on the stack) */
+#define GBP_UNROLL _Pragma("GCC unroll 8")
 #else
 #define GBP_INLINE static inline
+#define GBP_UNROLL
 #endif
 /* AVX2 versions of the same tiles, compiled for AVX2 alone (GCC and clang's target attribute)
  * and chosen at run time when the CPU has it. */
@@ -31,6 +35,21 @@ static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define GBP_SHUF_AVX2 0
 #endif
+
+/* The widest tiles used: 0 scalar loops, 1 SSE2, 2 AVX2 (when the CPU has it); the tests lower
+ * the cap (gbp_shuffle_set_isa) to check each path against the loops. */
+static int isa_cap = 2;
+
+void gbp_shuffle_set_isa(int level) { isa_cap = level < 0 || level > 2 ? 2 : level; }
+
+int gbp_shuffle_isa(void)
+{
+    int l = GBP_SHUF_SSE2;
+#if GBP_SHUF_AVX2
+    if (have_avx2()) l = 2;
+#endif
+    return l < isa_cap ? l : isa_cap;
+}
 
 /* ---- SSE2 (every x86-64): 128-byte tiles ----------------------------------------------------
  * A tile is 8 registers of 16 bytes: E = 128 / ts elements of ts in {2, 4, 8, 16}. Byte p of the
@@ -52,6 +71,7 @@ GBP_INLINE void sse_round(__m128i x[8])
 /* `rounds` rounds (a constant once inlined: the tests fold, x stays in registers) */
 GBP_INLINE void sse_rounds(__m128i x[8], unsigned rounds)
 {
+    GBP_UNROLL
     for (unsigned k = 0; k < 7; k++)
         if (k < rounds) sse_round(x);
 }
@@ -64,9 +84,11 @@ GBP_INLINE void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += e) {
         __m128i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++)
             x[r] = _mm_loadu_si128((const __m128i *)(const void *)(src + i * ts + 16 * r));
         sse_rounds(x, lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             uint8_t *o = dst + q / e * n + i + q % e;
@@ -80,22 +102,26 @@ GBP_INLINE void sse_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_
     }
 }
 
-GBP_INLINE void sse_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n, size_t ne,
-                                    size_t ts, unsigned lg)
+/* The inverse, from the streams st[0 .. ts) (each n bytes, anywhere), elements [i0, ne). */
+GBP_INLINE void sse_unshuffle_lg(const uint8_t *const *st, uint8_t *dst, size_t i0, size_t ne,
+                                 size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
-    for (size_t i = 0; i < ne; i += e) {
+    for (size_t i = i0; i < ne; i += e) {
         __m128i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
-            const uint8_t *p = src + q / e * n + i + q % e;
+            const uint8_t *p = st[q / e] + i + q % e;
             if (e >= 16)
                 x[r] = _mm_loadu_si128((const __m128i *)(const void *)p);
-            else
-                x[r] = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(const void *)p),
-                                          _mm_loadl_epi64((const __m128i *)(const void *)(p + n)));
+            else /* ts 16: two streams per register */
+                x[r] = _mm_unpacklo_epi64(
+                    _mm_loadl_epi64((const __m128i *)(const void *)p),
+                    _mm_loadl_epi64((const __m128i *)(const void *)(st[q / e + 1] + i)));
         }
         sse_rounds(x, 7 - lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++)
             _mm_storeu_si128((__m128i *)(void *)(dst + i * ts + 16 * r), x[r]);
     }
@@ -115,6 +141,7 @@ GBP_AVX2 GBP_INLINE void avx_round(__m256i x[8])
 
 GBP_AVX2 GBP_INLINE void avx_rounds(__m256i x[8], unsigned rounds)
 {
+    GBP_UNROLL
     for (unsigned k = 0; k < 7; k++)
         if (k < rounds) avx_round(x);
 }
@@ -132,15 +159,36 @@ GBP_AVX2 GBP_INLINE void avx_store2(uint8_t *a, uint8_t *b, __m256i x)
     _mm_storeu_si128((__m128i *)(void *)b, _mm256_extracti128_si256(x, 1));
 }
 
+/* The two tiles at p (256 bytes) into x, tile A in lane 0, tile B in lane 1: 32-byte loads
+ * [A_2q A_2q+1] and [B_2q B_2q+1] recombined lane by lane. avx_store_tiles, the inverse, stores
+ * 16-byte halves instead: lane permutes there compete with the unpacks for the shuffle port
+ * (unshuffle of doubles in cache 34 GB/s with halves, 30 with permutes). */
+GBP_AVX2 GBP_INLINE void avx_load_tiles(const uint8_t *p, __m256i x[8])
+{
+    GBP_UNROLL
+    for (unsigned q = 0; q < 4; q++) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * q));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 128 + 32 * q));
+        x[2 * q] = _mm256_permute2x128_si256(a, b, 0x20);
+        x[2 * q + 1] = _mm256_permute2x128_si256(a, b, 0x31);
+    }
+}
+
+GBP_AVX2 GBP_INLINE void avx_store_tiles(uint8_t *p, const __m256i x[8])
+{
+    GBP_UNROLL
+    for (unsigned r = 0; r < 8; r++) avx_store2(p + 16 * r, p + 128 + 16 * r, x[r]);
+}
+
 GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
                                            size_t ne, size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += 2 * e) {
         __m256i x[8];
-        for (unsigned r = 0; r < 8; r++)
-            x[r] = avx_load2(src + i * ts + 16 * r, src + i * ts + 128 + 16 * r);
+        avx_load_tiles(src + i * ts, x);
         avx_rounds(x, lg);
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
             uint8_t *o = dst + q / e * n + i + q % e;
@@ -155,58 +203,119 @@ GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t
     }
 }
 
-GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
-                                             size_t ne, size_t ts, unsigned lg)
+GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *const *st, uint8_t *dst, size_t ne,
+                                          size_t ts, unsigned lg)
 {
     size_t e = (size_t)1 << lg;
     for (size_t i = 0; i < ne; i += 2 * e) {
         __m256i x[8];
+        GBP_UNROLL
         for (unsigned r = 0; r < 8; r++) {
             size_t q = 16 * r;
-            const uint8_t *p = src + q / e * n + i + q % e;
+            const uint8_t *p = st[q / e] + i + q % e;
             if (e == 16)
                 x[r] = _mm256_loadu_si256((const __m256i *)(const void *)p);
             else if (e > 16)
                 x[r] = avx_load2(p, p + e);
             else
-                x[r] = _mm256_permute4x64_epi64(avx_load2(p, p + n), 0xD8);
+                x[r] = _mm256_permute4x64_epi64(avx_load2(p, st[q / e + 1] + i), 0xD8);
         }
         avx_rounds(x, 7 - lg);
-        for (unsigned r = 0; r < 8; r++)
-            avx_store2(dst + i * ts + 16 * r, dst + i * ts + 128 + 16 * r, x[r]);
+        avx_store_tiles(dst + i * ts, x);
     }
 }
 
-GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts,
-                               int inverse)
+GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
     switch (ts) {
-    case 2: inverse ? avx_unshuffle_lg(src, dst, n, ne, 2, 6) : avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
-    case 4: inverse ? avx_unshuffle_lg(src, dst, n, ne, 4, 5) : avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
-    case 8: inverse ? avx_unshuffle_lg(src, dst, n, ne, 8, 4) : avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
-    default: inverse ? avx_unshuffle_lg(src, dst, n, ne, 16, 3) : avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    case 2: avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 4: avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
+    case 8: avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
+    default: avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
     }
+}
+
+GBP_AVX2 static void avx_unbytes(const uint8_t *const *st, uint8_t *dst, size_t ne, size_t ts)
+{
+    switch (ts) {
+    case 2: avx_unshuffle_lg(st, dst, ne, 2, 6); break;
+    case 4: avx_unshuffle_lg(st, dst, ne, 4, 5); break;
+    case 8: avx_unshuffle_lg(st, dst, ne, 8, 4); break;
+    default: avx_unshuffle_lg(st, dst, ne, 16, 3); break;
+    }
+}
+
+/* transpose8 (below) on the four 64-bit lanes of x */
+GBP_AVX2 GBP_INLINE __m256i avx_transpose8(__m256i x)
+{
+    __m256i t;
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 7)), _mm256_set1_epi64x(0x00AA00AA00AA00AAll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 7));
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 14)), _mm256_set1_epi64x(0x0000CCCC0000CCCCll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 14));
+    t = _mm256_and_si256(_mm256_xor_si256(x, _mm256_srli_epi64(x, 28)), _mm256_set1_epi64x(0x00000000F0F0F0F0ll));
+    x = _mm256_xor_si256(_mm256_xor_si256(x, t), _mm256_slli_epi64(t, 28));
+    return x;
+}
+
+/* The bit planes of one slab (sse_bit_shuffle below) 32 groups of 8 elements at a time: lane 0
+ * of each register does groups g..g+15 as the SSE2 tile does, lane 1 groups g+16..g+31, so that
+ * plane k's 32 bytes end up contiguous in register k. */
+GBP_AVX2 static void avx_bit_planes(const uint8_t *tmp, uint8_t *dst, size_t row, size_t ts,
+                                    size_t slab)
+{
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 32) {
+            __m256i x[8];
+            const uint8_t *p = tmp + j * slab + g * 8;
+            avx_load_tiles(p, x);
+            GBP_UNROLL
+            for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
+            avx_rounds(x, 4);
+            GBP_UNROLL
+            for (unsigned k = 0; k < 8; k++)
+                _mm256_storeu_si256((__m256i *)(void *)(dst + (8 * j + k) * row + g), x[k]);
+        }
+}
+
+/* The inverse: 32 groups of each plane at a time, two 16-group tiles, one per lane. */
+GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, size_t ts,
+                                  size_t slab)
+{
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 32) {
+            __m256i x[8];
+            GBP_UNROLL
+            for (unsigned k = 0; k < 8; k++)
+                x[k] = _mm256_loadu_si256(
+                    (const __m256i *)(const void *)(src + (8 * j + k) * row + g));
+            avx_rounds(x, 3);
+            uint8_t *o = tmp + j * slab + g * 8;
+            GBP_UNROLL
+            for (unsigned t = 0; t < 8; t++) x[t] = avx_transpose8(x[t]);
+            avx_store_tiles(o, x);
+        }
 }
 #endif
 
-/* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. */
-static size_t avx_part(size_t ne, size_t ts, int inverse, const uint8_t *src, uint8_t *dst,
-                       size_t n)
+/* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. Returns the
+ * elements the AVX2 pairs did. */
+static size_t avx_pairs(size_t ne, size_t ts)
 {
 #if GBP_SHUF_AVX2
     size_t pair = 2 * (128 / ts), m = ne - ne % pair;
-    if (m && have_avx2()) {
-        avx_bytes(src, dst, n, m, ts, inverse);
-        return m;
-    }
+    if (m && gbp_shuffle_isa() >= 2) return m;
 #endif
-    (void)ne, (void)ts, (void)inverse, (void)src, (void)dst, (void)n;
+    (void)ne, (void)ts;
     return 0;
 }
 
 static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
-    size_t done = avx_part(ne, ts, 0, src, dst, n);
+    size_t done = avx_pairs(ne, ts);
+#if GBP_SHUF_AVX2
+    if (done) avx_bytes(src, dst, n, done, ts);
+#endif
     src += done * ts;
     dst += done;
     ne -= done;
@@ -218,17 +327,17 @@ static void sse_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, s
     }
 }
 
-static void sse_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
+static void sse_unshuffle(const uint8_t *const *st, uint8_t *dst, size_t ne, size_t ts)
 {
-    size_t done = avx_part(ne, ts, 1, src, dst, n);
-    src += done;
-    dst += done * ts;
-    ne -= done;
+    size_t done = avx_pairs(ne, ts);
+#if GBP_SHUF_AVX2
+    if (done) avx_unbytes(st, dst, done, ts);
+#endif
     switch (ts) {
-    case 2: sse_unshuffle_lg(src, dst, n, ne, 2, 6); break;
-    case 4: sse_unshuffle_lg(src, dst, n, ne, 4, 5); break;
-    case 8: sse_unshuffle_lg(src, dst, n, ne, 8, 4); break;
-    default: sse_unshuffle_lg(src, dst, n, ne, 16, 3); break;
+    case 2: sse_unshuffle_lg(st, dst, done, ne, 2, 6); break;
+    case 4: sse_unshuffle_lg(st, dst, done, ne, 4, 5); break;
+    case 8: sse_unshuffle_lg(st, dst, done, ne, 8, 4); break;
+    default: sse_unshuffle_lg(st, dst, done, ne, 16, 3); break;
     }
 }
 
@@ -246,23 +355,38 @@ GBP_INLINE __m128i sse_transpose8(__m128i x)
 }
 
 /* Bit shuffle of elements [0, m) (m a multiple of 512) of a block whose planes are row bytes
- * long, 512 elements at a time: the slab is byte-shuffled into streams of 512 bytes; for each
- * stream and 16 groups of 8 elements, the 8 x 8 bit matrix of each group is transposed (two
- * groups per register: byte k of a lane is then plane k's byte of that group), and 4 unpack
- * rounds gather each plane's 16 bytes into one register. */
+ * long, typesize 1..16, 512 elements at a time: the slab is byte-shuffled into streams of 512
+ * bytes (typesize 1: the input is the stream); for each stream and 16 groups of 8 elements, the
+ * 8 x 8 bit matrix of each group is transposed (two groups per register: byte k of a lane is
+ * then plane k's byte of that group), and 4 unpack rounds gather each plane's 16 bytes into one
+ * register (with AVX2: 32 groups, avx_bit_planes). */
 #define GBP_BIT_SLAB 512
 static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
+    int avx = gbp_shuffle_isa() >= 2;
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
-        sse_shuffle(src + i * ts, tmp, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+        const uint8_t *st = src + i;
+        if (ts > 1) {
+            gbp_byte_shuffle(src + i * ts, tmp, GBP_BIT_SLAB * ts, ts);
+            st = tmp;
+        }
+#if GBP_SHUF_AVX2
+        if (avx) {
+            avx_bit_planes(st, dst + i / 8, row, ts, GBP_BIT_SLAB);
+            continue;
+        }
+#endif
+        (void)avx;
         for (size_t j = 0; j < ts; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
-                const uint8_t *p = tmp + j * GBP_BIT_SLAB + g * 8;
+                const uint8_t *p = st + j * GBP_BIT_SLAB + g * 8;
+                GBP_UNROLL
                 for (unsigned t = 0; t < 8; t++)
                     x[t] = sse_transpose8(_mm_loadu_si128((const __m128i *)(const void *)(p + 16 * t)));
                 sse_rounds(x, 4);
+                GBP_UNROLL
                 for (unsigned k = 0; k < 8; k++)
                     _mm_storeu_si128((__m128i *)(void *)(dst + (8 * j + k) * row + i / 8 + g), x[k]);
             }
@@ -272,23 +396,31 @@ static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t r
 /* The inverse, 512 elements at a time: for each stream and 16 groups of 8 elements, 16 bytes of
  * each of its 8 planes (register k, byte g) are rearranged by 3 unpack rounds into 8 registers
  * of 2 groups each (byte 8 * (g % 2) + k), whose 8 x 8 bit matrices are transposed in both
- * lanes: the stream's bytes of those 16 groups; the streams are then byte-unshuffled. */
+ * lanes: the stream's bytes of those 16 groups (with AVX2: 32 groups, avx_bit_rows); the
+ * streams are then byte-unshuffled (typesize 1: written in place). */
 static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
+    int avx = gbp_shuffle_isa() >= 2;
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
-        for (size_t j = 0; j < ts; j++)
+        uint8_t *st = ts > 1 ? tmp : dst + i;
+#if GBP_SHUF_AVX2
+        if (avx) avx_bit_rows(src + i / 8, st, row, ts, GBP_BIT_SLAB);
+#endif
+        for (size_t j = 0; j < ts && !avx; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
+                GBP_UNROLL
                 for (unsigned k = 0; k < 8; k++)
                     x[k] = _mm_loadu_si128(
                         (const __m128i *)(const void *)(src + (8 * j + k) * row + i / 8 + g));
                 sse_rounds(x, 3);
-                uint8_t *o = tmp + j * GBP_BIT_SLAB + g * 8;
+                uint8_t *o = st + j * GBP_BIT_SLAB + g * 8;
+                GBP_UNROLL
                 for (unsigned t = 0; t < 8; t++)
                     _mm_storeu_si128((__m128i *)(void *)(o + 16 * t), sse_transpose8(x[t]));
             }
-        sse_unshuffle(tmp, dst + i * ts, GBP_BIT_SLAB, GBP_BIT_SLAB, ts);
+        if (ts > 1) gbp_byte_unshuffle(tmp, dst + i * ts, GBP_BIT_SLAB * ts, ts);
     }
 }
 #endif
@@ -297,7 +429,7 @@ static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t
 static size_t sse_elems(size_t n, size_t ts)
 {
 #if GBP_SHUF_SSE2
-    if (ts == 2 || ts == 4 || ts == 8 || ts == 16) {
+    if ((ts == 2 || ts == 4 || ts == 8 || ts == 16) && gbp_shuffle_isa() >= 1) {
         size_t e = 128 / ts;
         return n - n % e;
     }
@@ -315,7 +447,7 @@ static size_t sse_elems(size_t n, size_t ts)
         for (size_t j = 0; j < (TS); j++) dst[j * n + i] = src[i * (TS) + j]
 #define GBP_UNSHUF_LOOP(TS)                                                  \
     for (size_t i = k; i < n; i++)                                           \
-        for (size_t j = 0; j < (TS); j++) dst[i * (TS) + j] = src[j * n + i]
+        for (size_t j = 0; j < (TS); j++) dst[i * (TS) + j] = st[j][i]
 
 void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
 {
@@ -338,16 +470,12 @@ void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
     memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
 }
 
-void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
+/* The unshuffle of n whole elements of ts bytes from the streams st[0 .. ts). */
+static void unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t n, size_t ts)
 {
-    size_t n = ts ? bytes / ts : 0;
-    if (ts <= 1 || n == 0) {
-        memcpy(dst, src, bytes);
-        return;
-    }
     size_t k = sse_elems(n, ts);
 #if GBP_SHUF_SSE2
-    if (k) sse_unshuffle(src, dst, n, k, ts);
+    if (k) sse_unshuffle(st, dst, k, ts);
 #endif
     switch (ts) {
     case 2: GBP_UNSHUF_LOOP(2); break;
@@ -356,7 +484,34 @@ void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t t
     case 16: GBP_UNSHUF_LOOP(16); break;
     default: GBP_UNSHUF_LOOP(ts); break;
     }
+}
+
+void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
+{
+    size_t n = ts ? bytes / ts : 0;
+    if (ts <= 1 || n == 0 || ts > 255) {
+        if (ts > 255 && n) { /* Blosc2 never shuffles such sizes; kept for the definition */
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < ts; j++) dst[i * ts + j] = src[j * n + i];
+            memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
+            return;
+        }
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const uint8_t *st[255];
+    for (size_t j = 0; j < ts; j++) st[j] = src + j * n;
+    unshuffle_streams(st, dst, n, ts);
     memcpy(dst + n * ts, src + n * ts, bytes - n * ts);
+}
+
+void gbp_byte_unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t bytes, size_t ts)
+{
+    if (ts <= 1) {
+        if (bytes) memcpy(dst, st[0], bytes);
+        return;
+    }
+    unshuffle_streams(st, dst, bytes / ts, ts);
 }
 
 /* ---- bit shuffle --------------------------------------------------------------------------- */
@@ -384,7 +539,7 @@ void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts)
     }
     size_t g0 = 0;
 #if GBP_SHUF_SSE2
-    if (sse_elems(m, ts)) { /* the tiles of whole 128-element slabs */
+    if (ts <= 16 && gbp_shuffle_isa() >= 1) { /* the tiles of whole 512-element slabs */
         size_t ms = m - m % GBP_BIT_SLAB;
         sse_bit_shuffle(src, dst, ms, row, ts);
         g0 = ms / 8;
@@ -413,7 +568,7 @@ void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t bytes, size_t ts
     }
     size_t g0 = 0;
 #if GBP_SHUF_SSE2
-    if (sse_elems(m, ts)) {
+    if (ts <= 16 && gbp_shuffle_isa() >= 1) {
         size_t ms = m - m % GBP_BIT_SLAB;
         sse_bit_unshuffle(src, dst, ms, row, ts);
         g0 = ms / 8;

@@ -11,6 +11,15 @@
 void gbp_byte_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
 void gbp_byte_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
 void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
+/* gbp_byte_unshuffle of n bytes (a multiple of ts, ts <= 255) whose ts streams of n / ts bytes
+ * lie anywhere: stream j at st[j] (a decoder's streams, raw ones read where they are). */
+void gbp_byte_unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t n, size_t ts);
 void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts, int blosc1);
+
+/* The tiles in use: 0 the loops, 1 SSE2, 2 AVX2 (chosen at run time when the CPU has it).
+ * gbp_shuffle_set_isa caps it (tests: each path against the loops; -1 lifts the cap); call it
+ * only while no shuffle runs. */
+int gbp_shuffle_isa(void);
+void gbp_shuffle_set_isa(int level);
 
 #endif /* GBP_COMPRESS_SHUFFLE_H */

@@ -1,7 +1,7 @@
 /* lib/compress round trips: every element size with each shuffle and level, sizes around every
  * threshold (128-byte raw fallback, 32-byte memcpy chunks, the 32 KiB block-size switch, block
- * multiples), data that does not shrink, thread-count independence, the multi-chunk layout, the
- * filters against their bit-by-bit definitions, and the parameter parser. */
+ * multiples), data that does not shrink, thread-count independence, the multi-chunk layout and
+ * the parameter parser (the filters: test_shuffle.c). */
 #include "support/test_support.h"
 #include "support/values.h"
 #include "compress/blosczlib.h"
@@ -189,37 +189,6 @@ static void multi_chunk(void **state)
         gbp_blosc_set_max_chunk(10007);
     }
     gbp_blosc_set_max_chunk(0);
-}
-
-/* Bit shuffle against its bit-by-bit definition; both shuffles invert. */
-static void filters(void **state)
-{
-    (void)state;
-    static const size_t tss[] = {1, 2, 3, 4, 8, 16};
-    static const size_t ns[] = {0, 5, 8, 24, 37, 64, 1000};
-    uint8_t in[16 * 1000 + 16], a[sizeof in], b[sizeof in], ref[sizeof in];
-    for (size_t t = 0; t < 6; t++)
-        for (size_t k = 0; k < 7; k++) {
-            size_t ts = tss[t], n = ns[k] * ts + ts_rand() % ts;
-            ts_fill_bytes(in, n, ts, PAT_RANDOM);
-            size_t ne = n / ts, m = ne - ne % 8;
-            memset(ref, 0, n);
-            for (size_t j = 0; j < ts; j++)
-                for (size_t bit = 0; bit < 8; bit++)
-                    for (size_t i = 0; i < m; i++)
-                        if ((in[i * ts + j] >> bit) & 1)
-                            ref[(8 * j + bit) * (m / 8) + i / 8] |= (uint8_t)(1u << (i % 8));
-            memcpy(ref + m * ts, in + m * ts, n - m * ts);
-            gbp_bit_shuffle(in, a, n, ts);
-            assert_memory_equal(a, ref, n);
-            gbp_bit_unshuffle(a, b, n, ts, 0);
-            assert_memory_equal(b, in, n);
-            gbp_byte_shuffle(in, a, n, ts);
-            for (size_t i = 0; i < ne; i++)
-                for (size_t j = 0; j < ts; j++) assert_int_equal(a[j * ne + i], in[i * ts + j]);
-            gbp_byte_unshuffle(a, b, n, ts);
-            assert_memory_equal(b, in, n);
-        }
 }
 
 static void params(void **state)
@@ -479,7 +448,7 @@ static void codecs_roundtrip(void **state)
     static const size_t tss[] = {1, 2, 4, 8, 16, 3};
     static const int levels[] = {1, 5, 9};
     size_t n = 300007, cap = gbp_blosc_bound(n), tested = 0;
-    uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n);
+    uint8_t *src = malloc(n), *buf = malloc(cap), *back = malloc(n), *buf1 = malloc(cap);
     for (size_t c = 0; c < 5; c++) {
         if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) {
             assert_non_null(strstr(gbp_error_message(), "this build"));
@@ -504,6 +473,12 @@ static void codecs_roundtrip(void **state)
                                              gbp_blosc_blocksize(n, tss[t], codecs[c],
                                                                  levels[l], sh));
                         }
+                        /* one thread codes in place (blosc_enc.c walk_block): the same bytes */
+                        size_t len1 = 0;
+                        assert_int_equal(gbp_blosc_compress(src, n, tss[t], codecs[c], levels[l],
+                                                            sh, 1, buf1, cap, &len1), GPUBP_OK);
+                        assert_int_equal(len1, len);
+                        assert_memory_equal(buf1, buf, len);
                         if (pat == PAT_SMOOTH && sh == 1 && tss[t] >= 4 && len >= n * 9 / 10)
                             fail_msg("%s ts %zu level %d: smooth data %zu -> %zu bytes",
                                      gbp_blosc_codec_str(codecs[c]), tss[t], levels[l], n, len);
@@ -547,15 +522,55 @@ static void codecs_roundtrip(void **state)
     }
     print_message("codecs: %zu round trips\n", tested);
     assert_true(tested > 0);
+    free(buf1);
     free(src);
     free(buf);
+    free(back);
+}
+
+/* Data that barely shrinks (random bytes, 48 zeros every 4 KiB): the chunk's room left is under
+ * a stream's size at most streams, where one thread codes into its scratch instead of in place.
+ * One thread and three give the same bytes, for every codec and shuffle, several chunks. */
+static void near_room(void **state)
+{
+    (void)state;
+    static const int codecs[] = {GBP_BLOSC_BLOSCLZ, GBP_BLOSC_LZ4, GBP_BLOSC_LZ4HC,
+                                 GBP_BLOSC_ZLIB, GBP_BLOSC_ZSTD};
+    size_t n = 400003, cap = gbp_blosc_bound(n) + 4 * 32, normal = 0;
+    uint8_t *src = malloc(n), *a = malloc(cap), *b = malloc(cap), *back = malloc(n);
+    ts_fill_bytes(src, n, 1, PAT_RANDOM);
+    for (size_t i = 0; i < n; i += 4096) memset(src + i, 0, n - i < 48 ? n - i : 48);
+    for (int chunks = 0; chunks < 2; chunks++) {
+        gbp_blosc_set_max_chunk(chunks ? 150001 : 0);
+        for (size_t c = 0; c < 5; c++) {
+            if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) continue;
+            for (int sh = 0; sh < 3; sh++)
+                for (size_t ts = 1; ts <= 8; ts *= 8) {
+                    size_t la = 0, lb = 0;
+                    assert_int_equal(gbp_blosc_compress(src, n, ts, codecs[c], 1, sh, 1, a, cap,
+                                                        &la), GPUBP_OK);
+                    assert_int_equal(gbp_blosc_compress(src, n, ts, codecs[c], 1, sh, 3, b, cap,
+                                                        &lb), GPUBP_OK);
+                    assert_int_equal(la, lb);
+                    assert_memory_equal(a, b, la);
+                    assert_int_equal(gbp_blosc_decompress(a, la, back, n, 1), GPUBP_OK);
+                    assert_memory_equal(back, src, n);
+                    if (!(a[23 + 2] & 0x02) && la > n - n / 50) normal++; /* coded, tight */
+                }
+        }
+    }
+    gbp_blosc_set_max_chunk(0);
+    assert_true(normal > 0);
+    free(src);
+    free(a);
+    free(b);
     free(back);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(filters),
+        cmocka_unit_test(near_room),
         cmocka_unit_test(block_sizes),
         cmocka_unit_test(all_sizes_shuffles_levels),
         cmocka_unit_test(block_boundaries),

@@ -1,7 +1,7 @@
 /* The BloscLZ decoder (lib/compress/blosclz.c) on hand-made streams: literal runs, near, long
- * (extension bytes) and far matches, overlapping copies, and every malformed form (operands past
- * the input, a match before the output's start, output past the room, a stream ending on a far
- * match, which Blosc2's reader does not copy). */
+ * (extension bytes) and far matches, overlapping copies of every short period, and every
+ * malformed form (operands past the input, a match before the output's start, output past the
+ * room, a stream ending on a far match, which Blosc2's reader does not copy). */
 #include "support/test_support.h"
 
 #include "compress/blosclz.h"
@@ -84,6 +84,46 @@ static void long_and_far_matches(void **state)
     free(want);
 }
 
+/* A period of dist bytes (literals), then a match of len from dist back, then '!': every short
+ * and long period, lengths around the copy strategies of copy_match, exact and short room. */
+static void periods(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {3, 8, 9, 31, 32, 33, 64, 65, 200, 1000, 5003};
+    uint8_t s[64], *out = malloc(6000), *want = malloc(6000);
+    for (size_t dist = 1; dist <= 20; dist++)
+        for (size_t l = 0; l < sizeof lens / sizeof *lens; l++) {
+            size_t len = lens[l], n = 0;
+            s[n++] = (uint8_t)(0x20 | (dist - 1));
+            for (size_t i = 0; i < dist; i++) s[n++] = want[i] = (uint8_t)(0x41 + 7 * i);
+            if (len < 9) {
+                s[n++] = (uint8_t)((len - 2) << 5);
+            } else {
+                s[n++] = 0xE0;
+                for (size_t x = len - 9; ; x -= 255) {
+                    s[n++] = (uint8_t)(x < 255 ? x : 255);
+                    if (x < 255) break;
+                }
+            }
+            s[n++] = (uint8_t)(dist - 1);
+            s[n++] = 0x00;
+            s[n++] = '!';
+            assert_true(n <= sizeof s);
+            for (size_t i = dist; i < dist + len; i++) want[i] = want[i - dist];
+            want[dist + len] = '!';
+            size_t total = dist + len + 1;
+            memset(out, 0xEE, 6000);
+            assert_int_equal(dec(s, n, out, total), (long)total);
+            assert_memory_equal(out, want, total);
+            assert_int_equal(out[total], 0xEE);
+            assert_int_equal(dec(s, n, out, 6000), (long)total);
+            assert_memory_equal(out, want, total);
+            assert_int_equal(dec(s, n, out, total - 1), -1);
+        }
+    free(out);
+    free(want);
+}
+
 static void malformed(void **state)
 {
     (void)state;
@@ -110,6 +150,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(literals_and_near_matches),
         cmocka_unit_test(long_and_far_matches),
+        cmocka_unit_test(periods),
         cmocka_unit_test(malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
