@@ -3,6 +3,7 @@
 #include "engine/dataset.h"
 
 #include "compress/blosczlib.h"
+#include "format/bp4_decode.h"
 #include "memspace/box.h"
 
 #include <errno.h>

@@ -12,6 +12,7 @@
 
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
+#include "format/bp4_index.h"
 #include "gpubp/cuda.h"
 
 #include <errno.h>

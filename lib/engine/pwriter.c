@@ -11,6 +11,9 @@
 #include "engine/writer.h"
 #include "engine/zblock.h"
 
+#include "format/bp4_encode.h"
+#include "format/bp4_merge.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

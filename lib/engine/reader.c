@@ -10,6 +10,7 @@
 #include "engine/scan.h"
 
 #include "compress/blosczlib.h"
+#include "format/bp4_decode.h"
 #include "memspace/box.h"
 
 #include <errno.h>

@@ -5,6 +5,7 @@
 #include "engine/dataset.h"
 
 #include "compress/blosczlib.h"
+#include "format/bp4_index.h"
 #include "memspace/box.h"
 
 #include <errno.h>

@@ -7,6 +7,7 @@
 #include "engine/zblock.h"
 
 #include "compress/blosczlib.h"
+#include "format/bp4_encode.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* BP4 decoding with every length and offset checked before use. A failure names the file and
  * the offset of the field that was wrong. */
-#include "format/bp4.h"
+#include "format/bp4_decode.h"
 
 typedef struct cur {
     const uint8_t *p;

@@ -1,6 +1,6 @@
 /* BP4 encoding: headers, md.idx records, data.K process groups and records, md.0 entries.
  * Layouts follow docs/format/bp4.md sections 3, 4, 5 and 6 field by field. */
-#include "format/bp4.h"
+#include "format/bp4_encode.h"
 
 #include <stdio.h>
 

@@ -1,6 +1,7 @@
 /* BP4's filling of the reader's index (format/index.h): variables and attributes found in md.0,
  * step by step, and the blocks of a (variable, step) loaded from its md.0 entry. */
-#include "format/bp4.h"
+#include "format/bp4_index.h"
+#include "format/bp4_decode.h"
 
 static int on_step_begin(void *ctx, int column_major)
 {

@@ -3,7 +3,8 @@
  * entry per variable holding every rank's characteristic sets in rank order, its header taken
  * from the first rank that has the variable and its set count summed; each attribute from the
  * first rank that has it. Every input is a step block as one writer alone would write it. */
-#include "format/bp4.h"
+#include "format/bp4_merge.h"
+#include "format/bp4_encode.h"
 
 #include <stdio.h>
 

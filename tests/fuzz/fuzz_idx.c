@@ -1,7 +1,7 @@
 /* Fuzz target: the md.idx parser (bp4_check_idx_header, bp4_parse_idx_record), on its own and
  * through the append path, which reads md.idx to find where to continue. Input: md.idx bytes, or
  * md.idx SEP md.0 (then md.0's size bounds the record pointers). */
-#include "format/bp4.h"
+#include "format/bp4_decode.h"
 #include "fuzz/fuzz_util.h"
 #include "gpubp.h"
 #include "fuzz/fuzz_target.h"

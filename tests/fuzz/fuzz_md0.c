@@ -2,7 +2,8 @@
  * index queries built on it. Input: md.idx SEP md.0 (steps are the md.idx records that check
  * out), or md.0 alone (steps are then chained as a writer lays them out: the PG index at 64, the
  * variable index after it, the attribute index after that, the next step at the end). */
-#include "format/bp4.h"
+#include "format/bp4_decode.h"
+#include "format/bp4_index.h"
 #include "fuzz/fuzz_util.h"
 #include "gpubp.h"
 #include "fuzz/fuzz_target.h"
