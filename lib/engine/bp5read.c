@@ -7,7 +7,10 @@
 #include "engine/collective.h"
 #include "engine/dataset.h"
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_idx.h"
+#include "format/bp5_index.h"
+#include "format/bp5_op.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -9,7 +9,13 @@
  *
  * Every read is bounds-checked; failures are GPUBP_ERR_FORMAT with the file name and offset in the
  * message. Content this library cannot present (struct and derived variables) is reported to the
- * sink with bp5_var_field.unsupported set, never decoded. */
+ * sink with bp5_var_field.unsupported set, never decoded.
+ *
+ * This header holds what the BP5 files share: sizes, byte-order loads and the types of md.idx, of
+ * the formats, of the decoded records and of the reader. The functions are declared in the header
+ * of the .c that defines them: format/bp5_idx.h (md.idx), format/bp5_ffs.h (mmd.0 and the FFS
+ * descriptions; bp5_damaged), format/bp5_meta.h (metadata and attribute blocks), format/bp5_index.h
+ * (the reader's index filled from BP5), format/bp5_op.h (operator buffers). */
 #ifndef GBP_BP5_H
 #define GBP_BP5_H
 
@@ -46,13 +52,6 @@ static inline uint64_t bp5_ld64(const uint8_t *p, int be)
     return be ? (uint64_t)bp5_ld32(p, 1) << 32 | bp5_ld32(p + 4, 1) : gbp_ld64(p);
 }
 
-/* Records GPUBP_ERR_FORMAT "WHAT: damaged REGION at offset OFF: message" and returns it. */
-int bp5_damaged(const char *what, const char *region, uint64_t off, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((cold, format(printf, 4, 5)))
-#endif
-    ;
-
 /* ---- md.idx (§3) ------------------------------------------------------------------------------ */
 
 typedef struct bp5_map {          /* a 'w' record: which sub-file each writer writes */
@@ -82,25 +81,6 @@ typedef struct bp5_idx {
     uint64_t **slabs;             /* the steps' pieces live here (bp5_idx.c: slab_alloc) */
     size_t nslabs, cap_slabs, slab_used, slab_cap;
 } bp5_idx;
-
-void bp5_idx_init(bp5_idx *ix);
-void bp5_idx_free(bp5_idx *ix);
-/* Parses md.idx (p: the whole file as read so far, n bytes), continuing after ix->parsed: the
- * header on the first call, then every complete record. A partial last record is left for the next
- * call when the header says the writer is active (or `partial_ok`), else it is an error. Each step
- * record is checked: its length, its md.0 block against md0_size (pass UINT64_MAX to skip), and a
- * writer map must precede it. Errors: FORMAT (naming `what` and the offset), NOT_SUPPORTED (BP5
- * minor version other than 2), NOMEM. On error ix keeps the records parsed before it. */
-int bp5_idx_parse(bp5_idx *ix, const uint8_t *p, size_t n, uint64_t md0_size, int partial_ok,
-                  const char *what);
-/* The same over q, the file's bytes [base, base + n) (base <= the offset parsed so far; 0 for the
- * first call, whose bytes hold the header): md.idx read in pieces. more: bytes follow in the file,
- * so a record cut at the end of q waits for the next piece. */
-int bp5_idx_parse_at(bp5_idx *ix, const uint8_t *q, size_t n, size_t base, int more,
-                     uint64_t md0_size, int partial_ok, const char *what);
-/* Where a block of writer w in step s lies: loc is its DataBlockLocation (§9.2). */
-int bp5_locate(const bp5_idx *ix, size_t s, uint64_t w, uint64_t loc, uint64_t *subfile,
-               uint64_t *offset, const char *what);
 
 /* ---- FFS format descriptions (§4, §5) ----------------------------------------------------------- */
 
@@ -179,22 +159,6 @@ typedef struct bp5_formats {
     int big_endian;               /* byte order of mmd.0's lengths (md.idx byte 36); set by the caller */
 } bp5_formats;
 
-void bp5_formats_init(bp5_formats *ft);
-void bp5_formats_free(bp5_formats *ft);
-/* Parses the entries of mmd.0 after ft->parsed (p: the file as read so far). A partial last entry
- * is left for the next call when partial_ok, else it is an error. Identical duplicates are kept
- * once; a different description under a known id is an error. */
-int bp5_formats_parse(bp5_formats *ft, const uint8_t *p, size_t n, int partial_ok,
-                      const char *what);
-/* Parses one FFS description (desc_len bytes, at mmd.0 offset file_off) into *f. Owns nothing of
- * p afterwards (the description is copied). Exposed for the fuzz target. */
-int bp5_format_parse(bp5_format *f, const uint8_t id[BP5_ID_LEN], const uint8_t *p, size_t n,
-                     uint64_t file_off, const char *what);
-void bp5_format_free(bp5_format *f);
-/* The ADIOS2 DataType of the elements of FFS field fl (§7.5; its dimensions aside), 0 when none. */
-int bp5_ffs_value_type(const bp5_format *f, const bp5_ffs_field *fl);
-const bp5_format *bp5_formats_find(bp5_formats *ft, const uint8_t id[BP5_ID_LEN]);
-
 /* ---- metadata and attribute blocks (§6-§8) ------------------------------------------------------ */
 
 /* One writer's record of an array variable in one step; arrays are valid until the sink returns.
@@ -236,23 +200,6 @@ typedef struct bp5_scratch {
     uint8_t *b;
     size_t cap_b;
 } bp5_scratch;
-
-void bp5_scratch_free(bp5_scratch *s);
-
-/* Decodes one writer's metadata block (n bytes at md.0 offset file_off). */
-int bp5_decode_metadata(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t file_off,
-                        uint64_t writer, int column_major, bp5_scratch *s,
-                        const bp5_md_sink *sink, const char *what);
-/* Decodes one attribute block (either encoding, §8). */
-int bp5_decode_attrs(bp5_formats *ft, const uint8_t *p, size_t n, uint64_t file_off,
-                     const bp5_md_sink *sink, const char *what);
-/* Decodes step s's md.0 block: p holds its MetadataSize bytes (md.0 offset md_pos). Writers'
- * blocks in rank order, then the attribute blocks in slot order. */
-int bp5_decode_step(const bp5_idx *ix, bp5_formats *ft, size_t s, const uint8_t *p, size_t n,
-                    bp5_scratch *scr, const bp5_md_sink *sink, const char *what);
-
-/* GPUBP type of an ADIOS2 DataType number, -1 when it has none here. */
-int bp5_gpubp_type(int bp5_type);
 
 /* ---- the reader's index (format/index.h) filled from BP5 ----------------------------------------
  * The filler keeps md.idx, the formats and the names of variables it cannot present; the index's
@@ -301,39 +248,5 @@ typedef struct bp5_reader {
     uint32_t cur_p;               /* presented step (0 when flattened) */
     uint64_t cur_w;               /* writers of the step */
 } bp5_reader;
-
-void bp5_reader_init(bp5_reader *r, bp5_read_fn read, void *read_ctx);
-void bp5_reader_free(bp5_reader *r);
-/* Adds dataset step r->nadded (p: its md.0 block, MetadataSize bytes) to the index; r->idx and
- * r->ft must cover it. On error the index is as it was. */
-int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n, const char *what);
-/* After the last step of a random-access open, as ADIOS2's random-access reader: every step of a
- * joined array reports the last step's joined shape (§10.5), and a variable's steps are numbered
- * 0, 1, ... (relative steps, §10.2; the loader's cookie keeps the dataset step). */
-void bp5_index_finish(gbp_index *ix);
-/* The md.0 block of dataset step s (MetadataSize bytes) through r->read: read with the blocks of
- * the steps after it that follow it in md.0, up to BP5_MD0_WINDOW bytes, and kept until a step
- * outside is asked for (a step's variables loaded one after the other, or the steps of a pass,
- * read md.0 once). */
-#define BP5_MD0_WINDOW ((size_t)256 << 10)
-int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p);
-/* After an open with ix->light: every step decoded again for the shapes and min/max that the
- * light pass left out (the index is then summarized). */
-int bp5_index_summarize(gbp_index *ix, bp5_reader *r, const char *what);
-/* gbp_load_fn: the blocks of v's step vs. */
-int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
-/* What a variable of that name is when the index does not present it ("a struct variable",
- * "a derived (expression) variable", "a long double of N bytes": a 32-bit writer's), or NULL. */
-const char *bp5_unsupported(const bp5_reader *r, const char *name);
-
-/* ---- operator buffers (§9.3) ----------------------------------------------------------------- */
-
-enum { BP5_OP_BLOSC = 0, BP5_OP_BZIP2 = 1, BP5_OP_NULL = 127 };
-
-/* The operator of a stored block (n bytes at p) and, for null, the raw bytes inside it (*raw,
- * *raw_len); blosc and bzip2 buffers are handed whole to their decoders. Errors: FORMAT (a short
- * or inconsistent buffer), CODEC (an operator libgpubp does not decode, named). */
-int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
-                 size_t *raw_len, const char *what);
 
 #endif /* GBP_BP5_H */

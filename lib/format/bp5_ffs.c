@@ -6,7 +6,7 @@
  * Only descriptions are interpreted here; which structures BP5 builds from them (MetaData with its
  * variable fields, GenericAttributes, the legacy Attributes) is worked out once per format so that
  * decoding a block is a walk over precomputed offsets. */
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
 
 #include <stdarg.h>
 #include <stdio.h>

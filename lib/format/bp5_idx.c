@@ -1,7 +1,7 @@
 /* BP5 md.idx: the 64-byte header, then records of u8 type, u64 length, body: 'w' writer maps and
  * 's' step records (§3). Records are parsed incrementally so that a reader following a live
  * writer re-reads only what is new. */
-#include "format/bp5.h"
+#include "format/bp5_idx.h"
 
 #include <stdlib.h>
 

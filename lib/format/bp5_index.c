@@ -8,7 +8,10 @@
  * values as a 1-D array of the step's writer count (block w at {w}, its value kept in the block),
  * joined arrays with running offsets, flattened steps as one step, dimensions reversed for
  * column-major writers. */
-#include "format/bp5.h"
+#include "format/bp5_index.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_idx.h"
+#include "format/bp5_meta.h"
 
 void bp5_reader_init(bp5_reader *r, bp5_read_fn read, void *read_ctx)
 {

@@ -2,7 +2,8 @@
  * (a copy of the writer's struct) and a variable part that pointer fields reach through offsets
  * from the base record. Fields are read at the offsets and sizes their format gives; every
  * pointer, count and string is checked against the block before it is followed. */
-#include "format/bp5.h"
+#include "format/bp5_meta.h"
+#include "format/bp5_ffs.h"
 
 typedef struct blk {
     const uint8_t *d;   /* the base record */

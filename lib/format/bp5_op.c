@@ -1,6 +1,6 @@
 /* BP5 operator buffers (§9.3): byte 0 names the operator (ADIOS2's core::Operator::OperatorType),
  * byte 1 is its buffer version, bytes 2-3 are zero. The metadata never names the operator. */
-#include "format/bp5.h"
+#include "format/bp5_op.h"
 
 static const char *op_name(int t)
 {

@@ -22,7 +22,9 @@
  * test_format_bp5_bigendian's 32-bit cases; not installed. */
 #include "format/bp5_to_32.h"
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_idx.h"
+#include "format/bp5_op.h"
 #include "format/ffs_id.h"
 #include "support/test_support.h"
 

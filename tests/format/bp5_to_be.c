@@ -22,7 +22,10 @@
  * 32-bit-writer rewrite instead) */
 #include "format/bp5_to_be.h"
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_idx.h"
+#include "format/bp5_meta.h"
+#include "format/bp5_op.h"
 #include "format/ffs_id.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"

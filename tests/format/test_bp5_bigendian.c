@@ -14,7 +14,7 @@
 #include "format/bp5_to_32.h"
 #include "format/bp5_to_be.h"
 #include "common/types.h"
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
 
 #include <stdio.h>
 #include <stdlib.h>

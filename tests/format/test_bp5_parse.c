@@ -13,7 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_idx.h"
+#include "format/bp5_index.h"
+#include "format/bp5_meta.h"
 #include "support/test_support.h"
 
 

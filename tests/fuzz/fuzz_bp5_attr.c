@@ -4,7 +4,8 @@
  * on failure; never a crash, an overread (ASan) or a leak (LeakSanitizer). */
 #include "fuzz/fuzz_util.h"
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
+#include "format/bp5_meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

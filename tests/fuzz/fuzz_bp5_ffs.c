@@ -5,7 +5,7 @@
  * field inside its record, every sub-structure index and control field in range). */
 #include "fuzz/fuzz_util.h"
 
-#include "format/bp5.h"
+#include "format/bp5_ffs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

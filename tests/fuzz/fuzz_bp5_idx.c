@@ -5,7 +5,7 @@
  * step's block lies inside md.0; every block location bp5_locate accepts is consistent. */
 #include "fuzz/fuzz_util.h"
 
-#include "format/bp5.h"
+#include "format/bp5_idx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,19 @@
+/* lib/format/bp5_op.h: see bp5_op.c: operator buffers (§9.3). */
+#ifndef GBP_FORMAT_BP5_OP_H
+#define GBP_FORMAT_BP5_OP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/bp5.h"
+
+/* The operator of a buffer: its byte 0 (ADIOS2's core::Operator::OperatorType). */
+enum { BP5_OP_BLOSC = 0, BP5_OP_BZIP2 = 1, BP5_OP_NULL = 127 };
+
+/* The operator of a stored block (n bytes at p) and, for null, the raw bytes inside it (*raw,
+ * *raw_len); blosc and bzip2 buffers are handed whole to their decoders. Errors: FORMAT (a short
+ * or inconsistent buffer), CODEC (an operator libgpubp does not decode, named). */
+int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
+                 size_t *raw_len, const char *what);
+
+#endif /* GBP_FORMAT_BP5_OP_H */
