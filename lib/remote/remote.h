@@ -1,6 +1,6 @@
 /* lib/remote: the client side of remote reads. A gbp_remote is one connection to a gpubp-serve
- * daemon with one dataset open on it; the reader (src/api_read.c) reads md.idx, md.0 and data.K
- * through it instead of through local files. The wire protocol is proto.h and
+ * daemon with one dataset open on it; the reader (lib/engine: reader.c, dataset.c) reads md.idx,
+ * md.0 and data.K through it instead of through local files. The wire protocol is proto.h and
  * docs/remote-protocol.md. Depends on lib/common and POSIX sockets only.
  *
  * Every call is thread-safe: calls on one handle serialise on its connection (one pread is
