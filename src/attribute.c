@@ -52,8 +52,8 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
                             "gpubp_define_attribute: '%s': string too long", name);
     }
     gbp_attr_def *a = NULL;
-    for (size_t i = 0; i < f->nattrs; i++)
-        if (!strcmp(f->attrs[i].name, name)) a = &f->attrs[i];
+    for (size_t i = 0; i < f->wr.nattrs; i++)
+        if (!strcmp(f->wr.attrs[i].name, name)) a = &f->wr.attrs[i];
     if (a && attr_same(a, t, data, n)) return GPUBP_OK;
     /* build the new value aside, so that a failure leaves the attribute as it was */
     gbp_attr_def nv;
@@ -82,7 +82,8 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
         nv.name = gbp_strdup(name);
         if (!nv.name) rc = GPUBP_ERR_NOMEM;
         if (rc == GPUBP_OK &&
-            gbp_grow((void **)&f->attrs, &f->cap_attrs, f->nattrs + 1, sizeof *f->attrs))
+            gbp_grow((void **)&f->wr.attrs, &f->wr.cap_attrs, f->wr.nattrs + 1,
+                     sizeof *f->wr.attrs))
             rc = GPUBP_ERR_NOMEM;
     }
     if (rc != GPUBP_OK) {
@@ -98,8 +99,8 @@ int gpubp_define_attribute(gpubp_file *f, const char *name, gpubp_type type, con
         a->strings = nv.strings;
         a->dirty = 1;
     } else {
-        nv.member_id = (uint32_t)f->nattrs;
-        f->attrs[f->nattrs++] = nv;
+        nv.member_id = (uint32_t)f->wr.nattrs;
+        f->wr.attrs[f->wr.nattrs++] = nv;
     }
     return GPUBP_OK;
 }
@@ -127,14 +128,14 @@ int gpubp_available_attributes(const gpubp_file *fc, size_t *n, const char *cons
     GBP_CHECK_ARG(names);
     gpubp_file *f = (gpubp_file *)fc;
     gbp_free(f->anames);
-    size_t cap = (gbp_is_write_mode(f) ? f->nattrs : f->ix.nattrs) + 1;
+    size_t cap = (gbp_is_write_mode(f) ? f->wr.nattrs : f->rd.ix.nattrs) + 1;
     f->anames = gbp_malloc(cap * sizeof *f->anames);
     GBP_CHECK_ALLOC(f->anames);
     size_t k = 0;
     if (gbp_is_write_mode(f)) {
-        for (size_t i = 0; i < f->nattrs; i++) f->anames[k++] = f->attrs[i].name;
+        for (size_t i = 0; i < f->wr.nattrs; i++) f->anames[k++] = f->wr.attrs[i].name;
     } else {
-        for (size_t i = 0; i < f->ix.nattrs; i++) f->anames[k++] = f->ix.attrs[i].name;
+        for (size_t i = 0; i < f->rd.ix.nattrs; i++) f->anames[k++] = f->rd.ix.attrs[i].name;
     }
     gbp_sort_names(f->anames, k);
     f->nanames = k;

@@ -50,8 +50,8 @@ int gpubp_steps(const gpubp_file *f, size_t *nsteps)
 {
     GBP_CHECK_ARG(f);
     GBP_CHECK_ARG(nsteps);
-    *nsteps = gbp_is_write_mode(f) ? f->idx_records : f->ix.nsteps;
-    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) *nsteps = f->nrecords;
+    *nsteps = gbp_is_write_mode(f) ? f->wr.idx_records : f->rd.ix.nsteps;
+    if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) *nsteps = f->rd.nrecords;
     return GPUBP_OK;
 }
 
@@ -62,10 +62,10 @@ int gpubp_current_step(const gpubp_file *f, size_t *step)
     GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ_RANDOM_ACCESS, GPUBP_ERR_WRONG_MODE,
                         "gpubp_current_step: no current step in random-access mode");
     if (gbp_is_write_mode(f)) {
-        *step = f->idx_records;
+        *step = f->wr.idx_records;
         return GPUBP_OK;
     }
     GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE, "gpubp_current_step: no step is open");
-    *step = f->cur_step;
+    *step = f->rd.cur_step;
     return GPUBP_OK;
 }

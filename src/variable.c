@@ -245,7 +245,7 @@ int gpubp_define_variable(gpubp_variable **out, gpubp_file *f, const char *name,
     }
     gpubp_variable *v;
     GBP_FORWARD_IF_ERROR(gbp_file_new_var(f, name, type, kind, &v));
-    v->member_id = f->next_member++;
+    v->member_id = f->wr.next_member++;
     if (f->params.compress && !gbp_kind_is_value(kind)) {
         v->op = 1;
         v->op_codec = f->params.compress_codec;
@@ -380,7 +380,7 @@ int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t blo
     GBP_CHECK_ARG(writer);
     size_t vs;
     GBP_FORWARD_IF_ERROR(gbp_rvar_step_arg(v, step, &vs));
-    GBP_RETURN_ERROR_IF(!v->file->bp5 || v->file->remote, GPUBP_ERR_NOT_SUPPORTED,
+    GBP_RETURN_ERROR_IF(!v->file->rd.bp5 || v->file->rd.remote, GPUBP_ERR_NOT_SUPPORTED,
                         "gpubp_variable_block_writer: '%s': writer ranks are known for BP5 "
                         "datasets read from disk only", v->name);
     const gbp_var_step *st = &v->rv->steps[vs];
@@ -500,15 +500,15 @@ int gpubp_available_variables(const gpubp_file *fc, size_t *n, const char *const
     GBP_CHECK_ARG(names);
     gpubp_file *f = (gpubp_file *)fc; /* the cache is not part of the file's state */
     gbp_free(f->names);
-    size_t cap = (gbp_is_write_mode(f) ? f->nvars : f->ix.nvars) + 1;
+    size_t cap = (gbp_is_write_mode(f) ? f->nvars : f->rd.ix.nvars) + 1;
     f->names = gbp_malloc(cap * sizeof *f->names);
     GBP_CHECK_ALLOC(f->names);
     size_t k = 0;
     if (gbp_is_write_mode(f)) {
         for (size_t i = 0; i < f->nvars; i++) f->names[k++] = f->vars[i]->name;
     } else {
-        for (size_t i = 0; i < f->ix.nvars; i++) {
-            gbp_var *rv = f->ix.vars[i];
+        for (size_t i = 0; i < f->rd.ix.nvars; i++) {
+            gbp_var *rv = f->rd.ix.vars[i];
             if (rv->nsteps == 0) continue;
             if (f->mode == GPUBP_MODE_READ && (!f->in_step || !gbp_file_step_has(f, rv)))
                 continue;

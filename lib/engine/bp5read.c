@@ -25,7 +25,7 @@
 static int md0_read(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
     gpubp_file *f = ctx;
-    f->bp5->md0_bytes += n;
+    f->rd.bp5->md0_bytes += n;
     return gbp_reader_md0(f, off, n, buf);
 }
 
@@ -34,8 +34,8 @@ static int meta_size(gpubp_file *f, const char *name, uint64_t *size, int *exist
 {
     *size = 0;
     *exists = 0;
-    if (f->remote) {
-        int rc = gbp_remote_size(f->remote, name, size);
+    if (f->rd.remote) {
+        int rc = gbp_remote_size(f->rd.remote, name, size);
         if (rc == GPUBP_ERR_NOT_FOUND) return GPUBP_OK;
         *exists = rc == GPUBP_OK;
         return rc;
@@ -55,8 +55,8 @@ static int meta_size(gpubp_file *f, const char *name, uint64_t *size, int *exist
 static int meta_pread(gpubp_file *f, const char *name, uint8_t *buf, size_t n, uint64_t off)
 {
     if (n == 0) return GPUBP_OK;
-    if (strcmp(name, "md.0")) f->bp5->idx_bytes += n;
-    if (f->remote) return gbp_remote_pread(f->remote, name, buf, n, off);
+    if (strcmp(name, "md.0")) f->rd.bp5->idx_bytes += n;
+    if (f->rd.remote) return gbp_remote_pread(f->rd.remote, name, buf, n, off);
     char *path = gbp_path_join(f->path, name);
     GBP_CHECK_ALLOC(path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -102,7 +102,7 @@ static int meta_grow(gpubp_file *f, const char *name, uint8_t **buf, size_t *len
 static int parse_idx(gpubp_file *f, uint64_t isize, const uint8_t *tail, size_t tail_len,
                      uint64_t msize, int partial_ok, const char *what)
 {
-    bp5_reader *r = f->bp5;
+    bp5_reader *r = f->rd.bp5;
     if (tail)
         return bp5_idx_parse_at(&r->idx, tail, tail_len, r->idx.parsed, 0, msize, partial_ok, what);
     size_t piece = BP5_IDX_PIECE, cap = 0;
@@ -145,12 +145,12 @@ static int parse_idx(gpubp_file *f, uint64_t isize, const uint8_t *tail, size_t 
 static int parse_metadata(gpubp_file *f, uint64_t isize, const uint8_t *tail, size_t tail_len,
                           uint64_t msize)
 {
-    bp5_reader *r = f->bp5;
+    bp5_reader *r = f->rd.bp5;
     char wi[4200], wm[4200];
     snprintf(wi, sizeof wi, "%s/md.idx", f->path);
     snprintf(wm, sizeof wm, "%s/mmd.0", f->path);
     if (isize < BP5_HEADER_SIZE && r->idx.parsed == 0) { /* no header yet: nothing to see */
-        f->writer_active = 1;
+        f->rd.writer_active = 1;
         return GPUBP_OK;
     }
     int active = r->hdr[39] != 0;
@@ -160,8 +160,8 @@ static int parse_metadata(gpubp_file *f, uint64_t isize, const uint8_t *tail, si
     GBP_FORWARD_IF_ERROR(bp5_formats_parse(&r->ft, r->mmd_buf, r->mmd_len,
                                            active || f->mode == GPUBP_MODE_READ, wm));
     f->md0_size = msize;
-    f->writer_active = active;
-    f->nrecords = r->idx.flatten ? (r->idx.nsteps && !active ? 1 : 0) : r->idx.nsteps;
+    f->rd.writer_active = active;
+    f->rd.nrecords = r->idx.flatten ? (r->idx.nsteps && !active ? 1 : 0) : r->idx.nsteps;
     return GPUBP_OK;
 }
 
@@ -169,7 +169,7 @@ static int parse_metadata(gpubp_file *f, uint64_t isize, const uint8_t *tail, si
  * mmd.0 (once md.idx has its header), md.0's size. */
 static int fetch_metadata(gpubp_file *f, uint64_t *isize, uint64_t *msize)
 {
-    bp5_reader *r = f->bp5;
+    bp5_reader *r = f->rd.bp5;
     int exists;
     *msize = 0;
     GBP_FORWARD_IF_ERROR(meta_size(f, "md.idx", isize, &exists));
@@ -190,12 +190,12 @@ static int fetch_metadata(gpubp_file *f, uint64_t *isize, uint64_t *msize)
 
 /* Parallel readers: rank 0 reads what is new in md.idx, mmd.0 and md.0 (up to the end of the last
  * step md.idx lists) and broadcasts it; every rank parses the same bytes, and serves md.0 from
- * memory (f->md0_all). */
+ * memory (f->rd.md0_all). */
 static int load_metadata_comm(gpubp_file *f)
 {
     gbp_comm *c = f->comm;
-    bp5_reader *r = f->bp5;
-    size_t old_m = r->mmd_len, old_d = f->md0_all_len;
+    bp5_reader *r = f->rd.bp5;
+    size_t old_m = r->mmd_len, old_d = f->rd.md0_all_len;
     /* md.idx's size, its new bytes, mmd.0 bytes, md.0 bytes kept, md.0's size */
     uint64_t hdr[5] = {0, 0, 0, 0, 0};
     uint8_t *tail = NULL;
@@ -215,10 +215,10 @@ static int load_metadata_comm(gpubp_file *f)
             if (r->idx.steps[s].md_pos + r->idx.steps[s].md_size > end)
                 end = r->idx.steps[s].md_pos + r->idx.steps[s].md_size;
         if (rc == GPUBP_OK && end > old_d) {
-            uint8_t *m = gbp_realloc(f->md0_all, (size_t)end);
+            uint8_t *m = gbp_realloc(f->rd.md0_all, (size_t)end);
             if (!m) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of md.0)",
                                    (unsigned long long)end);
-            else f->md0_all = m;
+            else f->rd.md0_all = m;
             if (rc == GPUBP_OK) rc = meta_pread(f, "md.0", m + old_d, (size_t)(end - old_d), old_d);
         }
         hdr[0] = isize;
@@ -236,8 +236,8 @@ static int load_metadata_comm(gpubp_file *f)
         tail = hdr[1] ? gbp_malloc((size_t)hdr[1]) : NULL;
         uint8_t *pm = hdr[2] > old_m ? gbp_realloc(r->mmd_buf, (size_t)hdr[2]) : r->mmd_buf;
         if (pm) r->mmd_buf = pm;
-        uint8_t *pd = hdr[3] > old_d ? gbp_realloc(f->md0_all, (size_t)hdr[3]) : f->md0_all;
-        if (pd) f->md0_all = pd;
+        uint8_t *pd = hdr[3] > old_d ? gbp_realloc(f->rd.md0_all, (size_t)hdr[3]) : f->rd.md0_all;
+        if (pd) f->rd.md0_all = pd;
         if ((hdr[1] && !tail) || (hdr[2] > old_m && !pm) || (hdr[3] > old_d && !pd))
             rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of metadata)",
                            (unsigned long long)(hdr[1] + hdr[2] + hdr[3]));
@@ -249,13 +249,13 @@ static int load_metadata_comm(gpubp_file *f)
     if (rc == GPUBP_OK && hdr[2] > old_m)
         rc = gbp_comm_bcast(c, r->mmd_buf + old_m, (size_t)(hdr[2] - old_m), 0);
     if (rc == GPUBP_OK && hdr[3] > old_d)
-        rc = gbp_comm_bcast(c, f->md0_all + old_d, (size_t)(hdr[3] - old_d), 0);
+        rc = gbp_comm_bcast(c, f->rd.md0_all + old_d, (size_t)(hdr[3] - old_d), 0);
     if (rc == GPUBP_OK && c->rank != 0) {
         r->mmd_len = (size_t)hdr[2];
         rc = parse_metadata(f, hdr[0], tail, (size_t)hdr[1], hdr[4]);
     }
     gbp_free(tail);
-    if (rc == GPUBP_OK) f->md0_all_len = (size_t)hdr[3];
+    if (rc == GPUBP_OK) f->rd.md0_all_len = (size_t)hdr[3];
     return gbp_comm_agree_all(c, rc, "parsing the BP5 metadata");
 }
 
@@ -271,20 +271,21 @@ int gbp_bp5_load_metadata(gpubp_file *f)
 /* Adds dataset steps to the index until it presents nsteps (flattened: every step at once). */
 int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps)
 {
-    bp5_reader *r = f->bp5;
+    bp5_reader *r = f->rd.bp5;
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    f->ix.steps_hint = nsteps;
+    f->rd.ix.steps_hint = nsteps;
     size_t want = r->idx.flatten ? r->idx.nsteps : nsteps;
     int rc = GPUBP_OK;
     while (rc == GPUBP_OK && r->nadded < want && r->nadded < r->idx.nsteps) {
         const uint8_t *buf = NULL;
         rc = bp5_step_block(r, r->nadded, &buf);
         if (rc == GPUBP_OK)
-            rc = bp5_index_add_step(&f->ix, r, buf, (size_t)r->idx.steps[r->nadded].md_size, what);
+            rc = bp5_index_add_step(&f->rd.ix, r, buf, (size_t)r->idx.steps[r->nadded].md_size,
+                                    what);
     }
     if (rc == GPUBP_OK && f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
-        bp5_index_finish(&f->ix);
+        bp5_index_finish(&f->rd.ix);
         /* random access reads mmd.0 once: its copy is not needed again */
         gbp_free(r->mmd_buf);
         r->mmd_buf = NULL;
@@ -297,16 +298,16 @@ int gbp_bp5_summary(gpubp_file *f)
 {
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    return bp5_index_summarize(&f->ix, f->bp5, what);
+    return bp5_index_summarize(&f->rd.ix, f->rd.bp5, what);
 }
 
 int gbp_bp5_setup(gpubp_file *f)
 {
-    f->bp5 = gbp_calloc(1, sizeof *f->bp5);
-    GBP_CHECK_ALLOC(f->bp5);
-    bp5_reader_init(f->bp5, md0_read, f);
-    gbp_index_free(&f->ix);
-    gbp_index_init(&f->ix, bp5_index_load, f->bp5);
+    f->rd.bp5 = gbp_calloc(1, sizeof *f->rd.bp5);
+    GBP_CHECK_ALLOC(f->rd.bp5);
+    bp5_reader_init(f->rd.bp5, md0_read, f);
+    gbp_index_free(&f->rd.ix);
+    gbp_index_init(&f->rd.ix, bp5_index_load, f->rd.bp5);
     return GPUBP_OK;
 }
 
@@ -315,20 +316,20 @@ int gbp_bp5_open(gpubp_file *f)
     GBP_FORWARD_IF_ERROR(gbp_bp5_setup(f));
     GBP_FORWARD_IF_ERROR(gbp_bp5_load_metadata(f));
     if (f->mode != GPUBP_MODE_READ_RANDOM_ACCESS) return GPUBP_OK;
-    f->ix.light = 1; /* block counts now, shapes and min/max when asked (gbp_bp5_summary) */
-    return gbp_bp5_parse_until(f, f->nrecords);
+    f->rd.ix.light = 1; /* block counts now, shapes and min/max when asked (gbp_bp5_summary) */
+    return gbp_bp5_parse_until(f, f->rd.nrecords);
 }
 
 void gbp_bp5_free(gpubp_file *f)
 {
-    bp5_reader_free(f->bp5);
-    gbp_free(f->bp5);
-    f->bp5 = NULL;
+    bp5_reader_free(f->rd.bp5);
+    gbp_free(f->rd.bp5);
+    f->rd.bp5 = NULL;
 }
 
 int gbp_bp5_not_found(const gpubp_file *f, const char *name)
 {
-    const char *what = f->bp5 ? bp5_unsupported(f->bp5, name) : NULL;
+    const char *what = f->rd.bp5 ? bp5_unsupported(f->rd.bp5, name) : NULL;
     if (!what) return GPUBP_ERR_NOT_FOUND;
     return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "variable '%s' of %s is %s, which libgpubp does "
                      "not read", name, f->path, what);
@@ -387,7 +388,7 @@ static int host_big_endian(void)
 
 int gbp_bp5_swapped(const gpubp_file *f)
 {
-    return f->bp5 && f->bp5->idx.big_endian != host_big_endian();
+    return f->rd.bp5 && f->rd.bp5->idx.big_endian != host_big_endian();
 }
 
 /* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
@@ -397,7 +398,7 @@ int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, 
 {
     size_t es = gbp_type_size(v->type);
     if (v->type == BP5_GPUBP_LONG_DOUBLE) {
-        for (size_t i = 0; f->bp5->idx.big_endian && i + 16 <= bytes; i += 16) {
+        for (size_t i = 0; f->rd.bp5->idx.big_endian && i + 16 <= bytes; i += 16) {
             for (size_t a = 0, z = 15; a < z; a++, z--) {
                 uint8_t t = buf[i + a];
                 buf[i + a] = buf[i + z];
@@ -452,7 +453,7 @@ int gbp_bp5_op_layout(const gpubp_file *f, uint8_t **zp, size_t *np, size_t raw)
 {
     uint8_t *z = *zp;
     size_t n = *np;
-    int fbe = f->bp5 && f->bp5->idx.big_endian, w = 0, be = 0;
+    int fbe = f->rd.bp5 && f->rd.bp5->idx.big_endian, w = 0, be = 0;
     static const int cand[4][2] = {{8, -1}, {8, -2}, {4, -1}, {4, -2}}; /* -1 file order, -2 other */
     for (int k = 0; k < 4 && !w && n >= 12; k++) {
         int o = cand[k][1] == -1 ? fbe : !fbe;

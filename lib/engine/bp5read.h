@@ -1,4 +1,4 @@
-/* lib/engine/bp5read.h: the reader's BP5 path (bp5read.c); f->bp5 is set by gbp_bp5_open. */
+/* lib/engine/bp5read.h: the reader's BP5 path (bp5read.c); f->rd.bp5 is set by gbp_bp5_open. */
 #ifndef GBP_ENGINE_BP5READ_H
 #define GBP_ENGINE_BP5READ_H
 
@@ -6,7 +6,7 @@
 
 /* Opens the BP5 dataset f->path (mmd.0 present); random access parses every step. */
 int gbp_bp5_open(gpubp_file *f);
-/* f->bp5 and an empty BP5 index, nothing read (parallel readers: every rank, before the
+/* f->rd.bp5 and an empty BP5 index, nothing read (parallel readers: every rank, before the
  * collective gbp_bp5_load_metadata). */
 int gbp_bp5_setup(gpubp_file *f);
 void gbp_bp5_free(gpubp_file *f);

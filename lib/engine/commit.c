@@ -20,15 +20,15 @@ int gbp_writer_begin_step(gpubp_file *f)
 {
     GBP_FORWARD_IF_ERROR(gbp_writer_broken(f));
     f->in_step = 1;
-    f->steps_begun++;
+    f->wr.steps_begun++;
     f->failed_step = 0;
-    f->nblocks = 0;
+    f->wr.nblocks = 0;
     for (size_t i = 0; i < f->nvars; i++) f->vars[i]->in_step = 0;
-    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->step);
-    for (int k = 0; k < f->nsub; k++) {
-        f->pg_start[k] = f->data_size[k];
-        f->cursor[k] = f->pg_start[k] + hs;
-        f->pg_nvars[k] = 0;
+    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->wr.step);
+    for (int k = 0; k < f->wr.nsub; k++) {
+        f->wr.pg_start[k] = f->wr.data_size[k];
+        f->wr.cursor[k] = f->wr.pg_start[k] + hs;
+        f->wr.pg_nvars[k] = 0;
     }
     return GPUBP_OK;
 }
@@ -40,14 +40,14 @@ void gbp_pg_tail(gpubp_file *f, int k, gbp_buf *tail, uint64_t *amd_off, uint64_
     if (k == 0 && ndirty) {
         gbp_buf_u32(tail, (uint32_t)ndirty);
         gbp_buf_u64(tail, 0); /* patched: attribute bytes including these 8 */
-        for (size_t i = 0; i < f->nattrs; i++) {
-            gbp_attr_def *a = &f->attrs[i];
+        for (size_t i = 0; i < f->wr.nattrs; i++) {
+            gbp_attr_def *a = &f->wr.attrs[i];
             if (!a->dirty) continue;
             size_t amd_at = tail->len, pay;
             bp4_put_amd(tail, a->member_id, a->name, a->type, a->data, a->n,
                         (const char *const *)a->strings, &pay);
-            amd_off[i] = f->cursor[k] + amd_at;
-            amd_pay[i] = f->cursor[k] + pay;
+            amd_off[i] = f->wr.cursor[k] + amd_at;
+            amd_pay[i] = f->wr.cursor[k] + pay;
         }
         if (gbp_buf_ok(tail)) gbp_buf_set_u64(tail, 4, (uint64_t)(tail->len - 4));
     } else {
@@ -58,14 +58,14 @@ void gbp_pg_tail(gpubp_file *f, int k, gbp_buf *tail, uint64_t *amd_off, uint64_
 
 void gbp_pg_head(gpubp_file *f, int k, gbp_buf *pg, size_t tail_len)
 {
-    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->step);
+    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->wr.step);
     size_t base = pg->len;
-    size_t lenat = bp4_pg_head(pg, 0, GBP_IO_NAME, f->step);
-    uint64_t vars_len = f->cursor[k] - (f->pg_start[k] + hs);
-    uint64_t end = f->cursor[k] + tail_len;
+    size_t lenat = bp4_pg_head(pg, 0, GBP_IO_NAME, f->wr.step);
+    uint64_t vars_len = f->wr.cursor[k] - (f->wr.pg_start[k] + hs);
+    uint64_t end = f->wr.cursor[k] + tail_len;
     if (!gbp_buf_ok(pg)) return;
-    gbp_buf_set_u64(pg, lenat, end - (f->pg_start[k] + 4));
-    gbp_buf_set_u32(pg, base + hs - 12, f->pg_nvars[k]);
+    gbp_buf_set_u64(pg, lenat, end - (f->wr.pg_start[k] + 4));
+    gbp_buf_set_u32(pg, base + hs - 12, f->wr.pg_nvars[k]);
     gbp_buf_set_u64(pg, base + hs - 8, vars_len);
 }
 
@@ -80,10 +80,10 @@ void gbp_var_attr_index(gpubp_file *f, gbp_buf *md, const uint64_t *amd_off,
         gpubp_variable *v = f->vars[i];
         if (!v->in_step) continue;
         uint64_t nb = 0;
-        for (size_t j = 0; j < f->nblocks; j++) nb += f->blocks[j].var == v;
+        for (size_t j = 0; j < f->wr.nblocks; j++) nb += f->wr.blocks[j].var == v;
         size_t at = bp4_entry_begin(md, v->member_id, v->name, v->type, 0, nb);
-        for (size_t j = 0; j < f->nblocks; j++) {
-            gbp_wblock *wb = &f->blocks[j];
+        for (size_t j = 0; j < f->wr.nblocks; j++) {
+            gbp_wblock *wb = &f->wr.blocks[j];
             if (wb->var != v) continue;
             wb->meta.dims = wb->dimstore;
             wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
@@ -98,12 +98,12 @@ void gbp_var_attr_index(gpubp_file *f, gbp_buf *md, const uint64_t *amd_off,
     size_t ahead = md->len;
     gbp_buf_u32(md, (uint32_t)gbp_dirty_attrs(f));
     gbp_buf_u64(md, 0);
-    for (size_t i = 0; i < f->nattrs; i++) {
-        gbp_attr_def *a = &f->attrs[i];
+    for (size_t i = 0; i < f->wr.nattrs; i++) {
+        gbp_attr_def *a = &f->wr.attrs[i];
         if (!a->dirty) continue;
         size_t at = bp4_entry_begin(md, a->member_id, a->name, a->type, 1, 1);
-        bp4_put_attr_charset(md, a->type, f->step, (uint32_t)f->sub_base, amd_off[i], amd_pay[i],
-                             a->data, a->n, (const char *const *)a->strings);
+        bp4_put_attr_charset(md, a->type, f->wr.step, (uint32_t)f->wr.sub_base, amd_off[i],
+                             amd_pay[i], a->data, a->n, (const char *const *)a->strings);
         if (gbp_buf_ok(md)) bp4_entry_end(md, at);
     }
     if (gbp_buf_ok(md)) gbp_buf_set_u64(md, ahead + 4, (uint64_t)(md->len - ahead - 12));
@@ -123,16 +123,16 @@ typedef struct commit_rec {
     int sync[];             /* their descriptors, then their numbers (data.N) */
 } commit_rec;
 
-/* Prepares the commit of the md.0 block blk of the step f->step, and (fsync=1) the flush of
+/* Prepares the commit of the md.0 block blk of the step f->wr.step, and (fsync=1) the flush of
  * the subfiles whose `flush[k]` is set (flush NULL: none). NULL when out of memory. */
 static commit_rec *commit_prepare(gpubp_file *f, const uint8_t *blk, size_t len, const int *flush)
 {
     int nsync = 0;
-    for (int k = 0; flush && f->params.fsync && k < f->nsub; k++) nsync += flush[k] != 0;
+    for (int k = 0; flush && f->params.fsync && k < f->wr.nsub; k++) nsync += flush[k] != 0;
     size_t sz = sizeof(commit_rec) + (size_t)(2 * nsync) * sizeof(int);
     commit_rec *c = gbp_calloc(1, sz);
     if (!c) return NULL;
-    int md_header = f->idx_records == 0;
+    int md_header = f->wr.idx_records == 0;
     c->md_len = (md_header ? BP4_HEADER_SIZE : 0) + len;
     c->md = gbp_malloc(c->md_len ? c->md_len : 1);
     if (!c->md) {
@@ -146,7 +146,7 @@ static commit_rec *commit_prepare(gpubp_file *f, const uint8_t *blk, size_t len,
     uint64_t varlen = gbp_ld64(blk + 16 + pglen + 4);
     uint64_t base = md_header ? BP4_HEADER_SIZE : f->md0_size;
     bp4_idx_record r = {0};
-    r.step = f->step;
+    r.step = f->wr.step;
     r.pg_off = base;
     r.var_off = base + 16 + pglen;
     r.attr_off = r.var_off + 12 + varlen;
@@ -154,21 +154,22 @@ static commit_rec *commit_prepare(gpubp_file *f, const uint8_t *blk, size_t len,
     r.timestamp = (uint64_t)time(NULL);
     c->md_off = md_header ? 0 : base;
     c->md_end = r.end;
-    if (f->idx_records == 0) {
+    if (f->wr.idx_records == 0) {
         bp4_make_header(c->idx, BP4_KIND_INDEX, 1);
         c->idx_len = BP4_HEADER_SIZE;
     }
     bp4_make_idx_record(c->idx + c->idx_len, &r);
     c->idx_len += BP4_IDX_RECORD_SIZE;
-    c->idx_off = f->idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE;
+    c->idx_off =
+        f->wr.idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->wr.idx_records * BP4_IDX_RECORD_SIZE;
     c->md0_fd = f->md0_fd;
-    c->idx_fd = f->idx_fd;
+    c->idx_fd = f->wr.idx_fd;
     c->fsync = f->params.fsync;
     c->nsync = nsync;
     for (int k = 0, i = 0; i < nsync; k++) {
         if (!flush[k]) continue;
-        c->sync[i] = f->data_fd[k];
-        c->sync[nsync + i++] = f->sub_base + k;
+        c->sync[i] = f->wr.data_fd[k];
+        c->sync[nsync + i++] = f->wr.sub_base + k;
     }
     return c;
 }
@@ -231,9 +232,9 @@ int gbp_commit_metadata(gpubp_file *f, const uint8_t *blk, size_t len)
 /* After a committed step: the counters every rank keeps. */
 void gbp_writer_step_done(gpubp_file *f)
 {
-    f->idx_records++;
-    f->step++;
-    for (size_t i = 0; i < f->nattrs; i++) f->attrs[i].dirty = 0;
+    f->wr.idx_records++;
+    f->wr.step++;
+    for (size_t i = 0; i < f->wr.nattrs; i++) f->wr.attrs[i].dirty = 0;
     for (size_t i = 0; i < f->nvars; i++)
         if (f->vars[i]->in_step) f->vars[i]->steps_written++;
 }
@@ -246,17 +247,17 @@ static int gbp_commit_async_broken(gpubp_file *f, int prev)
     gbp_saved_error e;
     gbp_error_save(&e, prev, sizeof e.msg);
     (void)gbp_mem_sync(f->mem);
-    f->broken = 1;
-    f->broken_rc = prev;
-    f->idx_records = f->async_safe_records;
+    f->wr.broken = 1;
+    f->wr.broken_rc = prev;
+    f->wr.idx_records = f->wr.async_safe_records;
     /* steps numbered from 0, as the API counts; the failed one is async_pending_step */
     char kept[64] = "no step is readable";
-    if (f->async_pending_step > 0)
-        snprintf(kept, sizeof kept, "steps 0 to %u stay readable", f->async_pending_step - 1);
-    snprintf(f->broken_msg, sizeof f->broken_msg,
+    if (f->wr.async_pending_step > 0)
+        snprintf(kept, sizeof kept, "steps 0 to %u stay readable", f->wr.async_pending_step - 1);
+    snprintf(f->wr.broken_msg, sizeof f->wr.broken_msg,
              "%.400s: step %u was not committed (async_commit): %.400s; the writer stops, %.60s", f->path,
-             f->async_pending_step, e.msg, kept);
-    return gbp_error(prev, 0, "%s", f->broken_msg);
+             f->wr.async_pending_step, e.msg, kept);
+    return gbp_error(prev, 0, "%s", f->wr.broken_msg);
 }
 
 /* async_commit, a failure of this step (rc, its message current): the transfers still running
@@ -274,19 +275,19 @@ static int gbp_commit_async_fail(gpubp_file *f, int rc)
 
 int gbp_writer_broken(gpubp_file *f)
 {
-    return f->broken ? gbp_error(f->broken_rc, 0, "%s", f->broken_msg) : GPUBP_OK;
+    return f->wr.broken ? gbp_error(f->wr.broken_rc, 0, "%s", f->wr.broken_msg) : GPUBP_OK;
 }
 
 int gbp_writer_commit_wait(gpubp_file *f)
 {
-    if (!f->async || f->broken) return gbp_writer_broken(f);
+    if (!f->wr.async || f->wr.broken) return gbp_writer_broken(f);
     int prev = gbp_mem_commit_wait(f->mem);
     return prev != GPUBP_OK ? gbp_commit_async_broken(f, prev) : GPUBP_OK;
 }
 
 int gbp_writer_end_step(gpubp_file *f)
 {
-    if (f->broken) {
+    if (f->wr.broken) {
         gbp_discard_step(f);
         return gbp_writer_broken(f);
     }
@@ -294,8 +295,8 @@ int gbp_writer_end_step(gpubp_file *f)
     if (rc != GPUBP_OK || f->failed_step) {
         if (rc == GPUBP_OK)
             rc = gbp_error(GPUBP_ERR_IO, 0, "step %u of %s was not committed: an earlier put failed",
-                           f->step - 1, f->path); /* numbered from 0, as the API counts */
-        if (f->async) rc = gbp_commit_async_fail(f, rc);
+                           f->wr.step - 1, f->path); /* numbered from 0, as the API counts */
+        if (f->wr.async) rc = gbp_commit_async_fail(f, rc);
         gbp_discard_step(f);
         return rc;
     }
@@ -303,20 +304,20 @@ int gbp_writer_end_step(gpubp_file *f)
     gbp_buf_init(&pg);
     gbp_buf_init(&tail);
     gbp_buf_init(&md);
-    uint64_t *amd_off = gbp_calloc(f->nattrs + 1, sizeof *amd_off);
-    uint64_t *amd_pay = gbp_calloc(f->nattrs + 1, sizeof *amd_pay);
-    int *flush = gbp_calloc((size_t)f->nsub, sizeof *flush);
+    uint64_t *amd_off = gbp_calloc(f->wr.nattrs + 1, sizeof *amd_off);
+    uint64_t *amd_pay = gbp_calloc(f->wr.nattrs + 1, sizeof *amd_pay);
+    int *flush = gbp_calloc((size_t)f->wr.nsub, sizeof *flush);
     if (!amd_off || !amd_pay || !flush) rc = gbp_nomem();
     /* 1. data: each subfile's PG head and tail (attributes go to data.0); md gets the PG index */
     uint64_t npg = 0;
     gbp_buf_u64(&md, 0);
     gbp_buf_u64(&md, 0);
-    for (int k = 0; k < f->nsub && rc == GPUBP_OK; k++) {
-        if (k > 0 && f->pg_nvars[k] == 0) continue;
+    for (int k = 0; k < f->wr.nsub && rc == GPUBP_OK; k++) {
+        if (k > 0 && f->wr.pg_nvars[k] == 0) continue;
         npg++;
         gbp_pg_tail(f, k, &tail, amd_off, amd_pay);
         gbp_buf_reset(&pg);
-        if (!f->data_has_header[k]) {
+        if (!f->wr.data_has_header[k]) {
             uint8_t h[BP4_HEADER_SIZE];
             bp4_make_header(h, BP4_KIND_DATA, 0);
             gbp_buf_put(&pg, h, sizeof h);
@@ -328,12 +329,13 @@ int gbp_writer_end_step(gpubp_file *f)
         }
         char p[4200];
         gbp_sub_name(f, k, p, sizeof p);
-        uint64_t at = f->data_has_header[k] ? f->pg_start[k] : 0;
-        rc = gbp_pwrite_all(f->data_fd[k], pg.data, pg.len, at, p);
-        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->data_fd[k], tail.data, tail.len, f->cursor[k], p);
-        f->cursor[k] += tail.len; /* from here on: the end of this subfile's PG */
+        uint64_t at = f->wr.data_has_header[k] ? f->wr.pg_start[k] : 0;
+        rc = gbp_pwrite_all(f->wr.data_fd[k], pg.data, pg.len, at, p);
+        if (rc == GPUBP_OK)
+            rc = gbp_pwrite_all(f->wr.data_fd[k], tail.data, tail.len, f->wr.cursor[k], p);
+        f->wr.cursor[k] += tail.len; /* from here on: the end of this subfile's PG */
         flush[k] = 1;
-        bp4_put_pg_entry(&md, GBP_IO_NAME, f->step, 0, f->pg_start[k]);
+        bp4_put_pg_entry(&md, GBP_IO_NAME, f->wr.step, 0, f->wr.pg_start[k]);
     }
     if (gbp_buf_ok(&md)) {
         gbp_buf_set_u64(&md, 0, npg);
@@ -349,7 +351,7 @@ int gbp_writer_end_step(gpubp_file *f)
         if (!c) rc = gbp_nomem();
     }
     uint64_t md_end = c ? c->md_end : 0;
-    if (rc == GPUBP_OK && f->async) {
+    if (rc == GPUBP_OK && f->wr.async) {
         commit_job *cj = gbp_malloc(sizeof *cj);
         if (!cj) rc = gbp_nomem();
         int prev = gbp_mem_commit_wait(f->mem); /* one commit queued at a time */
@@ -360,23 +362,23 @@ int gbp_writer_end_step(gpubp_file *f)
             cj->rec = c;
             snprintf(cj->path, sizeof cj->path, "%s", f->path);
             c = NULL; /* the job's now */
-            f->async_safe_records = f->idx_records;
-            f->async_pending_step = f->step - 1;
+            f->wr.async_safe_records = f->wr.idx_records;
+            f->wr.async_pending_step = f->wr.step - 1;
             rc = gbp_mem_commit_async(f->mem, commit_job_run, cj, commit_job_free);
         }
-        if (rc != GPUBP_OK && !f->broken) rc = gbp_commit_async_fail(f, rc);
+        if (rc != GPUBP_OK && !f->wr.broken) rc = gbp_commit_async_fail(f, rc);
     } else if (rc == GPUBP_OK) {
         rc = commit_write(c, f->path);
-    } else if (f->async && !f->broken) {
+    } else if (f->wr.async && !f->wr.broken) {
         rc = gbp_commit_async_fail(f, rc);
     }
     commit_free(c);
     if (rc == GPUBP_OK) {
         f->md0_size = md_end;
-        for (int k = 0; k < f->nsub; k++) {
-            if (k > 0 && f->pg_nvars[k] == 0) continue;
-            f->data_has_header[k] = 1;
-            f->data_size[k] = f->cursor[k];
+        for (int k = 0; k < f->wr.nsub; k++) {
+            if (k > 0 && f->wr.pg_nvars[k] == 0) continue;
+            f->wr.data_has_header[k] = 1;
+            f->wr.data_size[k] = f->wr.cursor[k];
         }
         gbp_writer_step_done(f);
     }

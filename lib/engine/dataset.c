@@ -17,7 +17,7 @@
 
 const char *gbp_sub_name(const gpubp_file *f, int k, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s/data.%d", f->path, f->sub_base + k);
+    snprintf(buf, n, "%s/data.%d", f->path, f->wr.sub_base + k);
     return buf;
 }
 
@@ -26,11 +26,12 @@ static int gbp_dataset_open_subfile(gpubp_file *f, int k, int trunc)
 {
     char p[4200];
     gbp_sub_name(f, k, p, sizeof p);
-    GBP_FORWARD_IF_ERROR(gbp_open_file(&f->data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
+    GBP_FORWARD_IF_ERROR(
+        gbp_open_file(&f->wr.data_fd[k], p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666));
     uint64_t size;
-    GBP_FORWARD_IF_ERROR(gbp_file_size(f->data_fd[k], &size, p));
-    f->data_has_header[k] = size >= BP4_HEADER_SIZE;
-    f->data_size[k] = size >= BP4_HEADER_SIZE ? size : BP4_HEADER_SIZE;
+    GBP_FORWARD_IF_ERROR(gbp_file_size(f->wr.data_fd[k], &size, p));
+    f->wr.data_has_header[k] = size >= BP4_HEADER_SIZE;
+    f->wr.data_size[k] = size >= BP4_HEADER_SIZE ? size : BP4_HEADER_SIZE;
     return GPUBP_OK;
 }
 
@@ -42,7 +43,7 @@ static int gbp_dataset_open_subfile_auto(gpubp_file *f, int k, int trunc)
 {
     char p[4200];
     gbp_sub_name(f, k, p, sizeof p);
-    f->data_size[k] = BP4_HEADER_SIZE;
+    f->wr.data_size[k] = BP4_HEADER_SIZE;
     if (trunc) {
         if (unlink(p) < 0 && errno != ENOENT)
             return gbp_error(GPUBP_ERR_IO, errno, "cannot remove %s: %s", p, strerror(errno));
@@ -55,24 +56,24 @@ static int gbp_dataset_open_subfile_auto(gpubp_file *f, int k, int trunc)
 /* Subfile k opened (created) for a block, when subfiles=auto left it closed. */
 int gbp_dataset_use_subfile(gpubp_file *f, int k)
 {
-    return f->data_fd[k] >= 0 ? GPUBP_OK : gbp_dataset_open_subfile(f, k, 1);
+    return f->wr.data_fd[k] >= 0 ? GPUBP_OK : gbp_dataset_open_subfile(f, k, 1);
 }
 
 int gbp_open_subfiles(gpubp_file *f, int trunc, int open)
 {
-    int n = f->nsub;
-    f->data_fd = gbp_malloc((size_t)n * sizeof(int));
-    f->data_size = gbp_calloc((size_t)n, sizeof(uint64_t));
-    f->pg_start = gbp_calloc((size_t)n, sizeof(uint64_t));
-    f->cursor = gbp_calloc((size_t)n, sizeof(uint64_t));
-    f->pg_nvars = gbp_calloc((size_t)n, sizeof(uint32_t));
-    f->data_has_header = gbp_calloc((size_t)n, sizeof(int));
-    for (int k = 0; f->data_fd && k < n; k++) f->data_fd[k] = -1;
-    if (!f->data_fd || !f->data_size || !f->pg_start || !f->cursor || !f->pg_nvars ||
-        !f->data_has_header)
+    int n = f->wr.nsub;
+    f->wr.data_fd = gbp_malloc((size_t)n * sizeof(int));
+    f->wr.data_size = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->wr.pg_start = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->wr.cursor = gbp_calloc((size_t)n, sizeof(uint64_t));
+    f->wr.pg_nvars = gbp_calloc((size_t)n, sizeof(uint32_t));
+    f->wr.data_has_header = gbp_calloc((size_t)n, sizeof(int));
+    for (int k = 0; f->wr.data_fd && k < n; k++) f->wr.data_fd[k] = -1;
+    if (!f->wr.data_fd || !f->wr.data_size || !f->wr.pg_start || !f->wr.cursor || !f->wr.pg_nvars ||
+        !f->wr.data_has_header)
         return gbp_nomem();
     for (int k = 0; open && k < n; k++)
-        GBP_FORWARD_IF_ERROR(k > 0 && f->sub_auto ? gbp_dataset_open_subfile_auto(f, k, trunc)
+        GBP_FORWARD_IF_ERROR(k > 0 && f->wr.sub_auto ? gbp_dataset_open_subfile_auto(f, k, trunc)
                                                   : gbp_dataset_open_subfile(f, k, trunc));
     return GPUBP_OK;
 }
@@ -107,7 +108,7 @@ static int gbp_dataset_load_for_append(gpubp_file *f, const char *idxp, const ch
         rc = bp4_parse_idx_record(idx, len, i, md0_size, &r, idxp);
     gbp_free(idx);
     GBP_FORWARD_IF_ERROR(rc);
-    f->idx_records = n;
+    f->wr.idx_records = n;
     f->md0_size = r.end;
     *have = 1;
     return GPUBP_OK;
@@ -133,20 +134,22 @@ int gbp_writer_open_metadata(gpubp_file *f, int *have)
             rc = gbp_dataset_load_for_append(f, idxp, md0p, have);
     }
     int trunc = !*have;
-    if (rc == GPUBP_OK) rc = gbp_open_file(&f->idx_fd, idxp, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
+    if (rc == GPUBP_OK)
+        rc = gbp_open_file(&f->wr.idx_fd, idxp, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
     if (rc == GPUBP_OK) rc = gbp_open_file(&f->md0_fd, md0p, O_RDWR | O_CREAT | (trunc ? O_TRUNC : 0), 0666);
     if (rc == GPUBP_OK && *have) {
         rc = gbp_truncate(f->md0_fd, f->md0_size, md0p);
         if (rc == GPUBP_OK)
-            rc = gbp_truncate(f->idx_fd, BP4_HEADER_SIZE + f->idx_records * BP4_IDX_RECORD_SIZE, idxp);
+            rc = gbp_truncate(f->wr.idx_fd,
+                              BP4_HEADER_SIZE + f->wr.idx_records * BP4_IDX_RECORD_SIZE, idxp);
         uint8_t one = 1;
-        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->idx_fd, &one, 1, BP4_IDX_ACTIVE_AT, idxp);
+        if (rc == GPUBP_OK) rc = gbp_pwrite_all(f->wr.idx_fd, &one, 1, BP4_IDX_ACTIVE_AT, idxp);
     }
     if (!*have) {
         f->md0_size = BP4_HEADER_SIZE;
-        f->idx_records = 0;
+        f->wr.idx_records = 0;
     }
-    f->step = (uint32_t)f->idx_records + 1;
+    f->wr.step = (uint32_t)f->wr.idx_records + 1;
     gbp_free(idxp);
     gbp_free(md0p);
     gbp_free(mmdp);
@@ -171,18 +174,19 @@ int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
     gpubp_file *f = ctx;
     if (f->comm) { /* parallel readers: md.0 as rank 0 broadcast it */
-        if (off > f->md0_all_len || n > f->md0_all_len - off)
+        if (off > f->rd.md0_all_len || n > f->rd.md0_all_len - off)
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past "
-                             "its end (%zu)", f->path, n, (unsigned long long)off, f->md0_all_len);
-        memcpy(buf, f->md0_all + off, n);
+                             "its end (%zu)", f->path, n, (unsigned long long)off,
+                             f->rd.md0_all_len);
+        memcpy(buf, f->rd.md0_all + off, n);
         return GPUBP_OK;
     }
-    if (!f->remote) GBP_FORWARD_IF_ERROR(gbp_dataset_open_md0(f));
+    if (!f->rd.remote) GBP_FORWARD_IF_ERROR(gbp_dataset_open_md0(f));
     if (off > f->md0_size || n > f->md0_size - off)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past its end "
                          "(%llu)", f->path, n, (unsigned long long)off,
                          (unsigned long long)f->md0_size);
-    if (f->remote) return gbp_remote_pread(f->remote, "md.0", buf, n, off);
+    if (f->rd.remote) return gbp_remote_pread(f->rd.remote, "md.0", buf, n, off);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
     return gbp_pread_all(f->md0_fd, buf, n, off, what);
@@ -193,34 +197,34 @@ int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd)
     if (k >= GBP_MAX_SUBFILES)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: block in data.%u: subfile index too large",
                          f->path, k);
-    if (k >= f->nrfd) {
+    if (k >= f->rd.nrfd) {
         size_t n = (size_t)k + 1;
-        int *a = gbp_realloc(f->rfd, n * sizeof *a);
+        int *a = gbp_realloc(f->rd.rfd, n * sizeof *a);
         GBP_CHECK_ALLOC(a);
-        for (size_t i = f->nrfd; i < n; i++) a[i] = -1;
-        f->rfd = a;
-        f->nrfd = n;
+        for (size_t i = f->rd.nrfd; i < n; i++) a[i] = -1;
+        f->rd.rfd = a;
+        f->rd.nrfd = n;
     }
-    if (f->rfd[k] < 0) {
+    if (f->rd.rfd[k] < 0) {
         char p[4200];
         snprintf(p, sizeof p, "%s/data.%u", f->path, k);
-        int rc = gbp_open_file(&f->rfd[k], p, O_RDONLY, 0);
+        int rc = gbp_open_file(&f->rd.rfd[k], p, O_RDONLY, 0);
         if (rc == GPUBP_ERR_NOT_FOUND)
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: metadata refers to data.%u, which is missing",
                              f->path, k);
         GBP_FORWARD_IF_ERROR(rc);
     }
-    *fd = f->rfd[k];
+    *fd = f->rd.rfd[k];
     return GPUBP_OK;
 }
 
 /* Bytes of data.K, from the local file or through the remote connection. */
 int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, uint64_t off)
 {
-    if (f->remote) {
+    if (f->rd.remote) {
         char name[32];
         snprintf(name, sizeof name, "data.%u", k);
-        return gbp_remote_pread(f->remote, name, buf, n, off);
+        return gbp_remote_pread(f->rd.remote, name, buf, n, off);
     }
     char what[4200];
     snprintf(what, sizeof what, "%s/data.%u", f->path, k);
@@ -229,21 +233,21 @@ int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, ui
 
 int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size)
 {
-    if (f->remote) {
+    if (f->rd.remote) {
         char name[32];
         snprintf(name, sizeof name, "data.%u", k);
-        return gbp_remote_size(f->remote, name, size);
+        return gbp_remote_size(f->rd.remote, name, size);
     }
     return gbp_file_size(fd, size, f->path);
 }
 
 int gbp_dataset_clear_active(gpubp_file *f)
 {
-    if (f->idx_records == 0 || f->idx_fd < 0) return GPUBP_OK;
+    if (f->wr.idx_records == 0 || f->wr.idx_fd < 0) return GPUBP_OK;
     uint8_t zero = 0;
     char ip[4200];
     snprintf(ip, sizeof ip, "%s/md.idx", f->path);
-    int rc = gbp_pwrite_all(f->idx_fd, &zero, 1, BP4_IDX_ACTIVE_AT, ip);
-    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->idx_fd, ip);
+    int rc = gbp_pwrite_all(f->wr.idx_fd, &zero, 1, BP4_IDX_ACTIVE_AT, ip);
+    if (rc == GPUBP_OK && f->params.fsync) rc = gbp_fdatasync(f->wr.idx_fd, ip);
     return rc;
 }

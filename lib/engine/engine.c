@@ -53,7 +53,7 @@ void gbp_engine_free(gpubp_file *f)
         gbp_reader_free(f);
     }
     gbp_mem_close(f->mem);
-    gbp_comm_free(f->group);
+    gbp_comm_free(f->pw.group);
     gbp_comm_free(f->comm);
     gbp_free(f->path);
     gbp_free(f);
@@ -94,7 +94,7 @@ int gbp_engine_open(gpubp_file **out, const char *path, gpubp_mode mode, const c
     }
     f->comm = comm;
     f->mode = mode;
-    f->md0_fd = f->idx_fd = -1;
+    f->md0_fd = f->wr.idx_fd = -1;
     /* keep a path without trailing slashes */
     size_t pl = strlen(path);
     while (pl > 1 && path[pl - 1] == '/') pl--;
@@ -107,9 +107,9 @@ int gbp_engine_open(gpubp_file **out, const char *path, gpubp_mode mode, const c
     if (rc == GPUBP_OK) rc = gbp_mem_open(&f->mem, &f->params);
     if (comm) rc = gbp_comm_agree_all(comm, rc, "gpubp_open");
     if (rc == GPUBP_OK) {
-        f->md0_src.read = gbp_reader_md0;
-        f->md0_src.ctx = f;
-        bp4_index_init(&f->ix, &f->md0_src);
+        f->rd.md0_src.read = gbp_reader_md0;
+        f->rd.md0_src.ctx = f;
+        bp4_index_init(&f->rd.ix, &f->rd.md0_src);
         rc = gbp_is_write_mode(f) ? open_writer(f) : gbp_reader_open(f);
     }
     if (rc != GPUBP_OK) {
@@ -153,8 +153,8 @@ int gbp_engine_perform_puts(gpubp_file *f)
     if (!f->comm) return gbp_writer_perform(f);
     /* parallel: offsets are known only at end_step, so the puts' data is copied aside now */
     int rc = GPUBP_OK;
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
-        rc = gbp_pwriter_stage(f, &f->blocks[i]);
+    for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++)
+        rc = gbp_pwriter_stage(f, &f->wr.blocks[i]);
     return rc == GPUBP_OK ? rc : gbp_writer_fail(f, rc);
 }
 
@@ -164,7 +164,7 @@ static int close_writer(gpubp_file *f)
 {
     int rc = GPUBP_OK;
     if (f->in_step) rc = writer_end_step(f);
-    if (rc == GPUBP_OK && f->idx_records == 0 && !f->steps_begun) {
+    if (rc == GPUBP_OK && f->wr.idx_records == 0 && !f->wr.steps_begun) {
         /* a writer closed without ever beginning a step: commit one empty step, as ADIOS2 does,
          * so that the dataset reads as finished (an empty md.idx means "a writer may still
          * come"); after failed steps nothing is added */

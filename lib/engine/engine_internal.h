@@ -1,5 +1,5 @@
-/* src/: the public API. Handles, argument checks, the step state machines of writers and
- * readers. The only code that exports symbols. */
+/* lib/engine: the types the engine's files share: the file (struct gpubp_file: a common part and
+ * one part per role), the variable handle, selections, write-side blocks, attribute definitions. */
 #ifndef GBP_ENGINE_INTERNAL_H
 #define GBP_ENGINE_INTERNAL_H
 #include "format/bp4.h"
@@ -82,44 +82,21 @@ struct gpubp_variable {
     int in_step;             /* write: has blocks in the current step */
     gbp_var *rv;             /* read */
 };
-struct gpubp_file {
-    char *path;
-    gpubp_mode mode;
-    gbp_params params;
-    gbp_mem *mem;
-    int in_step;
-    int closed;
-    /* variables (handles), in definition / inquiry order */
-    gpubp_variable **vars;
-    size_t nvars, cap_vars;
-    const char **names;      /* available_variables cache */
-    size_t nnames;
-    const char **anames;     /* available_attributes cache */
-    size_t nanames;
-
-    /* ---- parallel (gpubp_open_comm) ---- */
-    gbp_comm *comm;          /* every rank; NULL for a serial open */
-    gbp_comm *group;         /* writer: the ranks sharing this rank's subfiles */
-    int group_id;            /* writer: this group's number g; it owns data.(g*S) … data.(g*S+S-1) */
-    int ngroups;
-    int funnel_fd;           /* aggregation=funnel, non-aggregator ranks: the PG before sending */
-    int stage_fd;            /* memory file through which SYNC puts are copied aside */
-    int failed_rc;           /* the first failure of this step (parallel writers) */
-    char failed_msg[512];
-
-    /* ---- writer ---- */
+/* The serial writer's state (f->wr): data.K subfiles and the PGs of the step being written, md.0
+ * and md.idx, the step's blocks and attributes, asynchronous commits. The parallel writer builds on
+ * it (each rank's subfiles and PGs are kept here too) and adds f->pw. */
+typedef struct gbp_file_wr {
     int nsub;                /* data subfiles (stripes) of this writer */
     int sub_auto;            /* subfiles=auto: data.1… are taken for blocks of GBP_STRIPE_MIN
                               * bytes or more only, and created when first used */
-    int sub_base;            /* global number of its first subfile: group_id * nsub */
+    int sub_base;            /* global number of its first subfile: pw.group_id * nsub */
     int *data_fd;
     uint64_t *data_size;     /* next free offset per subfile (64 before the first PG) */
     uint64_t *pg_start;      /* this step's PG start per subfile */
     uint64_t *cursor;        /* next record offset in this step's PG per subfile */
     uint32_t *pg_nvars;
     int *data_has_header;
-    int md0_fd, idx_fd;
-    uint64_t md0_size;
+    int idx_fd;
     size_t idx_records;
     uint32_t step;           /* 1-based number of the step being written */
     gbp_wblock *blocks;      /* current step */
@@ -127,7 +104,6 @@ struct gpubp_file {
     gbp_attr_def *attrs;
     size_t nattrs, cap_attrs;
     uint32_t next_member;
-    int failed_step;         /* an error happened in this step: it will not be committed */
     int async;               /* async_commit=1 (serial writers): steps commit on an I/O thread */
     size_t async_safe_records; /* committed for sure while a commit is queued */
     uint32_t async_pending_step; /* the queued commit's step, numbered from 0 */
@@ -135,8 +111,19 @@ struct gpubp_file {
     int broken_rc;
     char broken_msg[1024];
     size_t steps_begun;
+} gbp_file_wr;
 
-    /* ---- reader ---- */
+/* What only the parallel writer (gpubp_open_comm, WRITE and APPEND) adds (f->pw). */
+typedef struct gbp_file_pw {
+    gbp_comm *group;         /* the ranks sharing this rank's subfiles */
+    int group_id;            /* this group's number g; it owns data.(g*S) … data.(g*S+S-1) */
+    int ngroups;
+    int funnel_fd;           /* aggregation=funnel, non-aggregator ranks: the PG before sending */
+    int stage_fd;            /* memory file through which SYNC puts are copied aside */
+} gbp_file_pw;
+
+/* The reader's state (f->rd), serial or parallel, BP4 or BP5. */
+typedef struct gbp_file_rd {
     gbp_index ix;
     struct bp5_reader *bp5;  /* BP5 datasets (lib/engine/bp5read.c), else NULL */
     bp4_md0 md0_src;         /* the index's md.0 access: gbp_reader_md0 on this file */
@@ -158,6 +145,37 @@ struct gpubp_file {
     size_t nrfd;
     struct gbp_pending_get *gets;
     size_t ngets, cap_gets;
+} gbp_file_rd;
+
+/* A file: what every role shares at the top (path, mode, parameters, memory context, the step
+ * state, the handles, the communicator, md.0 and the step's failure), then one part per role.
+ * gbp_engine_open chooses the role: a reader uses f->rd, a serial writer f->wr, a parallel writer
+ * f->wr and f->pw (f->rd.ix is initialized, empty, in every mode). */
+struct gpubp_file {
+    char *path;
+    gpubp_mode mode;
+    gbp_params params;
+    gbp_mem *mem;
+    int in_step;
+    int closed;
+    /* variables (handles), in definition / inquiry order */
+    gpubp_variable **vars;
+    size_t nvars, cap_vars;
+    const char **names;      /* available_variables cache */
+    size_t nnames;
+    const char **anames;     /* available_attributes cache */
+    size_t nanames;
+    gbp_comm *comm;          /* parallel opens (gpubp_open_comm): every rank; NULL if serial */
+    int md0_fd;              /* md.0: written by writers, read by readers */
+    uint64_t md0_size;
+    int failed_step;         /* an error happened in this step: a writer will not commit it; a
+                              * parallel reader's end_step reports it */
+    int failed_rc;           /* the first failure of this step (parallel writers and readers) */
+    char failed_msg[512];
+
+    gbp_file_wr wr;          /* serial and parallel writers */
+    gbp_file_pw pw;          /* parallel writers */
+    gbp_file_rd rd;          /* readers */
 };
 
 typedef struct gbp_pending_get {

@@ -115,7 +115,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     double t0 = dev && gbp_mem_dz_timing(f->mem) ? gbp_now_s() : 0;
     /* blosc blocks read into device memory from a local file: into the GPU path's buffer (kept
      * per file), by the I/O threads in parallel pieces */
-    int zdev = dev && !bp5 && !bz && !f->remote && fd >= 0 && f->params.compress_device >= 0;
+    int zdev = dev && !bp5 && !bz && !f->rd.remote && fd >= 0 && f->params.compress_device >= 0;
     uint8_t *z = zdev ? gbp_zdev_inbuf(f, zn) : gbp_malloc(zn), *r = NULL;
     int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
@@ -218,10 +218,10 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': no data exists for this variable (only its "
                          "statistics were written)", v->name);
     int fd = -1;
-    if (!f->remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
+    if (!f->rd.remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
     if (b->op) return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
-    if (f->remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
-    if (f->bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
+    if (f->rd.remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
+    if (f->rd.bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
     if (gbp_bp5_swapped(f)) /* a writer of the other byte order */
         return name_block(gbp_bp5_read_swapped(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     return name_block(gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox), f,
@@ -328,11 +328,12 @@ int gbp_reader_get(gpubp_file *f, gpubp_variable *v, void *data, gpubp_launch mo
     int rev = gbp_space_reverses(f, gbp_rvar_space(v, GPUBP_MEM_DETECT));
     for (size_t t = 0; t < n && v->type != GPUBP_TYPE_STRING; t++)
         GBP_FORWARD_IF_ERROR(gbp_rvar_step_bytes(v, &v->sel, first + t, rev, &one));
-    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->gets, &f->cap_gets, f->ngets + 1, sizeof *f->gets));
-    f->gets[f->ngets].var = v;
-    f->gets[f->ngets].sel = v->sel;
-    f->gets[f->ngets].data = data;
-    f->ngets++;
+    GBP_FORWARD_IF_ERROR(
+        gbp_grow((void **)&f->rd.gets, &f->rd.cap_gets, f->rd.ngets + 1, sizeof *f->rd.gets));
+    f->rd.gets[f->rd.ngets].var = v;
+    f->rd.gets[f->rd.ngets].sel = v->sel;
+    f->rd.gets[f->rd.ngets].data = data;
+    f->rd.ngets++;
     return GPUBP_OK;
 }
 
@@ -344,13 +345,13 @@ int gbp_reader_perform(gpubp_file *f)
 {
     int rc = GPUBP_OK;
     gbp_saved_error e; /* the first failure's message, whatever the later gets say */
-    for (size_t i = 0; i < f->ngets; i++) {
-        int r = do_get_queued(f, f->gets[i].var, &f->gets[i].sel, f->gets[i].data);
+    for (size_t i = 0; i < f->rd.ngets; i++) {
+        int r = do_get_queued(f, f->rd.gets[i].var, &f->rd.gets[i].sel, f->rd.gets[i].data);
         if (rc == GPUBP_OK && r != GPUBP_OK) gbp_error_save(&e, rc = r, sizeof e.msg);
     }
-    int rc2 = f->ngets ? gbp_mem_sync(f->mem) : GPUBP_OK;
+    int rc2 = f->rd.ngets ? gbp_mem_sync(f->mem) : GPUBP_OK;
     if (rc != GPUBP_OK) rc = gbp_error_restore(&e, rc2);
     else rc = rc2;
-    f->ngets = 0;
+    f->rd.ngets = 0;
     return gbp_reader_get_failed(f, rc);
 }

@@ -102,12 +102,12 @@ void gbp_sort_names(const char **names, size_t n) { qsort(names, n, sizeof *name
 
 const gbp_attr *gbp_file_find_attr(const gpubp_file *f, const char *name)
 {
-    return gbp_index_find_attr(&f->ix, name);
+    return gbp_index_find_attr(&f->rd.ix, name);
 }
 
 int gbp_file_step_has(const gpubp_file *f, const gbp_var *rv)
 {
-    return gbp_var_find_step(rv, f->cur_step) != NULL;
+    return gbp_var_find_step(rv, f->rd.cur_step) != NULL;
 }
 
 int gbp_file_device_status(const gpubp_file *f) { return gbp_mem_device_status(f->mem); }

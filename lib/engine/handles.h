@@ -21,7 +21,7 @@ void gbp_sort_names(const char **names, size_t n);
 
 /* A reader's attribute `name` (its index), or NULL. */
 const gbp_attr *gbp_file_find_attr(const gpubp_file *f, const char *name);
-/* Whether the reader's variable rv has blocks in the open step f->cur_step. */
+/* Whether the reader's variable rv has blocks in the open step f->rd.cur_step. */
 int gbp_file_step_has(const gpubp_file *f, const gbp_var *rv);
 /* The device of f's memory context: gbp_mem_device_status's GPUBP_OK, GPUBP_ERR_NOMEM or
  * another status when GPU memory is not supported. */

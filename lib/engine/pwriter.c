@@ -36,43 +36,43 @@ static int make_groups(gpubp_file *f)
     int rc;
     if (f->params.aggregators > 0) {
         int64_t g = f->params.aggregators < w->size ? f->params.aggregators : w->size;
-        f->ngroups = (int)g;
-        f->group_id = (int)((int64_t)w->rank * g / w->size);
-        rc = gbp_comm_split(w, f->group_id, w->rank, &f->group);
+        f->pw.ngroups = (int)g;
+        f->pw.group_id = (int)((int64_t)w->rank * g / w->size);
+        rc = gbp_comm_split(w, f->pw.group_id, w->rank, &f->pw.group);
     } else {
-        rc = gbp_comm_split_node(w, &f->group);
+        rc = gbp_comm_split_node(w, &f->pw.group);
     }
     GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(w, rc, "gpubp_open (subfile groups)"));
     if (f->params.aggregators > 0) return GPUBP_OK;
-    uint64_t lead = f->group->rank == 0, g = lead;
+    uint64_t lead = f->pw.group->rank == 0, g = lead;
     GBP_FORWARD_IF_ERROR(gbp_comm_exscan(w, &g, 1));
-    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->group, &g, sizeof g, 0));
+    GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->pw.group, &g, sizeof g, 0));
     int64_t n = (int64_t)lead;
     GBP_FORWARD_IF_ERROR(gbp_comm_allreduce(w, &n, 1, GPUBP_COMM_SUM));
-    f->group_id = (int)g;
-    f->ngroups = (int)n;
+    f->pw.group_id = (int)g;
+    f->pw.ngroups = (int)n;
     return GPUBP_OK;
 }
 
 int gbp_pwriter_open(gpubp_file *f)
 {
     gbp_comm *w = f->comm;
-    f->funnel_fd = f->stage_fd = -1;
+    f->pw.funnel_fd = f->pw.stage_fd = -1;
     GBP_FORWARD_IF_ERROR(make_groups(f));
-    f->sub_base = f->group_id * f->nsub;
+    f->wr.sub_base = f->pw.group_id * f->wr.nsub;
     /* rank 0: the directory, md.0 and md.idx */
     int have = 0, rc = GPUBP_OK;
     if (w->rank == 0) rc = gbp_writer_open_metadata(f, &have);
     GBP_FORWARD_IF_ERROR(gbp_comm_agree(w, rc, 0));
-    uint64_t st[2] = {(uint64_t)have, (uint64_t)f->idx_records};
+    uint64_t st[2] = {(uint64_t)have, (uint64_t)f->wr.idx_records};
     GBP_FORWARD_IF_ERROR(gbp_comm_bcast(w, st, sizeof st, 0));
     have = (int)st[0];
-    f->idx_records = (size_t)st[1];
-    f->step = (uint32_t)f->idx_records + 1;
+    f->wr.idx_records = (size_t)st[1];
+    f->wr.step = (uint32_t)f->wr.idx_records + 1;
     /* aggregators create their subfiles (emptied unless appending), then the others open them */
-    int lead = f->group->rank == 0;
+    int lead = f->pw.group->rank == 0;
     rc = gbp_open_subfiles(f, !have, lead);
-    size_t S = (size_t)f->nsub;
+    size_t S = (size_t)f->wr.nsub;
     uint64_t *sz = gbp_calloc(2 * S, sizeof *sz); /* before the agreement: the bcast needs it */
     if (!sz && rc == GPUBP_OK) rc = gbp_nomem();
     rc = gbp_comm_agree_all(w, rc, "gpubp_open (subfiles)");
@@ -81,19 +81,19 @@ int gbp_pwriter_open(gpubp_file *f)
         return rc;
     }
     for (size_t j = 0; sz && lead && j < S; j++) {
-        sz[j] = f->data_size[j];
-        sz[S + j] = (uint64_t)f->data_has_header[j];
+        sz[j] = f->wr.data_size[j];
+        sz[S + j] = (uint64_t)f->wr.data_has_header[j];
     }
-    rc = gbp_comm_bcast(f->group, sz, 2 * S * sizeof *sz, 0);
+    rc = gbp_comm_bcast(f->pw.group, sz, 2 * S * sizeof *sz, 0);
     for (size_t j = 0; rc == GPUBP_OK && j < S; j++) {
-        f->data_size[j] = sz[j];
-        f->data_has_header[j] = (int)sz[S + j];
+        f->wr.data_size[j] = sz[j];
+        f->wr.data_has_header[j] = (int)sz[S + j];
     }
     gbp_free(sz);
     if (rc == GPUBP_OK && !lead && !f->params.funnel) {
         for (size_t j = 0; rc == GPUBP_OK && j < S; j++) {
             char p[4200];
-            rc = gbp_open_file(&f->data_fd[j], gbp_sub_name(f, (int)j, p, sizeof p), O_RDWR, 0);
+            rc = gbp_open_file(&f->wr.data_fd[j], gbp_sub_name(f, (int)j, p, sizeof p), O_RDWR, 0);
         }
     }
     return gbp_comm_agree_all(w, rc, "gpubp_open (subfiles)");
@@ -101,9 +101,9 @@ int gbp_pwriter_open(gpubp_file *f)
 
 void gbp_pwriter_free(gpubp_file *f)
 {
-    if (f->funnel_fd >= 0) close(f->funnel_fd);
-    if (f->stage_fd >= 0) close(f->stage_fd);
-    f->funnel_fd = f->stage_fd = -1;
+    if (f->pw.funnel_fd >= 0) close(f->pw.funnel_fd);
+    if (f->pw.stage_fd >= 0) close(f->pw.stage_fd);
+    f->pw.funnel_fd = f->pw.stage_fd = -1;
 }
 
 int gbp_pwriter_close_sync(gpubp_file *f, int rc)
@@ -123,13 +123,13 @@ int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
     if (wb->owned || gbp_kind_is_value(v->kind) || wb->payload_len == 0) return GPUBP_OK;
     size_t es = gbp_type_size(v->type), n = (size_t)wb->payload_len;
     uint8_t *buf = NULL;
-    int rc = new_memfd(&f->stage_fd, "gpubp-stage");
-    if (rc == GPUBP_OK) rc = gbp_truncate(f->stage_fd, 0, "staging buffer");
+    int rc = new_memfd(&f->pw.stage_fd, "gpubp-stage");
+    if (rc == GPUBP_OK) rc = gbp_truncate(f->pw.stage_fd, 0, "staging buffer");
     if (rc != GPUBP_OK) return rc;
     uint64_t saved = wb->meta.payload_offset;
     wb->meta.payload_offset = 0;
     if (v->op) {
-        rc = gbp_write_compressed(f, wb, f->stage_fd, "compression buffer");
+        rc = gbp_write_compressed(f, wb, f->pw.stage_fd, "compression buffer");
         int rc2 = gbp_mem_sync(f->mem); /* the GPU path's writes may still run */
         if (rc == GPUBP_OK) rc = rc2;
         n = (size_t)wb->payload_len;
@@ -141,7 +141,7 @@ int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
             gbp_minmax(v->type, buf, n / es, wb->meta.mm, wb->meta.mm + 16, 0);
         }
     } else {
-        rc = gbp_mem_write(f->mem, wb->space, f->stage_fd, 0, wb->data, v->type, &wb->box,
+        rc = gbp_mem_write(f->mem, wb->space, f->pw.stage_fd, 0, wb->data, v->type, &wb->box,
                            wb->meta.mm, wb->meta.mm + 16);
         int rc2 = gbp_mem_sync(f->mem);
         if (rc == GPUBP_OK) rc = rc2;
@@ -150,7 +150,7 @@ int gbp_pwriter_stage(gpubp_file *f, gbp_wblock *wb)
     if (rc == GPUBP_OK && !buf) {
         buf = gbp_malloc(n ? n : 1);
         if (!buf) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes to copy)", n);
-        else rc = gbp_pread_all(f->stage_fd, buf, n, 0, "staging buffer");
+        else rc = gbp_pread_all(f->pw.stage_fd, buf, n, 0, "staging buffer");
     }
     if (rc != GPUBP_OK) {
         gbp_free(buf);
@@ -195,11 +195,11 @@ static int pstep_alloc(gpubp_file *f, pstep *ps)
 {
     memset(ps, 0, sizeof *ps);
     gbp_buf_init(&ps->tail0);
-    size_t S = (size_t)f->nsub, na = f->nattrs + 1;
+    size_t S = (size_t)f->wr.nsub, na = f->wr.nattrs + 1;
     size_t bytes = (6 * S + 1 + 2 * na) * sizeof(uint64_t) + S * sizeof(int);
     ps->S = S;
     ps->block = gbp_calloc(1, bytes);
-    int funnel = f->params.funnel && f->group->size > 1;
+    int funnel = f->params.funnel && f->pw.group->size > 1;
     if (funnel) ps->chunk = gbp_malloc(f->params.chunk_bytes);
     if (!ps->block || (funnel && !ps->chunk)) {
         pstep_free(ps);
@@ -224,25 +224,25 @@ static int pstep_alloc(gpubp_file *f, pstep *ps)
 static int layout(gpubp_file *f, pstep *ps)
 {
     int rc = GPUBP_OK;
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++) {
-        gbp_wblock *wb = &f->blocks[i];
+    for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++) {
+        gbp_wblock *wb = &f->wr.blocks[i];
         if (wb->var->op) rc = gbp_pwriter_stage(f, wb); /* the compressed size first */
     }
     if (rc != GPUBP_OK) return rc;
-    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->step);
+    size_t hs = bp4_pg_head_size(strlen(GBP_IO_NAME), f->wr.step);
     for (size_t j = 0; j < ps->S; j++) {
-        f->pg_start[j] = 0;
-        f->cursor[j] = hs;
-        f->pg_nvars[j] = 0;
+        f->wr.pg_start[j] = 0;
+        f->wr.cursor[j] = hs;
+        f->wr.pg_nvars[j] = 0;
     }
-    for (size_t i = 0; i < f->nblocks; i++) {
-        gbp_wblock *wb = &f->blocks[i];
+    for (size_t i = 0; i < f->wr.nblocks; i++) {
+        gbp_wblock *wb = &f->wr.blocks[i];
         gbp_advance_block(f, wb, gbp_assign_block(f, wb));
     }
     gbp_pg_tail(f, 0, &ps->tail0, ps->amd_off, ps->amd_pay);
     if (!gbp_buf_ok(&ps->tail0)) return gbp_nomem();
     for (size_t j = 0; j < ps->S; j++)
-        if (j == 0 || f->pg_nvars[j]) ps->size[j] = f->cursor[j] + (j ? 16 : ps->tail0.len);
+        if (j == 0 || f->wr.pg_nvars[j]) ps->size[j] = f->wr.cursor[j] + (j ? 16 : ps->tail0.len);
     return GPUBP_OK;
 }
 
@@ -264,8 +264,8 @@ static int group_sums(gpubp_file *f, pstep *ps, int failed)
             off[i] = j < S ? (mine ? ps->size[j] : 0) : (uint64_t)(failed != 0);
             tot[i] = (int64_t)off[i];
         }
-        GBP_FORWARD_IF_ERROR(gbp_comm_exscan(f->group, off, k));
-        GBP_FORWARD_IF_ERROR(gbp_comm_allreduce(f->group, tot, k, GPUBP_COMM_SUM));
+        GBP_FORWARD_IF_ERROR(gbp_comm_exscan(f->pw.group, off, k));
+        GBP_FORWARD_IF_ERROR(gbp_comm_allreduce(f->pw.group, tot, k, GPUBP_COMM_SUM));
         for (size_t i = 0; i < k; i++) {
             size_t j = at + i;
             if (j == S) ps->group_failed = tot[i];
@@ -281,17 +281,17 @@ static int group_sums(gpubp_file *f, pstep *ps, int failed)
 static void shift(gpubp_file *f, pstep *ps)
 {
     for (size_t j = 0; j < ps->S; j++) {
-        f->pg_start[j] = f->data_size[j] + ps->off[j];
-        f->cursor[j] += f->pg_start[j];
+        f->wr.pg_start[j] = f->wr.data_size[j] + ps->off[j];
+        f->wr.cursor[j] += f->wr.pg_start[j];
     }
-    for (size_t i = 0; i < f->nblocks; i++) {
-        gbp_wblock *wb = &f->blocks[i];
-        wb->meta.vmd_offset += f->pg_start[wb->subfile];
-        wb->meta.payload_offset += f->pg_start[wb->subfile];
+    for (size_t i = 0; i < f->wr.nblocks; i++) {
+        gbp_wblock *wb = &f->wr.blocks[i];
+        wb->meta.vmd_offset += f->wr.pg_start[wb->subfile];
+        wb->meta.payload_offset += f->wr.pg_start[wb->subfile];
     }
-    for (size_t i = 0; i < f->nattrs; i++) {
-        ps->amd_off[i] += f->pg_start[0];
-        ps->amd_pay[i] += f->pg_start[0];
+    for (size_t i = 0; i < f->wr.nattrs; i++) {
+        ps->amd_off[i] += f->wr.pg_start[0];
+        ps->amd_pay[i] += f->wr.pg_start[0];
     }
 }
 
@@ -300,8 +300,8 @@ static int write_pgs(gpubp_file *f, pstep *ps)
 {
     int rc = GPUBP_OK;
     char p[4200];
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++) {
-        gbp_wblock *wb = &f->blocks[i];
+    for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++) {
+        gbp_wblock *wb = &f->wr.blocks[i];
         size_t k = wb->subfile;
         rc = gbp_write_payload(f, wb, ps->fd[k], ps->delta[k], gbp_sub_name(f, (int)k, p, sizeof p));
     }
@@ -320,9 +320,9 @@ static int write_pgs(gpubp_file *f, pstep *ps)
         if (!gbp_buf_ok(&pg)) rc = gbp_nomem();
         gbp_sub_name(f, (int)j, p, sizeof p);
         if (rc == GPUBP_OK)
-            rc = gbp_pwrite_all(ps->fd[j], pg.data, pg.len, f->pg_start[j] - ps->delta[j], p);
+            rc = gbp_pwrite_all(ps->fd[j], pg.data, pg.len, f->wr.pg_start[j] - ps->delta[j], p);
         if (rc == GPUBP_OK)
-            rc = gbp_pwrite_all(ps->fd[j], tail, tl, f->cursor[j] - ps->delta[j], p);
+            rc = gbp_pwrite_all(ps->fd[j], tail, tl, f->wr.cursor[j] - ps->delta[j], p);
     }
     gbp_buf_free(&pg);
     return rc;
@@ -333,11 +333,11 @@ static int write_data_headers(gpubp_file *f, pstep *ps)
 {
     int rc = GPUBP_OK;
     for (size_t j = 0; j < ps->S && rc == GPUBP_OK; j++) {
-        if (f->data_has_header[j] || !ps->total[j]) continue;
+        if (f->wr.data_has_header[j] || !ps->total[j]) continue;
         uint8_t h[BP4_HEADER_SIZE];
         char p[4200];
         bp4_make_header(h, BP4_KIND_DATA, 0);
-        rc = gbp_pwrite_all(f->data_fd[j], h, sizeof h, 0, gbp_sub_name(f, (int)j, p, sizeof p));
+        rc = gbp_pwrite_all(f->wr.data_fd[j], h, sizeof h, 0, gbp_sub_name(f, (int)j, p, sizeof p));
     }
     return rc;
 }
@@ -349,7 +349,7 @@ static int write_data_headers(gpubp_file *f, pstep *ps)
  * receives. */
 static int funnel(gpubp_file *f, pstep *ps, int rc)
 {
-    gbp_comm *g = f->group;
+    gbp_comm *g = f->pw.group;
     size_t S = ps->S, chunk = f->params.chunk_bytes, hl = (S + 1) * sizeof *ps->msg;
     int crc = GPUBP_OK;
     char p[4200];
@@ -361,7 +361,7 @@ static int funnel(gpubp_file *f, pstep *ps, int rc)
         for (size_t j = 0; crc == GPUBP_OK && rc == GPUBP_OK && j < S; j++) {
             for (uint64_t done = 0; crc == GPUBP_OK && done < ps->size[j];) {
                 size_t n = ps->size[j] - done < chunk ? (size_t)(ps->size[j] - done) : chunk;
-                int rrc = gbp_pread_all(f->funnel_fd, ps->chunk, n, at, "funnel buffer");
+                int rrc = gbp_pread_all(f->pw.funnel_fd, ps->chunk, n, at, "funnel buffer");
                 if (rrc != GPUBP_OK) {
                     if (rc == GPUBP_OK) rc = rrc; /* reported in the metadata gather */
                     memset(ps->chunk, 0, n);
@@ -383,7 +383,7 @@ static int funnel(gpubp_file *f, pstep *ps, int rc)
         }
         return crc != GPUBP_OK ? crc : rc;
     }
-    for (size_t j = 0; j < S; j++) ps->pos[j] = f->pg_start[j] + ps->size[j];
+    for (size_t j = 0; j < S; j++) ps->pos[j] = f->wr.pg_start[j] + ps->size[j];
     for (int r = 1; crc == GPUBP_OK && r < g->size; r++) {
         crc = gbp_comm_recv(g, ps->msg, hl, r);
         int64_t st = crc == GPUBP_OK ? (int64_t)ps->msg[0] : GPUBP_OK;
@@ -393,7 +393,7 @@ static int funnel(gpubp_file *f, pstep *ps, int rc)
                 size_t n = sz - done < chunk ? (size_t)(sz - done) : chunk;
                 crc = gbp_comm_recv(g, ps->chunk, n, r);
                 if (crc == GPUBP_OK && rc == GPUBP_OK)
-                    rc = gbp_pwrite_all(f->data_fd[j], ps->chunk, n, ps->pos[j] + done,
+                    rc = gbp_pwrite_all(f->wr.data_fd[j], ps->chunk, n, ps->pos[j] + done,
                                         gbp_sub_name(f, (int)j, p, sizeof p));
                 done += n;
             }
@@ -412,7 +412,7 @@ static int step_block(gpubp_file *f, pstep *ps, gbp_buf *md)
     gbp_buf_u64(md, 0);
     for (size_t j = 0; j < ps->S; j++) {
         if (!ps->size[j]) continue;
-        bp4_put_pg_entry(md, GBP_IO_NAME, f->step, (uint32_t)f->comm->rank, f->pg_start[j]);
+        bp4_put_pg_entry(md, GBP_IO_NAME, f->wr.step, (uint32_t)f->comm->rank, f->wr.pg_start[j]);
         npg++;
     }
     if (gbp_buf_ok(md)) {
@@ -479,7 +479,7 @@ static size_t status_record(uint8_t *rec, size_t cap, int rc)
 int gbp_pwriter_end_step(gpubp_file *f)
 {
     gbp_comm *w = f->comm;
-    if (!f->group) { /* see the end of this function */
+    if (!f->pw.group) { /* see the end of this function */
         gbp_discard_step(f);
         return gbp_error(GPUBP_ERR_IO, 0, "gpubp_end_step: %s: a communicator operation failed "
                          "in an earlier step on this rank; no more steps can be written", f->path);
@@ -498,29 +498,29 @@ int gbp_pwriter_end_step(gpubp_file *f)
     int data = rc == GPUBP_OK && ps.group_failed == 0;
     if (data) shift(f, &ps);
     /* 2. data */
-    int lead = f->group->rank == 0;
+    int lead = f->pw.group->rank == 0;
     int funnel_here = f->params.funnel && !lead;
     if (data && funnel_here) {
-        rc = new_memfd(&f->funnel_fd, "gpubp-funnel");
-        if (rc == GPUBP_OK) rc = gbp_truncate(f->funnel_fd, 0, "funnel buffer");
+        rc = new_memfd(&f->pw.funnel_fd, "gpubp-funnel");
+        if (rc == GPUBP_OK) rc = gbp_truncate(f->pw.funnel_fd, 0, "funnel buffer");
         uint64_t at = 0;
         for (size_t j = 0; j < ps.S; j++) {
-            ps.fd[j] = f->funnel_fd;
-            ps.delta[j] = f->pg_start[j] - at;
+            ps.fd[j] = f->pw.funnel_fd;
+            ps.delta[j] = f->wr.pg_start[j] - at;
             at += ps.size[j];
         }
     } else if (data) {
-        for (size_t j = 0; j < ps.S; j++) ps.fd[j] = f->data_fd[j];
+        for (size_t j = 0; j < ps.S; j++) ps.fd[j] = f->wr.data_fd[j];
     }
     if (data && rc == GPUBP_OK && lead) rc = write_data_headers(f, &ps);
     if (data && rc == GPUBP_OK) rc = write_pgs(f, &ps);
-    if (f->params.funnel && ps.group_failed == 0 && f->group->size > 1) {
+    if (f->params.funnel && ps.group_failed == 0 && f->pw.group->size > 1) {
         crc = funnel(f, &ps, rc);
         if (crc != GPUBP_OK && rc == GPUBP_OK) rc = crc;
     }
     char p[4200];
     for (size_t j = 0; data && rc == GPUBP_OK && f->params.fsync && !funnel_here && j < ps.S; j++)
-        rc = gbp_fdatasync(f->data_fd[j], gbp_sub_name(f, (int)j, p, sizeof p));
+        rc = gbp_fdatasync(f->wr.data_fd[j], gbp_sub_name(f, (int)j, p, sizeof p));
     /* 3. metadata: [status][message][step block] of every rank to rank 0 (a rank of a group
      * that failed sends its status alone) */
     gbp_buf rec;
@@ -544,7 +544,8 @@ int gbp_pwriter_end_step(gpubp_file *f)
     uint8_t *all = NULL;
     size_t *cnt = NULL;
     char what[4300];
-    snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->step - 1, f->path);
+    snprintf(what, sizeof what, "gpubp_end_step: step %u of %s (not committed)", f->wr.step - 1,
+             f->path);
     crc = gbp_comm_gatherv(w, send, sendlen, 0, &all, &cnt);
     gbp_buf_free(&rec);
     /* rank 0 decides (a rank whose gather failed still learns the outcome) */
@@ -558,14 +559,14 @@ int gbp_pwriter_end_step(gpubp_file *f)
     if (gbp_comm_failures_seen() != before) {
         /* this rank cannot know whether the step was committed: it writes no more steps, so
          * that it never overwrites committed data at offsets the others have moved past */
-        gbp_comm_free(f->group);
-        f->group = NULL;
+        gbp_comm_free(f->pw.group);
+        f->pw.group = NULL;
     }
     /* 4. committed everywhere, or rolled back everywhere: the next step reuses the space */
     if (rc == GPUBP_OK) {
         for (size_t j = 0; j < ps.S; j++) {
-            f->data_size[j] += (uint64_t)ps.total[j];
-            if (ps.total[j]) f->data_has_header[j] = 1;
+            f->wr.data_size[j] += (uint64_t)ps.total[j];
+            if (ps.total[j]) f->wr.data_has_header[j] = 1;
         }
         gbp_writer_step_done(f);
     }

@@ -32,12 +32,12 @@ static int load_metadata_comm(gpubp_file *f);
  * into the index are not parsed again. md.0 itself is read step by step (parse_until). */
 static int load_metadata(gpubp_file *f)
 {
-    if (f->bp5) return gbp_bp5_load_metadata(f);
+    if (f->rd.bp5) return gbp_bp5_load_metadata(f);
     char *idxp = gbp_path_join(f->path, "md.idx");
     int rc = idxp ? GPUBP_OK : gbp_nomem();
     uint8_t *idx = NULL;
     size_t ilen = 0;
-    if (rc == GPUBP_OK && !f->remote) {
+    if (rc == GPUBP_OK && !f->rd.remote) {
         struct stat st;
         if (stat(idxp, &st) == 0 && (uint64_t)st.st_size > GBP_MAX_INDEX_BYTES)
             rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes is larger than any index (%llu "
@@ -45,13 +45,13 @@ static int load_metadata(gpubp_file *f)
                            (unsigned long long)GBP_MAX_INDEX_BYTES,
                            (unsigned long long)(GBP_MAX_INDEX_BYTES / BP4_IDX_RECORD_SIZE));
     }
-    if (rc == GPUBP_OK && f->remote) {
+    if (rc == GPUBP_OK && f->rd.remote) {
         uint64_t isz = 0;
-        rc = gbp_remote_size(f->remote, "md.idx", &isz);
+        rc = gbp_remote_size(f->rd.remote, "md.idx", &isz);
         if (rc == GPUBP_OK && isz > GBP_MAX_INDEX_BYTES)
             rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: md.idx of %llu bytes is too large", f->path,
                            (unsigned long long)isz);
-        if (rc == GPUBP_OK) rc = gbp_remote_read_file(f->remote, "md.idx", &idx, &ilen);
+        if (rc == GPUBP_OK) rc = gbp_remote_read_file(f->rd.remote, "md.idx", &idx, &ilen);
         if (rc == GPUBP_ERR_NOT_FOUND) {
             rc = GPUBP_OK;
             ilen = 0;
@@ -65,8 +65,8 @@ static int load_metadata(gpubp_file *f)
     }
     if (rc == GPUBP_OK && ilen > 0) rc = bp4_check_idx_header(idx, ilen, idxp);
     uint64_t msize = 0;
-    if (rc == GPUBP_OK && ilen >= BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE && f->remote) {
-        rc = gbp_remote_size(f->remote, "md.0", &msize);
+    if (rc == GPUBP_OK && ilen >= BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE && f->rd.remote) {
+        rc = gbp_remote_size(f->rd.remote, "md.0", &msize);
     } else if (rc == GPUBP_OK && ilen >= BP4_HEADER_SIZE + BP4_IDX_RECORD_SIZE) {
         rc = gbp_dataset_open_md0(f);
         if (rc == GPUBP_OK) rc = gbp_file_size(f->md0_fd, &msize, f->path);
@@ -104,18 +104,18 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
             rc = gbp_error(GPUBP_ERR_FORMAT, 0,
                            "%s: record %zu points into the metadata of the step before it", idxp, i);
     }
-    if (rc == GPUBP_OK && n < f->nrecords)
+    if (rc == GPUBP_OK && n < f->rd.nrecords)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s shrank from %zu to %zu steps while open", idxp,
-                       f->nrecords, n);
+                       f->rd.nrecords, n);
     if (rc == GPUBP_OK) {
-        gbp_free(f->idx);
-        gbp_free(f->records);
-        f->idx = idx;
-        f->idx_len = ilen;
-        f->records = recs;
-        f->nrecords = n;
+        gbp_free(f->rd.idx);
+        gbp_free(f->rd.records);
+        f->rd.idx = idx;
+        f->rd.idx_len = ilen;
+        f->rd.records = recs;
+        f->rd.nrecords = n;
         f->md0_size = msize;
-        f->writer_active = ilen >= BP4_HEADER_SIZE ? idx[BP4_IDX_ACTIVE_AT] != 0 : 1;
+        f->rd.writer_active = ilen >= BP4_HEADER_SIZE ? idx[BP4_IDX_ACTIVE_AT] != 0 : 1;
         idx = NULL;
         recs = NULL;
     }
@@ -130,38 +130,38 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
  * on every rank only if they agree on what they have. */
 static int load_metadata_comm(gpubp_file *f)
 {
-    if (f->bp5) return gbp_bp5_load_metadata(f); /* collective too */
+    if (f->rd.bp5) return gbp_bp5_load_metadata(f); /* collective too */
     gbp_comm *c = f->comm;
     int rc = GPUBP_OK;
     uint64_t hdr[3] = {0, 0, 0}; /* md.idx bytes, md.0 end of the last record, writer active */
-    size_t old = f->md0_all_len, old_n = f->nrecords;
+    size_t old = f->rd.md0_all_len, old_n = f->rd.nrecords;
     uint64_t old_size = f->md0_size;
-    int old_active = f->writer_active;
+    int old_active = f->rd.writer_active;
     if (c->rank == 0) {
         rc = load_metadata(f);
-        uint64_t end = f->nrecords ? f->records[f->nrecords - 1].end : 0;
+        uint64_t end = f->rd.nrecords ? f->rd.records[f->rd.nrecords - 1].end : 0;
         if (rc == GPUBP_OK && end > old) {
-            uint8_t *m = gbp_realloc(f->md0_all, (size_t)end);
+            uint8_t *m = gbp_realloc(f->rd.md0_all, (size_t)end);
             if (!m) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of md.0)",
                                    (unsigned long long)end);
-            else f->md0_all = m;
+            else f->rd.md0_all = m;
             char what[4200];
             snprintf(what, sizeof what, "%s/md.0", f->path);
             if (rc == GPUBP_OK)
                 rc = gbp_pread_all(f->md0_fd, m + old, (size_t)(end - old), old, what);
         }
-        hdr[0] = f->idx_len;
+        hdr[0] = f->rd.idx_len;
         hdr[1] = end > old ? end : old;
-        hdr[2] = (uint64_t)f->writer_active;
+        hdr[2] = (uint64_t)f->rd.writer_active;
     }
     rc = gbp_comm_agree(c, rc, 0);
     if (rc == GPUBP_OK) rc = gbp_comm_bcast(c, hdr, sizeof hdr, 0);
-    uint8_t *idx = NULL, *m = f->md0_all;
+    uint8_t *idx = NULL, *m = f->rd.md0_all;
     int agreed = rc != GPUBP_OK; /* rank 0's failure is every rank's already */
     if (!agreed) {
-        idx = c->rank == 0 ? f->idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
-        if (c->rank != 0) m = gbp_realloc(f->md0_all, hdr[1] ? (size_t)hdr[1] : 1);
-        if (c->rank != 0 && m) f->md0_all = m;
+        idx = c->rank == 0 ? f->rd.idx : gbp_malloc(hdr[0] ? (size_t)hdr[0] : 1);
+        if (c->rank != 0) m = gbp_realloc(f->rd.md0_all, hdr[1] ? (size_t)hdr[1] : 1);
+        if (c->rank != 0 && m) f->rd.md0_all = m;
         /* all ranks agree that the buffers are there before the broadcasts fill them */
         if ((hdr[0] && !idx) || (hdr[1] && !m))
             rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of metadata)",
@@ -182,15 +182,15 @@ static int load_metadata_comm(gpubp_file *f)
     if (c->rank != 0) gbp_free(idx);
     if (!agreed) rc = gbp_comm_agree_all(c, rc, "reading the metadata");
     if (rc != GPUBP_OK) { /* back to what every rank had */
-        if (f->nrecords > old_n) f->nrecords = old_n;
-        f->md0_all_len = old;
+        if (f->rd.nrecords > old_n) f->rd.nrecords = old_n;
+        f->rd.md0_all_len = old;
         f->md0_size = old_size;
-        f->writer_active = old_active;
+        f->rd.writer_active = old_active;
         return rc;
     }
-    f->md0_all_len = (size_t)hdr[1];
+    f->rd.md0_all_len = (size_t)hdr[1];
     f->md0_size = hdr[1];
-    f->writer_active = (int)hdr[2];
+    f->rd.writer_active = (int)hdr[2];
     return GPUBP_OK;
 }
 
@@ -200,8 +200,8 @@ static int load_index(gpubp_file *f)
 {
     GBP_FORWARD_IF_ERROR(f->comm ? load_metadata_comm(f) : load_metadata(f));
     if (f->mode == GPUBP_MODE_READ_RANDOM_ACCESS) {
-        f->ix.light = 1;
-        int rc = gbp_scan_until(f, f->nrecords);
+        f->rd.ix.light = 1;
+        int rc = gbp_scan_until(f, f->rd.nrecords);
         gbp_scan_drop_window(f);
         /* parallel: a rank out of memory fails the open on every rank */
         if (f->comm) rc = gbp_comm_check(f->comm, rc, "gpubp_open (index)");
@@ -217,9 +217,9 @@ int gbp_reader_open(gpubp_file *f)
     if (f->comm) {
         int rc = f->comm->rank == 0 ? check_dataset(f) : GPUBP_OK;
         GBP_FORWARD_IF_ERROR(gbp_comm_agree(f->comm, rc, 0));
-        int64_t bp5 = f->bp5 != NULL; /* rank 0 found a BP5 dataset: every rank reads it so */
+        int64_t bp5 = f->rd.bp5 != NULL; /* rank 0 found a BP5 dataset: every rank reads it so */
         GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &bp5, sizeof bp5, 0));
-        rc = bp5 && !f->bp5 ? gbp_bp5_setup(f) : GPUBP_OK;
+        rc = bp5 && !f->rd.bp5 ? gbp_bp5_setup(f) : GPUBP_OK;
         GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(f->comm, rc, "gpubp_open"));
         return load_index(f);
     }
@@ -230,11 +230,11 @@ int gbp_reader_open(gpubp_file *f)
 static int check_dataset(gpubp_file *f)
 {
     if (gbp_is_remote_url(f->path)) {
-        int rc = gbp_remote_open(&f->remote, f->path, &f->params);
+        int rc = gbp_remote_open(&f->rd.remote, f->path, &f->params);
         if (rc == GPUBP_ERR_NOT_FOUND) rc = gbp_error_with_path(GPUBP_ERR_NOT_BP4, f->path);
         GBP_FORWARD_IF_ERROR(rc);
         uint64_t msz;
-        rc = gbp_remote_size(f->remote, "mmd.0", &msz); /* BP5 */
+        rc = gbp_remote_size(f->rd.remote, "mmd.0", &msz); /* BP5 */
         if (rc == GPUBP_OK) return f->comm ? gbp_bp5_setup(f) : gbp_bp5_open(f);
         if (rc != GPUBP_ERR_NOT_FOUND) return rc;
         return load_index(f);
@@ -262,19 +262,19 @@ static int check_dataset(gpubp_file *f)
 
 void gbp_reader_free(gpubp_file *f)
 {
-    gbp_index_free(&f->ix);
+    gbp_index_free(&f->rd.ix);
     gbp_bp5_free(f);
-    gbp_free(f->idx);
-    gbp_free(f->md0_all);
-    gbp_free(f->md0);
-    gbp_free(f->records);
+    gbp_free(f->rd.idx);
+    gbp_free(f->rd.md0_all);
+    gbp_free(f->rd.md0);
+    gbp_free(f->rd.records);
     if (f->md0_fd >= 0) close(f->md0_fd);
-    gbp_remote_close(f->remote);
-    f->remote = NULL;
-    for (size_t i = 0; i < f->nrfd; i++)
-        if (f->rfd[i] >= 0) close(f->rfd[i]);
-    gbp_free(f->rfd);
-    gbp_free(f->gets);
+    gbp_remote_close(f->rd.remote);
+    f->rd.remote = NULL;
+    for (size_t i = 0; i < f->rd.nrfd; i++)
+        if (f->rd.rfd[i] >= 0) close(f->rd.rfd[i]);
+    gbp_free(f->rd.rfd);
+    gbp_free(f->rd.gets);
 }
 
 static void gbp_reader_invalidate_names(gpubp_file *f)
@@ -295,12 +295,12 @@ int gbp_reader_begin_step(gpubp_file *f)
     if (!f->comm) return rc;
     if (rc == GPUBP_OK) f->failed_step = 0;
     char what[4300];
-    snprintf(what, sizeof what, "gpubp_begin_step: step %zu of %s", f->next_step - (rc == GPUBP_OK),
-             f->path);
+    snprintf(what, sizeof what, "gpubp_begin_step: step %zu of %s",
+             f->rd.next_step - (rc == GPUBP_OK), f->path);
     int arc = gbp_comm_check(f->comm, rc, what);
     if (arc != GPUBP_OK && rc == GPUBP_OK) {
         f->in_step = 0;
-        f->next_step = f->cur_step;
+        f->rd.next_step = f->rd.cur_step;
     }
     return arc;
 }
@@ -309,16 +309,16 @@ static int begin_step(gpubp_file *f)
 {
     double t0 = gbp_now_s(), timeout = f->params.timeout;
     for (;;) {
-        if (f->next_step < f->nrecords) {
-            GBP_FORWARD_IF_ERROR(gbp_scan_until(f, f->next_step + 1));
-            f->cur_step = f->next_step++;
+        if (f->rd.next_step < f->rd.nrecords) {
+            GBP_FORWARD_IF_ERROR(gbp_scan_until(f, f->rd.next_step + 1));
+            f->rd.cur_step = f->rd.next_step++;
             f->in_step = 1;
             gbp_reader_invalidate_names(f);
             return GPUBP_OK;
         }
         GBP_FORWARD_IF_ERROR(f->comm ? load_metadata_comm(f) : load_metadata(f));
-        if (f->next_step < f->nrecords) continue;
-        if (!f->writer_active) return GPUBP_END_OF_STREAM;
+        if (f->rd.next_step < f->rd.nrecords) continue;
+        if (!f->rd.writer_active) return GPUBP_END_OF_STREAM;
         /* parallel readers: rank 0's clock decides, for every rank */
         int64_t expired = timeout >= 0 && gbp_now_s() - t0 >= timeout;
         if (f->comm) GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &expired, sizeof expired, 0));
@@ -337,7 +337,7 @@ int gbp_reader_end_step(gpubp_file *f)
     if (f->failed_step) rc = gbp_error(f->failed_rc, 0, "%s", f->failed_msg);
     f->failed_step = 0;
     char what[4300];
-    snprintf(what, sizeof what, "gpubp_end_step: step %zu of %s", f->cur_step, f->path);
+    snprintf(what, sizeof what, "gpubp_end_step: step %zu of %s", f->rd.cur_step, f->path);
     return gbp_comm_check(f->comm, rc, what);
 }
 
@@ -346,9 +346,9 @@ int gbp_reader_inquire(gpubp_variable **out, gpubp_file *f, const char *name)
     GBP_RETURN_ERROR_IF(f->mode == GPUBP_MODE_READ && !f->in_step, GPUBP_ERR_WRONG_MODE,
                         "gpubp_inquire_variable: no step is open on %s (call gpubp_begin_step)",
                         f->path);
-    gbp_var *rv = gbp_index_find(&f->ix, name);
+    gbp_var *rv = gbp_index_find(&f->rd.ix, name);
     if (rv && rv->nsteps == 0) rv = NULL;
-    if (rv && f->mode == GPUBP_MODE_READ && !gbp_var_find_step(rv, f->cur_step)) rv = NULL;
+    if (rv && f->mode == GPUBP_MODE_READ && !gbp_var_find_step(rv, f->rd.cur_step)) rv = NULL;
     if (!rv && gbp_bp5_not_found(f, name) != GPUBP_ERR_NOT_FOUND) return GPUBP_ERR_NOT_SUPPORTED;
     if (!rv)
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "variable '%s' is not in %s%s", name, f->path,

@@ -32,9 +32,9 @@ int gbp_rvar_steps(const gpubp_variable *v, const gbp_sel *s, size_t *first, siz
     const gpubp_file *f = v->file;
     if (f->mode == GPUBP_MODE_READ) {
         GBP_RETURN_ERROR_IF(!f->in_step, GPUBP_ERR_WRONG_MODE, "'%s': no step is open", v->name);
-        const gbp_var_step *st = gbp_var_find_step(v->rv, f->cur_step);
+        const gbp_var_step *st = gbp_var_find_step(v->rv, f->rd.cur_step);
         GBP_RETURN_ERROR_IF(!st, GPUBP_ERR_INVALID_STEP, "'%s' is not in the current step %zu",
-                            v->name, f->cur_step);
+                            v->name, f->rd.cur_step);
         *first = (size_t)(st - v->rv->steps);
         *n = 1;
         return GPUBP_OK;
@@ -58,7 +58,7 @@ int gbp_rvar_blocks(const gpubp_variable *v, size_t vs, const gbp_block **out)
     gpubp_file *f = v->file; /* the index is a cache: loading is not a change of state */
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    return gbp_index_blocks(&f->ix, v->rv, vs, out, what);
+    return gbp_index_blocks(&f->rd.ix, v->rv, vs, out, what);
 }
 
 /* The blocks a user numbers (block selections, block queries) at var-step vs: the blocks as they
@@ -73,7 +73,7 @@ int gbp_rvar_user_blocks(const gpubp_variable *v, size_t vs, const gbp_block **o
     }
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    return gbp_index_puts(&f->ix, v->rv, vs, out, n, what);
+    return gbp_index_puts(&f->rd.ix, v->rv, vs, out, n, what);
 }
 
 int gbp_rvar_user_nblocks(const gpubp_variable *v, size_t vs, size_t *n)
@@ -115,7 +115,7 @@ int gbp_rvar_file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, si
     default: {
         gpubp_file *f = v->file;
         /* BP5's joined arrays are always summarized as their steps are added (format/bp5.h) */
-        if (!f->ix.summarized && v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
+        if (!f->rd.ix.summarized && v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
             /* a few steps: from their blocks; a listing of many: the summary pass, once */
             if (v->rv->steps[vs].blocks || v->rv->loaded < 16) {
                 const gbp_block *blocks = NULL;

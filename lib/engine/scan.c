@@ -29,14 +29,15 @@ static int gbp_scan_window_over(gpubp_file *f, const bp4_idx_record *r, const ch
  * each step is parsed into the index once. */
 int gbp_scan_until(gpubp_file *f, size_t nsteps)
 {
-    if (f->bp5) return gbp_bp5_parse_until(f, nsteps);
+    if (f->rd.bp5) return gbp_bp5_parse_until(f, nsteps);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    f->ix.steps_hint = nsteps;
-    while (f->ix.nsteps < nsteps) {
-        const bp4_idx_record *r = &f->records[f->ix.nsteps];
+    f->rd.ix.steps_hint = nsteps;
+    while (f->rd.ix.nsteps < nsteps) {
+        const bp4_idx_record *r = &f->rd.records[f->rd.ix.nsteps];
         GBP_FORWARD_IF_ERROR(gbp_scan_window_over(f, r, what));
-        GBP_FORWARD_IF_ERROR(bp4_index_add_step(&f->ix, f->md0, f->md0_base, f->md0_len, r, what));
+        GBP_FORWARD_IF_ERROR(
+            bp4_index_add_step(&f->rd.ix, f->rd.md0, f->rd.md0_base, f->rd.md0_len, r, what));
     }
     return GPUBP_OK;
 }
@@ -51,22 +52,22 @@ static int gbp_scan_window_over(gpubp_file *f, const bp4_idx_record *r, const ch
                              (unsigned long long)r->step,
                              (unsigned long long)(r->end - r->pg_off),
                              (unsigned long long)GBP_MAX_STEP_METADATA);
-        if (r->pg_off < f->md0_base || r->end > f->md0_base + f->md0_len) {
+        if (r->pg_off < f->rd.md0_base || r->end > f->rd.md0_base + f->rd.md0_len) {
             size_t need = (size_t)(r->end - r->pg_off);
             size_t want = need > GBP_MD0_WINDOW ? need : GBP_MD0_WINDOW;
             if (want > f->md0_size - r->pg_off) want = (size_t)(f->md0_size - r->pg_off);
-            if (want > f->md0_cap) {
-                uint8_t *w = gbp_realloc(f->md0, want);
+            if (want > f->rd.md0_cap) {
+                uint8_t *w = gbp_realloc(f->rd.md0, want);
                 if (!w) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of md.0)", want);
-                f->md0 = w;
-                f->md0_cap = want;
+                f->rd.md0 = w;
+                f->rd.md0_cap = want;
             }
-            f->md0_len = 0;
-            GBP_FORWARD_IF_ERROR(gbp_reader_md0(f, r->pg_off, want, f->md0));
-            f->md0_base = r->pg_off;
-            f->md0_len = want;
+            f->rd.md0_len = 0;
+            GBP_FORWARD_IF_ERROR(gbp_reader_md0(f, r->pg_off, want, f->rd.md0));
+            f->rd.md0_base = r->pg_off;
+            f->rd.md0_len = want;
             /* read ahead of the next window while this one is parsed */
-            if (!f->remote && r->pg_off + want < f->md0_size)
+            if (!f->rd.remote && r->pg_off + want < f->md0_size)
                 posix_fadvise(f->md0_fd, (off_t)(r->pg_off + want), (off_t)GBP_MD0_WINDOW,
                               POSIX_FADV_WILLNEED);
         }
@@ -78,15 +79,15 @@ static int gbp_scan_window_over(gpubp_file *f, const bp4_idx_record *r, const ch
  * min/max over all steps, run once, the first time a listing needs them. */
 int gbp_scan_summary(gpubp_file *f)
 {
-    if (f->ix.summarized || f->ix.nsteps == 0) return GPUBP_OK;
-    if (f->bp5) return gbp_bp5_summary(f);
+    if (f->rd.ix.summarized || f->rd.ix.nsteps == 0) return GPUBP_OK;
+    if (f->rd.bp5) return gbp_bp5_summary(f);
     char what[4200];
     snprintf(what, sizeof what, "%s/md.0", f->path);
-    while (f->ix.sum_steps < f->ix.nsteps) {
-        const bp4_idx_record *r = &f->records[f->ix.sum_steps];
+    while (f->rd.ix.sum_steps < f->rd.ix.nsteps) {
+        const bp4_idx_record *r = &f->rd.records[f->rd.ix.sum_steps];
         GBP_FORWARD_IF_ERROR(gbp_scan_window_over(f, r, what));
-        GBP_FORWARD_IF_ERROR(bp4_index_summarize_step(&f->ix, f->md0, f->md0_base, f->md0_len, r,
-                                                      what));
+        GBP_FORWARD_IF_ERROR(bp4_index_summarize_step(&f->rd.ix, f->rd.md0, f->rd.md0_base,
+                                                      f->rd.md0_len, r, what));
     }
     gbp_scan_drop_window(f);
     return GPUBP_OK;
@@ -94,8 +95,8 @@ int gbp_scan_summary(gpubp_file *f)
 
 void gbp_scan_drop_window(gpubp_file *f)
 {
-    gbp_free(f->md0);
-    f->md0 = NULL;
-    f->md0_len = f->md0_cap = 0;
-    f->md0_base = 0;
+    gbp_free(f->rd.md0);
+    f->rd.md0 = NULL;
+    f->rd.md0_len = f->rd.md0_cap = 0;
+    f->rd.md0_base = 0;
 }

@@ -26,13 +26,13 @@ void gbp_writer_layout(gpubp_file *f)
     /* parallel writers: one subfile per group unless asked (the groups spread the ranks) */
     int nauto = gbp_params_io_threads(p);
     if (nauto > GBP_AUTO_SUBFILES_MAX) nauto = GBP_AUTO_SUBFILES_MAX;
-    f->sub_auto = p->subfiles <= 0 && !f->comm && nauto > 1;
-    f->nsub = p->subfiles > 0 ? p->subfiles : f->sub_auto ? nauto : 1;
+    f->wr.sub_auto = p->subfiles <= 0 && !f->comm && nauto > 1;
+    f->wr.nsub = p->subfiles > 0 ? p->subfiles : f->wr.sub_auto ? nauto : 1;
 }
 
 int gbp_writer_open(gpubp_file *f)
 {
-    f->async = f->params.async_commit;
+    f->wr.async = f->params.async_commit;
     int have;
     GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
     return gbp_open_subfiles(f, !have, 1);
@@ -40,26 +40,26 @@ int gbp_writer_open(gpubp_file *f)
 
 void gbp_writer_free(gpubp_file *f)
 {
-    for (int k = 0; f->data_fd && k < f->nsub; k++)
-        if (f->data_fd[k] >= 0) close(f->data_fd[k]);
+    for (int k = 0; f->wr.data_fd && k < f->wr.nsub; k++)
+        if (f->wr.data_fd[k] >= 0) close(f->wr.data_fd[k]);
     if (f->md0_fd >= 0) close(f->md0_fd);
-    if (f->idx_fd >= 0) close(f->idx_fd);
-    gbp_free(f->data_fd);
-    gbp_free(f->data_size);
-    gbp_free(f->pg_start);
-    gbp_free(f->cursor);
-    gbp_free(f->pg_nvars);
-    gbp_free(f->data_has_header);
+    if (f->wr.idx_fd >= 0) close(f->wr.idx_fd);
+    gbp_free(f->wr.data_fd);
+    gbp_free(f->wr.data_size);
+    gbp_free(f->wr.pg_start);
+    gbp_free(f->wr.cursor);
+    gbp_free(f->wr.pg_nvars);
+    gbp_free(f->wr.data_has_header);
     gbp_discard_step(f);
-    gbp_free(f->blocks);
-    for (size_t i = 0; i < f->nattrs; i++) {
-        gbp_attr_def *a = &f->attrs[i];
+    gbp_free(f->wr.blocks);
+    for (size_t i = 0; i < f->wr.nattrs; i++) {
+        gbp_attr_def *a = &f->wr.attrs[i];
         gbp_free(a->name);
         gbp_free(a->data);
         for (size_t j = 0; a->strings && j < a->n; j++) gbp_free(a->strings[j]);
         gbp_free(a->strings);
     }
-    gbp_free(f->attrs);
+    gbp_free(f->wr.attrs);
 }
 
 size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
@@ -69,23 +69,23 @@ size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb)
     /* the subfile with the least data in this step; subfiles=auto: data.0 and those holding
      * data in this step only, unless the block is large enough to go to a file of its own (a
      * sub-block of a split put always is) */
-    int k = 0, wide = !f->sub_auto || wb->payload_len >= GBP_STRIPE_MIN || wb->meta.split;
-    for (int j = 1; j < f->nsub; j++)
-        if ((wide || f->pg_nvars[j] > 0) &&
-            f->cursor[j] - f->pg_start[j] < f->cursor[k] - f->pg_start[k])
+    int k = 0, wide = !f->wr.sub_auto || wb->payload_len >= GBP_STRIPE_MIN || wb->meta.split;
+    for (int j = 1; j < f->wr.nsub; j++)
+        if ((wide || f->wr.pg_nvars[j] > 0) &&
+            f->wr.cursor[j] - f->wr.pg_start[j] < f->wr.cursor[k] - f->wr.pg_start[k])
             k = j;
     size_t hs = bp4_vmd_header_size(strlen(v->name), v->type, wb->meta.ndims, wb->meta.has_minmax);
     wb->subfile = (uint32_t)k;
-    wb->meta.subfile = (uint32_t)(f->sub_base + k);
-    wb->meta.vmd_offset = f->cursor[k];
-    wb->meta.payload_offset = f->cursor[k] + hs;
+    wb->meta.subfile = (uint32_t)(f->wr.sub_base + k);
+    wb->meta.vmd_offset = f->wr.cursor[k];
+    wb->meta.payload_offset = f->wr.cursor[k] + hs;
     return hs;
 }
 
 void gbp_advance_block(gpubp_file *f, gbp_wblock *wb, size_t hs)
 {
-    f->cursor[wb->subfile] += hs + wb->payload_len;
-    f->pg_nvars[wb->subfile]++;
+    f->wr.cursor[wb->subfile] += hs + wb->payload_len;
+    f->wr.pg_nvars[wb->subfile]++;
     wb->performed = 1;
 }
 
@@ -124,13 +124,13 @@ static int gbp_writer_perform_block(gpubp_file *f, gbp_wblock *wb)
     gbp_sub_name(f, k, p, sizeof p);
     if (v->op && wb->payload_len > 0 && !gbp_kind_is_value(v->kind)) {
         /* The compressed length is known only once the payload is written. */
-        int rc = gbp_write_compressed(f, wb, f->data_fd[k], p);
+        int rc = gbp_write_compressed(f, wb, f->wr.data_fd[k], p);
         if (rc != GPUBP_OK) return rc;
         gbp_advance_block(f, wb, hs);
         return GPUBP_OK;
     }
     gbp_advance_block(f, wb, hs);
-    return gbp_write_payload(f, wb, f->data_fd[k], 0, p);
+    return gbp_write_payload(f, wb, f->wr.data_fd[k], 0, p);
 }
 
 /* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
@@ -140,8 +140,8 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
     gbp_buf b;
     gbp_buf_init(&b);
     int rc = GPUBP_OK;
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++) {
-        gbp_wblock *wb = &f->blocks[i];
+    for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++) {
+        gbp_wblock *wb = &f->wr.blocks[i];
         if (!wb->performed || wb->header_written) continue;
         wb->meta.dims = wb->dimstore;
         wb->meta.op = wb->meta.op ? &wb->opstore : NULL;
@@ -190,7 +190,7 @@ static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
     uint64_t bytes = wb->payload_len, limit = f->params.split_bytes;
     if (limit == GBP_SPLIT_AUTO) limit = f->params.chunk_bytes ? f->params.chunk_bytes : (uint64_t)16 << 20;
     if (f->comm || v->kind != GPUBP_SHAPE_GLOBAL_ARRAY || limit == 0 || bytes < limit ||
-        f->nsub < 2 || wb->meta.ndims == 0 || wb->performed || n0 < 2)
+        f->wr.nsub < 2 || wb->meta.ndims == 0 || wb->performed || n0 < 2)
         return 1;
     uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
     if (v->op) {
@@ -222,9 +222,9 @@ static size_t gcd(size_t a, size_t b)
  * SYNC put, or one array per step) is cut into one sub-block per subfile. */
 static size_t split_target(const gpubp_file *f)
 {
-    size_t nlarge = 0, S = f->nsub > 0 ? (size_t)f->nsub : 1;
-    for (size_t i = 0; i < f->nblocks; i++) {
-        const gbp_wblock *wb = &f->blocks[i];
+    size_t nlarge = 0, S = f->wr.nsub > 0 ? (size_t)f->wr.nsub : 1;
+    for (size_t i = 0; i < f->wr.nblocks; i++) {
+        const gbp_wblock *wb = &f->wr.blocks[i];
         nlarge += !wb->performed && !gbp_kind_is_value(wb->var->kind) &&
                   wb->payload_len >= GBP_STRIPE_MIN;
     }
@@ -258,30 +258,30 @@ static void split_block(gbp_wblock *wb, size_t n)
 static int split_pending(gpubp_file *f)
 {
     size_t n0 = split_target(f), extra = 0;
-    for (size_t i = 0; i < f->nblocks; i++) extra += split_count(f, &f->blocks[i], n0) - 1;
+    for (size_t i = 0; i < f->wr.nblocks; i++) extra += split_count(f, &f->wr.blocks[i], n0) - 1;
     if (extra == 0) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + extra,
-                                  sizeof *f->blocks));
-    size_t to = f->nblocks + extra;
-    for (size_t i = f->nblocks; i-- > 0;) {
-        size_t n = split_count(f, &f->blocks[i], n0);
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->wr.blocks, &f->wr.cap_blocks, f->wr.nblocks + extra,
+                                  sizeof *f->wr.blocks));
+    size_t to = f->wr.nblocks + extra;
+    for (size_t i = f->wr.nblocks; i-- > 0;) {
+        size_t n = split_count(f, &f->wr.blocks[i], n0);
         to -= n;
-        if (to != i) memmove(&f->blocks[to], &f->blocks[i], sizeof *f->blocks);
-        if (n > 1) split_block(&f->blocks[to], n);
+        if (to != i) memmove(&f->wr.blocks[to], &f->wr.blocks[i], sizeof *f->wr.blocks);
+        if (n > 1) split_block(&f->wr.blocks[to], n);
     }
-    f->nblocks += extra;
+    f->wr.nblocks += extra;
     return GPUBP_OK;
 }
 
 int gbp_writer_perform(gpubp_file *f)
 {
     int rc = split_pending(f);
-    for (size_t i = 0; i < f->nblocks && rc == GPUBP_OK; i++)
-        if (!f->blocks[i].performed) rc = gbp_writer_perform_block(f, &f->blocks[i]);
+    for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++)
+        if (!f->wr.blocks[i].performed) rc = gbp_writer_perform_block(f, &f->wr.blocks[i]);
     /* async_commit: the caller's buffers are free once the data left them; the writes go on */
-    int rc2 = f->async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
+    int rc2 = f->wr.async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
     if (rc == GPUBP_OK) rc = rc2;
-    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->data_fd, NULL);
+    if (rc == GPUBP_OK) rc = gbp_write_headers(f, f->wr.data_fd, NULL);
     if (rc != GPUBP_OK) {
         f->failed_step = 1;
         rc = gbp_error_with_path(rc, f->path);
@@ -326,16 +326,16 @@ int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_lau
                         !gbp_kind_is_value(v->kind), GPUBP_ERR_NOT_SUPPORTED,
                         "gpubp_put: long double array '%s' from device memory is not supported "
                         "(copy it to host memory first)", v->name);
-    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->blocks, &f->cap_blocks, f->nblocks + 1,
-                                  sizeof *f->blocks));
-    gbp_wblock *wb = &f->blocks[f->nblocks];
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->wr.blocks, &f->wr.cap_blocks, f->wr.nblocks + 1,
+                                  sizeof *f->wr.blocks));
+    gbp_wblock *wb = &f->wr.blocks[f->wr.nblocks];
     memset(wb, 0, sizeof *wb);
     wb->var = v;
     wb->data = data;
     wb->space = space;
     wb->meta.dims = wb->dimstore;
     wb->meta.ndims = (uint8_t)nd;
-    wb->meta.step = f->step;
+    wb->meta.step = f->wr.step;
     size_t shape[GBP_MAX_DIMS], start[GBP_MAX_DIMS], count[GBP_MAX_DIMS];
     size_t mstart[GBP_MAX_DIMS], mcount[GBP_MAX_DIMS];
     memcpy(shape, s->shape, nd * sizeof *shape);
@@ -405,7 +405,7 @@ int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_lau
         wb->meta.has_minmax = 1; /* an empty block records 0 / 0, as ADIOS2 does */
         wb->payload_len = (uint64_t)elems * es;
     }
-    f->nblocks++; /* split (split_mib) when performed, with the step's other puts in view */
+    f->wr.nblocks++; /* split (split_mib) when performed, with the step's other puts in view */
     v->in_step = 1;
     v->puts++;
     *added = wb;
@@ -416,21 +416,21 @@ int gbp_writer_put(gpubp_file *f, gpubp_variable *v, const void *data, gpubp_lau
 
 void gbp_discard_step(gpubp_file *f)
 {
-    for (size_t i = 0; i < f->nblocks; i++) {
-        gbp_free(f->blocks[i].meta.str);
-        f->blocks[i].meta.str = NULL;
-        gbp_free(f->blocks[i].owned);
-        f->blocks[i].owned = NULL;
-        gbp_free(f->blocks[i].zahead);
-        f->blocks[i].zahead = NULL;
+    for (size_t i = 0; i < f->wr.nblocks; i++) {
+        gbp_free(f->wr.blocks[i].meta.str);
+        f->wr.blocks[i].meta.str = NULL;
+        gbp_free(f->wr.blocks[i].owned);
+        f->wr.blocks[i].owned = NULL;
+        gbp_free(f->wr.blocks[i].zahead);
+        f->wr.blocks[i].zahead = NULL;
     }
-    f->nblocks = 0;
+    f->wr.nblocks = 0;
     f->in_step = 0;
 }
 
 size_t gbp_dirty_attrs(const gpubp_file *f)
 {
     size_t n = 0;
-    for (size_t i = 0; i < f->nattrs; i++) n += f->attrs[i].dirty;
+    for (size_t i = 0; i < f->wr.nattrs; i++) n += f->wr.attrs[i].dirty;
     return n;
 }

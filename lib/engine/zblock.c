@@ -155,15 +155,15 @@ static int gather(gpubp_file *f, const gbp_wblock *wb, const uint8_t **src, uint
 
 static int compress_ahead(gpubp_file *f, gbp_wblock *first)
 {
-    size_t i0 = (size_t)(first - f->blocks), n = 0, bytes = 0;
-    while (i0 + n < f->nblocks && n < GBP_AHEAD_BLOCKS && bytes < GBP_AHEAD_BYTES &&
-           is_small(f, &f->blocks[i0 + n]))
-        bytes += (size_t)f->blocks[i0 + n++].payload_len;
+    size_t i0 = (size_t)(first - f->wr.blocks), n = 0, bytes = 0;
+    while (i0 + n < f->wr.nblocks && n < GBP_AHEAD_BLOCKS && bytes < GBP_AHEAD_BYTES &&
+           is_small(f, &f->wr.blocks[i0 + n]))
+        bytes += (size_t)f->wr.blocks[i0 + n++].payload_len;
     ahead_task *a = gbp_calloc(n, sizeof *a);
     uint8_t **tmp = gbp_calloc(n, sizeof *tmp);
     int rc = a && tmp ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (compression)");
     for (size_t t = 0; rc == GPUBP_OK && t < n; t++) {
-        a[t].wb = &f->blocks[i0 + t];
+        a[t].wb = &f->wr.blocks[i0 + t];
         rc = gather(f, a[t].wb, &a[t].src, &tmp[t]);
         a[t].z = rc == GPUBP_OK ? gbp_malloc(gbp_blosc_bound((size_t)a[t].wb->payload_len)) : NULL;
         if (rc == GPUBP_OK && !a[t].z)

@@ -135,7 +135,7 @@ static void test_follow_without_rereading(void **state)
     assert_int_equal(gpubp_begin_step(f), GPUBP_NOT_READY);
 
     /* poison what was read: md.idx after its header, mmd.0, md.0 of the steps read */
-    bp5_reader *r = f->bp5;
+    bp5_reader *r = f->rd.bp5;
     assert_non_null(r);
     uint64_t idx0 = r->idx_bytes, md00 = r->md0_bytes;
     assert_true(idx0 >= cut + nm);
