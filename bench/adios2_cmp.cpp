@@ -34,8 +34,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "bench_dev.h"
-#include "bench_util.h"
+#include "bench/bench_dev.h"
+#include "bench/bench_util.h"
 
 namespace {
 

@@ -12,7 +12,7 @@ typedef struct gbp_params {
     size_t chunk_bytes;     /* chunk_mib (16) in bytes */
     size_t piece_bytes;     /* piece_kib (4096) in bytes: device copies within a chunk */
     int io_threads;         /* 0 = library default */
-    int subfiles;           /* 0 = auto (library default: src/api_write.c gbp_writer_open) */
+    int subfiles;           /* 0 = auto (the writer decides: lib/engine/writer.c) */
     uint64_t split_bytes;   /* split_mib in bytes, 0 = off, GBP_SPLIT_AUTO (default): global-array
                              * blocks this large (auto: one staging chunk, chunk_mib) are
                              * cut into sub-blocks over the subfiles (lib/engine/writer.c) */
