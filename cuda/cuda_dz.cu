@@ -383,10 +383,17 @@ struct cz {
     cudaStream_t lib, st;
     cudaEvent_t ev_lib, ev_me, ev_seg;
     int seg_pending;
-    dbuf coded, tmp, arr, adler, ain, aout, aout_seg; // device
-    dbuf h_arr, h_res, h_seg;               // pinned host
-    size_t slot;                            // coded stream stride of the last encode
-    int wrap;                               // the last encode's streams need the zlib wrapping
+    // per coded set (encode_launch; decode uses set 0): device, then pinned host buffers
+    dbuf coded[2], arr[2], adler[2], ain[2], h_arr[2], h_res[2];
+    dbuf tmp, aout, aout_seg, h_seg;
+    size_t slot[2];           // coded stream stride of the set's last encode
+    int wrap[2];              // its streams need the zlib wrapping
+    cudaEvent_t ev_res[2];    // its results are in h_res
+    size_t n_res[2];          // its streams, their lengths and the caller's result arrays
+    const size_t *len_res[2];
+    int16_t *run_res[2];
+    size_t *clen_res[2];
+    int cur;                  // the set of the last encode_wait (assembly's coded streams)
 };
 
 void cz_close(void *vz)
@@ -394,12 +401,16 @@ void cz_close(void *vz)
     cz *z = (cz *)vz;
     if (!z) return;
     if (z->st) cudaStreamSynchronize(z->st);
-    dbuf *d[] = {&z->coded, &z->tmp, &z->arr, &z->adler, &z->ain, &z->aout, &z->aout_seg};
+    dbuf *d[] = {&z->coded[0], &z->coded[1], &z->arr[0], &z->arr[1], &z->adler[0],
+                 &z->adler[1],  &z->ain[0],   &z->ain[1], &z->tmp,    &z->aout,
+                 &z->aout_seg};
     for (dbuf *b : d)
         if (b->p) cudaFree(b->p);
-    dbuf *h[] = {&z->h_arr, &z->h_res, &z->h_seg};
+    dbuf *h[] = {&z->h_arr[0], &z->h_arr[1], &z->h_res[0], &z->h_res[1], &z->h_seg};
     for (dbuf *b : h)
         if (b->p) cudaFreeHost(b->p);
+    for (cudaEvent_t e : z->ev_res)
+        if (e) cudaEventDestroy(e);
     if (z->ev_lib) cudaEventDestroy(z->ev_lib);
     if (z->ev_me) cudaEventDestroy(z->ev_me);
     if (z->ev_seg) cudaEventDestroy(z->ev_seg);
@@ -418,6 +429,8 @@ int cz_open(void *dctx, void **out)
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_lib, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_me, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_seg, cudaEventDisableTiming);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++)
+        e = cudaEventCreateWithFlags(&z->ev_res[k], cudaEventDisableTiming);
     if (e != cudaSuccess) rc = dz_fail(e, "creating the device codec's stream");
     if (rc != GPUBP_OK) {
         cz_close(z);
@@ -548,8 +561,9 @@ int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
         size_t k = nseg - done < (1u << 30) ? nseg - done : (1u << 30);
         grid.x = (unsigned)k;
         k_assemble<<<grid, kThreads, 0, z->st>>>((const gbp_dz_seg *)z->aout_seg.p + done, out,
-                                                        (const uint8_t *)z->coded.p, z->slot,
-                                                        z->wrap, (const uint32_t *)z->adler.p);
+                                                 (const uint8_t *)z->coded[z->cur].p,
+                                                 z->slot[z->cur], z->wrap[z->cur],
+                                                 (const uint32_t *)z->adler[z->cur].p);
         DZ_CHECK(cudaGetLastError(), "the assembly kernel");
     }
     return GPUBP_OK;
@@ -632,17 +646,19 @@ int nv_decompress(cz *z, const api<CO, DO> &a, DO opts, size_t n, size_t maxlen,
 }
 #endif
 
-int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const size_t *off,
-              const size_t *len, int16_t *run, size_t *clen)
+int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in, size_t n,
+                     const size_t *off, const size_t *len, int16_t *run, size_t *clen)
 {
+    cz *z = (cz *)vz;
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    z->n_res[set] = n;
     if (n == 0) return GPUBP_OK;
     const char *why = cz_unavailable(codec);
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
 #ifndef GPUBP_HAVE_NVCOMP
-    (void)vz; (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
+    (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
     return GPUBP_ERR_NOT_SUPPORTED; /* unreachable: unavailable() gave a reason */
 #else
-    cz *z = (cz *)vz;
     size_t maxlen = 0, total = 0;
     int aligned = (uintptr_t)in % kAlign == 0;
     for (size_t i = 0; i < n; i++) {
@@ -658,54 +674,75 @@ int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const
     if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.deflate, fo, maxlen, &maxout));
     else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.zstd, zo, maxlen, &maxout));
     else GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.lz4, lo, maxlen, &maxout));
-    z->slot = round_up(maxout, kAlign);
-    z->wrap = codec == kZLIB;
+    // the set's buffers are free: its last results were waited for (or never launched), and the
+    // assemblies out of its coded streams were queued before this on the same stream
+    z->slot[set] = round_up(maxout, kAlign);
+    z->wrap[set] = codec == kZLIB;
     size_t inslot = round_up(maxlen, kAlign);
-    GBP_FORWARD_IF_ERROR(dgrow(&z->coded, z->slot * n));
-    GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(n)));
-    GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(n)));
-    GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * n + 16));
-    GBP_FORWARD_IF_ERROR(dgrow(&z->adler, 4 * n + 4));
-    if (!aligned) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * n));
-    batch_view h = view(z->h_arr.p, n), d = view(z->arr.p, n);
+    GBP_FORWARD_IF_ERROR(dgrow(&z->coded[set], z->slot[set] * n));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->arr[set], batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr[set], batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_res[set], 16 * n + 16));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->adler[set], 4 * n + 4));
+    if (!aligned) GBP_FORWARD_IF_ERROR(dgrow(&z->ain[set], inslot * n));
+    batch_view h = view(z->h_arr[set].p, n), d = view(z->arr[set].p, n);
     for (size_t i = 0; i < n; i++) {
         h.aux[i] = in + off[i]; // the stream where it is
-        h.in_p[i] = aligned ? (void *)(in + off[i]) : (void *)((uint8_t *)z->ain.p + i * inslot);
+        h.in_p[i] = aligned ? (void *)(in + off[i]) : (void *)((uint8_t *)z->ain[set].p + i * inslot);
         h.in_n[i] = len[i];
-        h.out_p[i] = (uint8_t *)z->coded.p + i * z->slot;
+        h.out_p[i] = (uint8_t *)z->coded[set].p + i * z->slot[set];
     }
-    if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain.p, inslot, h.aux, len, n));
-    DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 24 * n, cudaMemcpyHostToDevice, z->st),
+    if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain[set].p, inslot, h.aux, len, n));
+    DZ_CHECK(cudaMemcpyAsync(z->arr[set].p, z->h_arr[set].p, 24 * n, cudaMemcpyHostToDevice, z->st),
              "cudaMemcpyAsync (batch arrays)");
     k_runs<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n, d.run);
     DZ_CHECK(cudaGetLastError(), "the run kernel");
     if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.deflate, fo, n, maxlen, total, d));
     else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.zstd, zo, n, maxlen, total, d));
     else GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.lz4, lo, n, maxlen, total, d));
-    if (z->wrap) {
+    if (z->wrap[set]) {
         k_adler<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n,
-                                                     (uint32_t *)z->adler.p, NULL, NULL);
+                                                     (uint32_t *)z->adler[set].p, NULL, NULL);
         DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
     }
-    uint8_t *res = (uint8_t *)z->h_res.p;
+    uint8_t *res = (uint8_t *)z->h_res[set].p;
     DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (coded sizes)");
     DZ_CHECK(cudaMemcpyAsync(res + 8 * n, d.status, 4 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (statuses)");
     DZ_CHECK(cudaMemcpyAsync(res + 12 * n, d.run, 2 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (runs)");
-    GBP_FORWARD_IF_ERROR(wait_me(z));
+    DZ_CHECK(cudaEventRecord(z->ev_res[set], z->st), "cudaEventRecord (coded sizes)");
+    z->len_res[set] = len;
+    z->run_res[set] = run;
+    z->clen_res[set] = clen;
+    return GPUBP_OK;
+#endif
+}
+
+int cz_encode_wait(void *vz, int set)
+{
+    cz *z = (cz *)vz;
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    z->cur = set;
+    size_t n = z->n_res[set];
+    if (n == 0) return GPUBP_OK;
+    z->n_res[set] = 0;
+    DZ_CHECK(cudaEventSynchronize(z->ev_res[set]), "cudaEventSynchronize (coded sizes)");
+#ifdef GPUBP_HAVE_NVCOMP
+    const uint8_t *res = (const uint8_t *)z->h_res[set].p;
+    const size_t *len = z->len_res[set];
     for (size_t i = 0; i < n; i++) {
         size_t c;
         int st;
         memcpy(&c, res + 8 * i, 8);
         memcpy(&st, res + 8 * n + 4 * i, 4);
-        memcpy(&run[i], res + 12 * n + 2 * i, 2);
-        c += z->wrap ? 6 : 0;
-        clen[i] = st == nvcompSuccess && c < len[i] ? c : 0; // else stored raw
+        memcpy(&z->run_res[set][i], res + 12 * n + 2 * i, 2);
+        c += z->wrap[set] ? 6 : 0;
+        z->clen_res[set][i] = st == nvcompSuccess && c < len[i] ? c : 0; // else stored raw
     }
-    return GPUBP_OK;
 #endif
+    return GPUBP_OK;
 }
 
 #ifndef GPUBP_HAVE_NVCOMP
@@ -749,14 +786,14 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     }
     uint8_t *slots_in = NULL, *slots_out = NULL;
     if (nc) {
-        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
+        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain[0], inslot * nc));
         if (nout) GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
-        slots_in = (uint8_t *)z->ain.p;
+        slots_in = (uint8_t *)z->ain[0].p;
         slots_out = (uint8_t *)z->aout.p;
-        GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(nc)));
-        GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(nc)));
-        GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * nc + 16));
-        batch_view h = view(z->h_arr.p, nc), d = view(z->arr.p, nc);
+        GBP_FORWARD_IF_ERROR(dgrow(&z->arr[0], batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr[0], batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_res[0], 16 * nc + 16));
+        batch_view h = view(z->h_arr[0].p, nc), d = view(z->arr[0].p, nc);
         size_t *glen = (size_t *)gbp_malloc(nc * sizeof *glen);
         const uint8_t **gsrc = (const uint8_t **)gbp_malloc(nc * sizeof *gsrc);
         int rc = glen && gsrc ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", nc);
@@ -779,7 +816,7 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
         gbp_free(glen);
         gbp_free(gsrc);
         GBP_FORWARD_IF_ERROR(rc);
-        DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 48 * nc, cudaMemcpyHostToDevice, z->st),
+        DZ_CHECK(cudaMemcpyAsync(z->arr[0].p, z->h_arr[0].p, 48 * nc, cudaMemcpyHostToDevice, z->st),
                  "cudaMemcpyAsync (batch arrays)");
         if (codec == kZLIB)
             GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.deflate, nvcompBatchedDeflateDecompressDefaultOpts,
@@ -795,7 +832,7 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
                                                           NULL, d.aux, d.status);
             DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
         }
-        uint8_t *res = (uint8_t *)z->h_res.p;
+        uint8_t *res = (uint8_t *)z->h_res[0].p;
         DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * nc, cudaMemcpyDeviceToHost, z->st),
                  "cudaMemcpyAsync (decoded sizes)");
         DZ_CHECK(cudaMemcpyAsync(res + 8 * nc, d.status, 4 * nc, cudaMemcpyDeviceToHost, z->st),
@@ -848,8 +885,10 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
 
 int cz_begin(void *vz) { return after_lib((cz *)vz); }
 
-const gbp_dzops cz_ops = {"nvcomp",  cz_unavailable, cz_open,     cz_close, cz_begin,
-                          cz_filter, cz_encode,      cz_assemble, cz_decode};
+const gbp_dzops cz_ops = {"nvcomp",         cz_unavailable,   cz_open,
+                          cz_close,         cz_begin,         cz_filter,
+                          cz_encode_launch, cz_encode_wait,   cz_assemble,
+                          cz_decode};
 
 } // namespace
 

@@ -67,6 +67,13 @@ void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void 
     return m->dz_user;
 }
 
+void *gbp_mem_dz_peek(gbp_mem *m, const gbp_dzops **ops, void **z)
+{
+    *ops = m->dz_ops;
+    *z = m->dz;
+    return m->dz ? m->dz_user : NULL;
+}
+
 void gbp_mem_dz_free(gbp_mem *m)
 {
     if (m->dz) m->dz_ops->close(m->dz); /* waits for its stream: nothing uses the buffers then */

@@ -34,6 +34,8 @@ int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p);
  * memory of m included) before the device context closes. NULL when out of memory. */
 void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p));
 /* Frees all of it (gbp_mem_close, before the device context). */
+/* The state gbp_mem_dz_user made (NULL: none, or no codec state), the codec state and its ops. */
+void *gbp_mem_dz_peek(gbp_mem *m, const gbp_dzops **ops, void **z);
 void gbp_mem_dz_free(gbp_mem *m);
 /* The GPU codec path's counters for GPUBP_MEM_STATS (printed at close): blocks compressed or
  * decompressed on the device, and the last reason the CPU path was taken instead (kept). */
