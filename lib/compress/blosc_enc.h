@@ -7,11 +7,8 @@
 
 #include "common/dzops.h"
 #include "compress/blosc_params.h"
+#include "compress/blosc_tune.h"
 
-/* Worst-case size of the operator buffer for n input bytes: 23 + n, plus 32 per chunk when
- * n >= 128. Every buffer gbp_blosc_compress writes fits. Returns 0 if the value does not fit in a
- * size_t. */
-size_t gbp_blosc_bound(size_t n);
 
 /* Compresses n bytes at src (n may be 0; src may then be NULL) into an ADIOS2 blosc operator
  * buffer at dst, whose length goes to *outlen (the characteristic-11 "output size"; n is the
@@ -65,6 +62,11 @@ typedef struct gbp_blosc_redo {
 
 int gbp_blosc_enc_open(gbp_blosc_enc **e, size_t n, size_t typesize, int codec, int level,
                        int shuffle, int threads);
+/* The GPU path's own blocks (compress_device_block_kib): blocks of bsz bytes
+ * (gbp_blosc_dev_blocksize), streams unsplit; 0: Blosc2's choice (the default). Before the
+ * first put. gbp_blosc_enc_blocksize: the encoder's block size for a chunk of cn bytes. */
+int gbp_blosc_enc_set_blocks(gbp_blosc_enc *e, size_t bsz);
+size_t gbp_blosc_enc_blocksize(const gbp_blosc_enc *e, size_t cn);
 /* Room `out` needs for the emit that follows a put of len bytes. */
 size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len);
 int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len);
@@ -103,13 +105,5 @@ int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream 
 int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
                            size_t cap, const gbp_blosc_extent **ext, size_t *next,
                            const gbp_dz_seg **seg, size_t *nseg);
-
-/* Exposed for the tests: */
-/* Blosc2's automatic block size of a chunk of nbytes (docs/format/blosc-zlib.md 3.9, and stune.c for the
- * fast codecs and split chunks), and whether the chunk's blocks are split into typesize streams
- * (Blosc2's default split mode: blosclz, lz4 and zstd up to level 5, with byte shuffle,
- * typesize 2..16, at least 32 elements a block). */
-size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
-int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
 
 #endif /* GBP_COMPRESS_BLOSC_ENC_H */

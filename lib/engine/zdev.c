@@ -276,7 +276,7 @@ static int launch(zw *w, zblk *b, int set, zfly *fl)
     zset *q = &w->zs->set[set];
     size_t csz = gbp_blosc_max_chunk(), po = b->po;
     size_t c0 = po / csz * csz, cend = b->raw - c0 < csz ? b->raw : c0 + csz;
-    size_t bsz = gbp_blosc_blocksize(cend - c0, b->es, b->codec, b->level, b->wb->var->op_shuffle);
+    size_t bsz = gbp_blosc_enc_blocksize(b->e, cend - c0);
     size_t len = b->piece / bsz * bsz;
     if (len == 0) len = bsz;
     if (len > cend - po) len = cend - po;
@@ -311,15 +311,19 @@ static int launch(zw *w, zblk *b, int set, zfly *fl)
     return GPUBP_OK;
 }
 
-/* The piece in flight fl of block b, once coded: framed on the host (emit_ext), then, after
- * *next_fn queued the coding of the next piece (the other set), assembled on the device and
- * queued for the I/O threads. */
+/* The piece in flight fl of block b, once coded: framed on the host (emit_ext), assembled on
+ * the device and queued for the I/O threads; `next` queues the coding of what follows into the
+ * other set meanwhile. */
 typedef int (*zdev_next_fn)(zw *w, void *ctx);
 
 static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, void *ctx)
 {
     zstate *zs = w->zs;
     zset *q = &zs->set[fl->set];
+    /* the last piece of its block: the next sub-block's first piece (another encoder) is queued
+     * before the wait; a piece of the same block after the framing (one put at a time) */
+    int early = b->po >= b->raw;
+    if (early && next) GBP_FORWARD_IF_ERROR(next(w, ctx));
     double t = lap_start(w->mem);
     GBP_FORWARD_IF_ERROR(w->ops->encode_wait(w->z, fl->set));
     lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
@@ -338,8 +342,7 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
     }
     if (nx) memcpy(zs->x, x, nx * sizeof *x); /* the encoder's lists live until its next call */
     lap(w->mem, GBP_DZT_W_FRAME, &t);
-    if (next) GBP_FORWARD_IF_ERROR(next(w, ctx));
-    t = lap_start(w->mem);
+    if (!early && next) GBP_FORWARD_IF_ERROR(next(w, ctx));
     zbuf *d;
     GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, b->cap, 1, &d));
     t = lap_start(w->mem);
@@ -389,13 +392,16 @@ static int block_open(gpubp_file *f, const gbp_wblock *wb, zblk *b)
     b->filter = shuffle == GBP_BLOSC_SHUFFLE && b->ts > 1 ? 1 : shuffle == GBP_BLOSC_BITSHUFFLE ? 2 : 0;
     int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
     b->in = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * b->es;
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&b->e, b->raw, b->es, b->codec, b->level, shuffle, threads));
+    if (f->params.compress_device_block_kib > 0) /* the GPU blocks (docs/compression.md) */
+        GBP_FORWARD_IF_ERROR(
+            gbp_blosc_enc_set_blocks(b->e, (size_t)f->params.compress_device_block_kib << 10));
     size_t piece = atomic_load(&piece_hook) ? atomic_load(&piece_hook) : GBP_ZDEV_PIECE;
-    size_t bsz0 = gbp_blosc_blocksize(b->raw < gbp_blosc_max_chunk() ? b->raw : gbp_blosc_max_chunk(),
-                                      b->es, b->codec, b->level, shuffle); /* the largest block */
+    size_t bsz0 = gbp_blosc_enc_blocksize(
+        b->e, b->raw < gbp_blosc_max_chunk() ? b->raw : gbp_blosc_max_chunk()); /* the largest */
     if (piece < bsz0) piece = bsz0;
     if (piece > b->raw) piece = b->raw;
     b->piece = piece;
-    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&b->e, b->raw, b->es, b->codec, b->level, shuffle, threads));
     b->cap = gbp_blosc_enc_out_bound(b->e, piece);
     return GPUBP_OK;
 }
