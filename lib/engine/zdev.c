@@ -132,8 +132,6 @@ typedef struct zstate {
     zset set[2];              /* per coded set: a piece in flight */
     gbp_dz_seg *seg;
     size_t segcap;
-    gbp_blosc_extent *x;      /* the extents of the piece being written */
-    size_t xcap;
     zblk nb;                  /* the next sub-block of a split put, its first piece in flight */
     zfly nf;
     int has_next;
@@ -159,7 +157,6 @@ static void zstate_free(gbp_mem *m, void *p)
     }
     gbp_blosc_enc_close(zs->nb.e); /* a failed step's */
     gbp_free(zs->seg);
-    gbp_free(zs->x);
     gbp_free(zs->zin);
 }
 
@@ -320,10 +317,9 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
 {
     zstate *zs = w->zs;
     zset *q = &zs->set[fl->set];
-    /* the last piece of its block: the next sub-block's first piece (another encoder) is queued
-     * before the wait; a piece of the same block after the framing (one put at a time) */
-    int early = b->po >= b->raw;
-    if (early && next) GBP_FORWARD_IF_ERROR(next(w, ctx));
+    /* what follows (this block's next piece: the encoder holds a second put; else the next
+     * sub-block's first piece) is queued before the wait, into the other set */
+    if (next) GBP_FORWARD_IF_ERROR(next(w, ctx));
     double t = lap_start(w->mem);
     GBP_FORWARD_IF_ERROR(w->ops->encode_wait(w->z, fl->set));
     lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
@@ -334,21 +330,13 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
         gbp_blosc_enc_emit_ext(b->e, q->run, q->clen, zs->out, b->cap, &x, &nx, &seg, &nseg));
     const uint8_t *filt = b->filter ? q->filt : b->in + fl->po;
     GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, b->in, fl->po));
-    if (nx > zs->xcap) {
-        gbp_free(zs->x);
-        zs->x = gbp_malloc(nx * sizeof *zs->x);
-        zs->xcap = zs->x ? nx : 0;
-        if (!zs->x) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu extents)", nx);
-    }
-    if (nx) memcpy(zs->x, x, nx * sizeof *x); /* the encoder's lists live until its next call */
     lap(w->mem, GBP_DZT_W_FRAME, &t);
-    if (!early && next) GBP_FORWARD_IF_ERROR(next(w, ctx));
     zbuf *d;
     GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, b->cap, 1, &d));
     t = lap_start(w->mem);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
     lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
-    int rc = write_piece(w, fd, b->wb->meta.payload_offset, d->p, zs->x, nx);
+    int rc = write_piece(w, fd, b->wb->meta.payload_offset, d->p, x, nx);
     ring_fence(w->mem, d);
     lap(w->mem, GBP_DZT_W_SUBMIT, &t);
     return rc;

@@ -28,6 +28,9 @@ typedef struct tcase {
 static const tcase types[] = {{GPUBP_TYPE_FLOAT, 4}, {GPUBP_TYPE_DOUBLE, 8}, {GPUBP_TYPE_INT16, 2},
                               {GPUBP_TYPE_INT8, 1}, {GPUBP_TYPE_DOUBLE_COMPLEX, 16}};
 
+/* fill: the second third random too (chunks that do not shrink, abandoned) */
+static int fill_random_third;
+
 /* smooth values, a zero stretch (runs, special chunks), a random stretch (raw streams) */
 static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed)
 {
@@ -40,7 +43,8 @@ static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed
         double v = sin(0.0007 * (double)(i + seed)) * 1000.0;
         if (i > ne / 3 && i < ne / 2) v = 0;
         uint8_t *e = p + i * es;
-        if (i > 2 * ne / 3 && i < 3 * ne / 4) {
+        if ((i > 2 * ne / 3 && i < 3 * ne / 4) ||
+            (fill_random_third && i >= ne / 3 && i < 2 * ne / 3)) {
             for (size_t b = 0; b < es; b++) e[b] = (uint8_t)(x >> (b % 4 * 8));
             if (type == GPUBP_TYPE_FLOAT || type == GPUBP_TYPE_DOUBLE ||
                 type == GPUBP_TYPE_DOUBLE_COMPLEX)
@@ -174,6 +178,86 @@ static void device_equals_cpu_edges(void **state)
         if (have_codec(codecs[c])) check_case(codecs[c], "byte", 5, &types[1], 1000000, "");
     gbp_zdev_set_piece(0);
     gbp_blosc_set_max_chunk(0);
+}
+
+/* Whole chunks that do not shrink (abandoned, rewritten raw) in the middle of pieces: the
+ * encoder holds the next piece's put while the current one is emitted (the device codes them
+ * back to back), and the units of an abandoned chunk that the held put cut are placed raw. */
+static void device_equals_cpu_abandoned(void **state)
+{
+    (void)state;
+    fill_random_third = 1;
+    gbp_blosc_set_max_chunk(300007);
+    gbp_zdev_set_piece(70000);
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++)
+        if (have_codec(codecs[c])) {
+            check_case(codecs[c], "byte", 5, &types[2], 1200000, "");
+            check_case(codecs[c], "none", 1, &types[3], 1000000, "");
+            /* the random third (2 steps) stored raw: the chunks there were abandoned */
+            assert_true(ts_file_size(ts_join(ts_path("devz_on.bp"), "data.0")) > 2 * 1000000 / 3);
+        }
+    gbp_zdev_set_piece(0);
+    gbp_blosc_set_max_chunk(0);
+    fill_random_third = 0;
+}
+
+/* The first chunk of the operator buffer of raw bytes in the file at path: its flags and block
+ * size (the buffer found by its prefix: 0, 1, then raw as 8 bytes at 4). */
+static void first_chunk(const char *path, size_t raw, int *flags, size_t *bsz)
+{
+    size_t len;
+    unsigned char *d = ts_read_file(path, &len);
+    assert_non_null(d);
+    *flags = -1;
+    for (size_t i = 0; i + 23 + 32 <= len; i++) {
+        uint64_t v;
+        memcpy(&v, d + i + 4, 8);
+        if (d[i] != 0 || d[i + 1] != 1 || v != raw) continue;
+        uint32_t b;
+        memcpy(&b, d + i + 23 + 8, 4);
+        *flags = d[i + 23 + 2];
+        *bsz = b;
+        break;
+    }
+    free(d);
+    assert_int_not_equal(*flags, -1);
+}
+
+/* compress_device_block_kib: the GPU path's own blocks (unsplit streams), read back on the host
+ * (CPU decoder) and the device; the stored size stays near the CPU path's for smooth data. */
+static void device_blocks(void **state)
+{
+    (void)state;
+    const tcase *t = &types[0];
+    size_t n = (size_t)3 << 20;
+    uint8_t *host = malloc(2 * n);
+    fill(host, n, t->es, t->type, 5);
+    fill(host + n, n, t->es, t->type, 6);
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
+        if (!have_codec(codecs[c])) continue;
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s", ts_path("devz_blocks_on.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("devz_blocks_off.bp"));
+        write_one(pa, "device=simulated,compress_device=on,compress_device_block_kib=256", codecs[c],
+                  "shuffle=byte,level=1", t, host, n);
+        write_one(pb, "device=simulated,compress_device=off", codecs[c], "shuffle=byte,level=1", t,
+                  host, n);
+        int flags;
+        size_t bsz;
+        first_chunk(ts_join(pa, "data.0"), n, &flags, &bsz);
+        assert_int_equal(bsz, 256 << 10);
+        assert_true(flags & 0x10); /* DONTSPLIT */
+        double on = (double)ts_file_size(ts_join(pa, "data.0")),
+               off = (double)ts_file_size(ts_join(pb, "data.0"));
+        assert_true(on < off * 1.2);
+        read_back(pa, host, n, NULL, 0);
+        size_t w0, r0, w1, r1;
+        gbp_zdev_counts(&w0, &r0);
+        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+        gbp_zdev_counts(&w1, &r1);
+        assert_int_equal(r1 - r0, 2);
+    }
+    free(host);
 }
 
 /* Compressed puts from device memory are split over the subfiles (split_mib; sub-blocks of
@@ -367,6 +451,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_equals_cpu),
         cmocka_unit_test(device_equals_cpu_edges),
+        cmocka_unit_test(device_equals_cpu_abandoned),
+        cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
