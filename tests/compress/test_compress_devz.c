@@ -224,12 +224,14 @@ static void first_chunk(const char *path, size_t raw, int *flags, size_t *bsz)
 }
 
 /* compress_device_block_kib: the GPU path's own blocks (unsplit streams), read back on the host
- * (CPU decoder) and the device; the stored size stays near the CPU path's for smooth data. */
+ * (CPU decoder) and the device; the stored size stays near the CPU path's for smooth data.
+ * GPUBP_TEST_DEVZ_KEEP=DIR writes the files as DIR/blocks_CODEC.bp and DIR/cpu_CODEC.bp. */
 static void device_blocks(void **state)
 {
     (void)state;
     const tcase *t = &types[0];
     size_t n = (size_t)3 << 20;
+    const char *keep = getenv("GPUBP_TEST_DEVZ_KEEP");
     uint8_t *host = malloc(2 * n);
     fill(host, n, t->es, t->type, 5);
     fill(host + n, n, t->es, t->type, 6);
@@ -238,6 +240,10 @@ static void device_blocks(void **state)
         char pa[1024], pb[1024];
         snprintf(pa, sizeof pa, "%s", ts_path("devz_blocks_on.bp"));
         snprintf(pb, sizeof pb, "%s", ts_path("devz_blocks_off.bp"));
+        if (keep && *keep) { /* for ADIOS2's bpls -d (docs/compression.md, "GPU blocks") */
+            snprintf(pa, sizeof pa, "%s/blocks_%s.bp", keep, codecs[c]);
+            snprintf(pb, sizeof pb, "%s/cpu_%s.bp", keep, codecs[c]);
+        }
         write_one(pa, "device=simulated,compress_device=on,compress_device_block_kib=256", codecs[c],
                   "shuffle=byte,level=1", t, host, n);
         write_one(pb, "device=simulated,compress_device=off", codecs[c], "shuffle=byte,level=1", t,
