@@ -83,6 +83,10 @@ typedef struct gbp_dzops {
      * bytes. Waits for the result. */
     int (*decode)(void *z, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
                   size_t n);
+    /* A state parked at a file's close (memspace/dz_cache.c) taken by another file: re-bound to
+     * its device context dctx once its own work is done; an error (no message needed) when it
+     * cannot serve dctx (another device). */
+    int (*adopt)(void *z, void *dctx);
 } gbp_dzops;
 
 #ifdef __cplusplus

@@ -248,9 +248,16 @@ static int cpu_decode(void *vz, int codec, const uint8_t *in, uint8_t *out,
     return GPUBP_OK;
 }
 
+static int cpu_adopt(void *vz, void *dctx)
+{
+    (void)vz;
+    (void)dctx; /* host memory, the pool: nothing refers to the old file */
+    return GPUBP_OK;
+}
+
 static const gbp_dzops cpu_ops = {"cpu stand-in",   cpu_unavailable, cpu_open,
                                   cpu_close,        cpu_begin,       cpu_filter,
                                   cpu_encode_launch, cpu_encode_wait, cpu_assemble,
-                                  cpu_decode};
+                                  cpu_decode,       cpu_adopt};
 
 const gbp_dzops *gbp_blosc_cpu_dzops(void) { return &cpu_ops; }

@@ -160,6 +160,16 @@ static void zstate_free(gbp_mem *m, void *p)
     gbp_free(zs->zin);
 }
 
+/* A parked state taken by another file (memspace/dz_cache.c): the old file's fences are gone. */
+static void zstate_reset(void *p)
+{
+    zstate *zs = p;
+    for (int i = 0; i < GBP_ZDEV_RING; i++) zs->dout[i].fenced = zs->hdr[i].fenced = 0;
+    gbp_blosc_enc_close(zs->nb.e); /* drained at the step's end: none */
+    memset(&zs->nb, 0, sizeof zs->nb);
+    zs->has_next = 0;
+}
+
 /* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
  * are done. */
 static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf **out)
@@ -173,6 +183,7 @@ static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf 
         lap(m, GBP_DZT_W_WAIT, &t);
     }
     if (n > b->cap) {
+        double t = lap_start(m);
         if (dev) gbp_mem_dev_free(m, b->p);
         else gbp_free(b->p);
         b->p = NULL;
@@ -183,6 +194,7 @@ static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf 
             return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", n);
         }
         b->cap = n;
+        lap(m, GBP_DZT_STATE, &t);
     }
     *out = b;
     return GPUBP_OK;
@@ -286,6 +298,7 @@ static int launch(zw *w, zblk *b, int set, zfly *fl)
             q->fcap = 0;
             GBP_FORWARD_IF_ERROR(gbp_mem_dev_alloc(w->mem, (void **)&q->filt, b->piece));
             q->fcap = b->piece;
+            lap(w->mem, GBP_DZT_STATE, &t);
         }
         GBP_FORWARD_IF_ERROR(w->ops->filter(w->z, b->filter, 0, src, q->filt, len, bsz, b->ts));
         filt = q->filt;
@@ -469,7 +482,7 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
     double t = lap_start(f->mem);
     int rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
     if (rc == GPUBP_OK) {
-        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free);
+        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free, zstate_reset);
         if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
     }
     /* the first piece launched already, while the sub-block before this one was completed */
@@ -848,7 +861,7 @@ int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t 
 
 uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n)
 {
-    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free);
+    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free, zstate_reset);
     if (!zs) {
         gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
         return NULL;

@@ -17,6 +17,7 @@
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
 #include "memspace/dz_stub.h"
+#include "memspace/dz_cache.h"
 #include "memspace/mem_dz.h"
 #include "memspace/simdev.h"
 
@@ -59,6 +60,16 @@ static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed
         default: memcpy(e, &v, 8); break;
         }
     }
+}
+
+/* Two steps of n bytes of fill (seeds seed, seed + 1). */
+static uint8_t *two_steps(const tcase *t, size_t n, unsigned seed)
+{
+    uint8_t *host = malloc(2 * n);
+    assert_non_null(host);
+    fill(host, n, t->es, t->type, seed);
+    fill(host + n, n, t->es, t->type, seed + 1);
+    return host;
 }
 
 static void write_one(const char *path, const char *params, const char *codec, const char *ops,
@@ -232,9 +243,7 @@ static void device_blocks(void **state)
     const tcase *t = &types[0];
     size_t n = (size_t)3 << 20;
     const char *keep = getenv("GPUBP_TEST_DEVZ_KEEP");
-    uint8_t *host = malloc(2 * n);
-    fill(host, n, t->es, t->type, 5);
-    fill(host + n, n, t->es, t->type, 6);
+    uint8_t *host = two_steps(t, n, 5);
     for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
         if (!have_codec(codecs[c])) continue;
         char pa[1024], pb[1024];
@@ -266,6 +275,43 @@ static void device_blocks(void **state)
     free(host);
 }
 
+/* The device codec state of a closed file is parked (memspace/dz_cache.c) and the next file
+ * takes it: with the simulated device in the cache, files written one after the other (rings,
+ * fences and coded sets reused) still equal the CPU path's byte for byte and read back (the
+ * reader's state parked too); turning the cache off frees what it holds. */
+static void cache_across_files(void **state)
+{
+    (void)state;
+    gbp_dz_cache_sim(1);
+    assert_int_equal(gbp_dz_cache_count(), 0);
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    gbp_zdev_set_piece(300000);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)3 << 20) + 4 * 5;
+    uint8_t *host = two_steps(t, n, 8);
+    const char *on = "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=2";
+    const char *off = "device=simulated,compress_device=off,split_mib=2,subfiles=2";
+    for (int round = 0; round < 3; round++) {
+        const char *codec = round == 1 ? "zstd" : "lz4";
+        if (!have_codec(codec)) continue;
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s", ts_path("devz_cache_on.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("devz_cache_off.bp"));
+        write_one(pa, on, codec, "shuffle=byte", t, host, n);
+        assert_int_equal(gbp_dz_cache_count(), 1); /* parked at close */
+        write_one(pb, off, codec, "shuffle=byte", t, host, n);
+        static const char *files[] = {"data.0", "data.1", "md.0"};
+        for (size_t k = 0; k < 3; k++) same_file(pa, pb, files[k], codec);
+        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+        assert_int_equal(gbp_dz_cache_count(), 1); /* taken by the reader, parked again */
+    }
+    free(host);
+    gbp_zdev_set_piece(0);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+    gbp_dz_cache_sim(0);
+    assert_int_equal(gbp_dz_cache_count(), 0);
+}
+
 /* Compressed puts from device memory are split over the subfiles (split_mib; sub-blocks of
  * GPUBP_ZDEV_SPLIT_MIB at least): each sub-block is coded on the device while the I/O threads
  * write the earlier ones (no wait between blocks; pieces cut small so that the rings of output
@@ -278,9 +324,7 @@ static void split_device_blocks(void **state)
     gbp_zdev_set_piece(300000);
     const tcase *t = &types[0];
     size_t n = ((size_t)6 << 20) + 4 * 7;
-    uint8_t *host = malloc(2 * n);
-    fill(host, n, t->es, t->type, 3);
-    fill(host + n, n, t->es, t->type, 4);
+    uint8_t *host = two_steps(t, n, 3);
     static const char *cs[] = {"lz4", "zlib"};
     for (size_t c = 0; c < 2; c++) {
         if (!have_codec(cs[c])) continue;
@@ -460,6 +504,7 @@ int main(void)
         cmocka_unit_test(device_equals_cpu_abandoned),
         cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
+        cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
         cmocka_unit_test(cuda_codec_without_nvcomp),
