@@ -444,7 +444,7 @@ int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in,
 {
     cz *z = (cz *)vz;
     GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
-    z->n_res[set] = n;
+    z->n_res[set] = 0; // n once the results are queued
     if (n == 0) return GPUBP_OK;
     const char *why = cz_unavailable(codec);
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
@@ -505,6 +505,7 @@ int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in,
     DZ_CHECK(cudaMemcpyAsync(res + 12 * n, d.run, 2 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (runs)");
     DZ_CHECK(cudaEventRecord(z->ev_res[set], z->st), "cudaEventRecord (coded sizes)");
+    z->n_res[set] = n;
     z->len_res[set] = len;
     z->run_res[set] = run;
     z->clen_res[set] = clen;

@@ -332,7 +332,11 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
     zset *q = &zs->set[fl->set];
     /* what follows (this block's next piece: the encoder holds a second put; else the next
      * sub-block's first piece) is queued before the wait, into the other set */
-    if (next) GBP_FORWARD_IF_ERROR(next(w, ctx));
+    int rc = next ? next(w, ctx) : GPUBP_OK;
+    if (rc != GPUBP_OK) { /* nothing may still read the user's buffer */
+        (void)w->ops->encode_wait(w->z, fl->set);
+        return rc;
+    }
     double t = lap_start(w->mem);
     GBP_FORWARD_IF_ERROR(w->ops->encode_wait(w->z, fl->set));
     lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
@@ -349,7 +353,7 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
     t = lap_start(w->mem);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
     lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
-    int rc = write_piece(w, fd, b->wb->meta.payload_offset, d->p, x, nx);
+    rc = write_piece(w, fd, b->wb->meta.payload_offset, d->p, x, nx);
     ring_fence(w->mem, d);
     lap(w->mem, GBP_DZT_W_SUBMIT, &t);
     return rc;
@@ -517,7 +521,7 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
         have = rc == GPUBP_OK;
     }
     while (rc == GPUBP_OK && have) {
-        zfly nxt;
+        zfly nxt = cur;
         znext n = {f, &b, &cur, &nxt, 0};
         rc = complete(&w, &b, &cur, fd, queue_next, &n);
         have = n.launched;
