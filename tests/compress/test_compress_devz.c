@@ -72,6 +72,17 @@ static uint8_t *two_steps(const tcase *t, size_t n, unsigned seed)
     return host;
 }
 
+/* The two steps of host (n bytes each) put through the device buffer d. */
+static void put_steps(gpubp_file *w, gpubp_variable *v, uint8_t *d, const uint8_t *host, size_t n)
+{
+    for (int step = 0; step < 2; step++) {
+        memcpy(d, host + (size_t)step * n, n);
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+}
+
 static void write_one(const char *path, const char *params, const char *codec, const char *ops,
                       const tcase *t, const uint8_t *host, size_t n)
 {
@@ -84,12 +95,7 @@ static void write_one(const char *path, const char *params, const char *codec, c
     TS_OK(gpubp_variable_add_operation(v, codec, ops));
     uint8_t *d = gbp_sim_alloc(n);
     assert_non_null(d);
-    for (int step = 0; step < 2; step++) {
-        memcpy(d, host + (size_t)step * n, n);
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-    }
+    put_steps(w, v, d, host, n);
     TS_OK(gpubp_close(w));
     gbp_sim_free(d);
 }
@@ -273,6 +279,44 @@ static void device_blocks(void **state)
         assert_int_equal(r1 - r0, 2);
     }
     free(host);
+}
+
+/* A write failing in the middle of a split put, while the next sub-block's first piece is coded
+ * ahead: the step fails with GPUBP_ERR_IO, what was coded ahead is dropped (nothing reads the
+ * user's buffer after the put returns), and the next step of the file is written and read back. */
+static void split_failure(void **state)
+{
+    (void)state;
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    gbp_zdev_set_piece(300000);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)4 << 20) + 4 * 3, shape[1] = {n / 4}, start[1] = {0};
+    uint8_t *host = two_steps(t, n, 11), *d = gbp_sim_alloc(n);
+    const char *path = ts_path("devz_split_fail.bp");
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
+                     "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=4"));
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
+    memcpy(d, host, n);
+    for (long k = 1; k < 16; k += 2) { /* the failure found at various pieces */
+        gbp_sim_fail_io_after(k);
+        TS_OK(gpubp_begin_step(w));
+        int rc = gpubp_put(w, v, d, GPUBP_SYNC), rc2 = gpubp_end_step(w); /* the step fails */
+        assert_int_equal(rc == GPUBP_OK ? rc2 : rc, GPUBP_ERR_IO);
+        assert_int_not_equal(rc2, GPUBP_OK);
+        gbp_sim_reset();
+    }
+    put_steps(w, v, d, host, n);
+    TS_OK(gpubp_close(w));
+    read_back(path, host, n, NULL, 0);
+    read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
+    gbp_sim_free(d);
+    free(host);
+    gbp_zdev_set_piece(0);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
 /* The device codec state of a closed file is parked (memspace/dz_cache.c) and the next file
@@ -504,6 +548,7 @@ int main(void)
         cmocka_unit_test(device_equals_cpu_abandoned),
         cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
+        cmocka_unit_test(split_failure),
         cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
