@@ -57,13 +57,29 @@ typedef struct zrun {
     void *dback;        /* device buffer for reads (--mem gpu) */
 } zrun;
 
+/* GPUBP_MEM_STATS: where a file's time goes, as the caller sees it. */
+static void lap_to(double *acc, double *last)
+{
+    double now = bench_now();
+    *acc += now - *last;
+    *last = now;
+}
+
+static void print_phases(const char *what, const char *codec, const double *t)
+{
+    if (!getenv("GPUBP_MEM_STATS")) return;
+    fprintf(stderr, "gpubp-bench: %s %s seconds: open(+define) %.4f, %s %.4f, %s %.4f, close %.4f; "
+            "total %.4f\n", codec, what, t[0], what[0] == 'w' ? "puts (SYNC)" : "gets (SYNC)", t[1],
+            what[0] == 'w' ? "end_step" : "step selection", t[2], t[3], t[0] + t[1] + t[2] + t[3]);
+}
+
 /* Writes `steps` steps of the field: from device memory (dev), from host memory, or copied from
  * the device to host memory first (base: the copy-then-compress baseline). */
 static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *bytes)
 {
     char ops[128];
     snprintf(ops, sizeof ops, "level=%d,shuffle=%s,threads=%d", z->level, z->shuffle, z->threads);
-    double t0 = bench_now();
+    double t0 = bench_now(), t[4] = {0, 0, 0, 0}, tl = t0; /* open, puts, end_step, close */
     gpubp_file *w;
     gpubp_variable *v;
     size_t shape[1] = {z->n}, start[1] = {0};
@@ -71,6 +87,7 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
     CHECK(gpubp_define_variable(&v, w, "field", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
     CHECK(gpubp_set_memory_space(v, from_dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
     if (strcmp(z->codec, "none")) CHECK(gpubp_variable_add_operation(v, z->codec, ops));
+    lap_to(&t[0], &tl);
     for (size_t s = 0; s < z->steps; s++) {
         const void *src = from_dev ? z->dev : (const void *)z->host;
         if (base) {
@@ -79,10 +96,14 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
         }
         CHECK(gpubp_begin_step(w));
         CHECK(gpubp_put(w, v, src, GPUBP_SYNC));
+        lap_to(&t[1], &tl);
         CHECK(gpubp_end_step(w));
+        lap_to(&t[2], &tl);
     }
     CHECK(gpubp_close(w));
+    lap_to(&t[3], &tl);
     *secs = bench_now() - t0;
+    print_phases("write", z->codec, t);
     /* every subfile: split puts (split_mib) spread over data.0, data.1, ... */
     *bytes = 0;
     for (int k = 0;; k++) {
@@ -98,19 +119,24 @@ static int zwrite(const zrun *z, int from_dev, int base, double *secs, double *b
  * then copied to the device (base). Checks the last step's values. */
 static int zread(const zrun *z, int to_dev, int base, double *secs)
 {
-    double t0 = bench_now();
+    double t0 = bench_now(), t[4] = {0, 0, 0, 0}, tl = t0;
     gpubp_file *r;
     gpubp_variable *v;
     CHECK(gpubp_open(&r, z->path, GPUBP_MODE_READ_RANDOM_ACCESS, z->params));
     CHECK(gpubp_inquire_variable(&v, r, "field"));
     CHECK(gpubp_set_memory_space(v, to_dev ? GPUBP_MEM_GPU : GPUBP_MEM_HOST));
+    lap_to(&t[0], &tl);
     for (size_t s = 0; s < z->steps; s++) {
         CHECK(gpubp_set_step_selection(v, s, 1));
+        lap_to(&t[2], &tl);
         CHECK(gpubp_get(r, v, to_dev ? z->dback : (void *)z->hbuf, GPUBP_SYNC));
         if (base && bench_dev_upload(z->dback, z->hbuf, z->n * sizeof(float))) return -1;
+        lap_to(&t[1], &tl);
     }
     CHECK(gpubp_close(r));
+    lap_to(&t[3], &tl);
     *secs = bench_now() - t0;
+    print_phases("read", z->codec, t);
     if (to_dev && bench_dev_download(z->hbuf, z->dback, z->n * sizeof(float))) return -1;
     if (memcmp(z->hbuf, z->host, z->n * sizeof(float))) {
         fprintf(stderr, "gpubp-bench: data read back differs\n");

@@ -30,6 +30,7 @@ extern "C" {
 }
 
 #include "cuda/cuda_dz.h"
+#include "cuda/dz_kernels.h"
 
 #ifdef GPUBP_HAVE_NVCOMP
 #include <nvcomp/deflate.h>
@@ -41,8 +42,6 @@ namespace {
 
 // Blosc2 codec codes (lib/compress GBP_BLOSC_*)
 const int kLZ4 = 1, kLZ4HC = 2, kZLIB = 4, kZSTD = 5;
-const int kThreads = 256;
-const unsigned kMaxGrid = 65535;
 #ifdef GPUBP_HAVE_NVCOMP
 const size_t kAlign = 16; // every nvCOMP buffer: at least its required alignment (4 or 8)
 #endif
@@ -63,194 +62,6 @@ int dz_fail(cudaError_t e, const char *what)
 #ifdef GPUBP_HAVE_NVCOMP
 size_t round_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
 #endif
-
-unsigned grid_for(size_t n)
-{
-    size_t g = (n + kThreads - 1) / kThreads;
-    return (unsigned)(g == 0 ? 1 : g > kMaxGrid ? kMaxGrid : g);
-}
-
-// ---- kernels ----------------------------------------------------------------------------------
-
-// Byte shuffle of every block (bsz bytes, the last one shorter) of len bytes: with n whole
-// elements in a block, byte j of element i goes to j*n + i; the leftover bytes (fewer than ts, in
-// the last block) stay. One thread per element (one index division per element, in 32 bits when
-// the sizes allow: I is unsigned or size_t), its ts bytes read and written in a loop; the writes
-// of a warp land on consecutive bytes of each plane (forward), the reads likewise (inverse).
-// Needs bsz % ts == 0 (Blosc2's block sizes are multiples of the type size).
-template <typename I>
-__global__ void k_byte_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
-{
-    const I per = bsz / ts, nu = (len + ts - 1) / ts;
-    for (I u = blockIdx.x * (I)blockDim.x + threadIdx.x; u < nu; u += (I)gridDim.x * blockDim.x) {
-        I k = u / per, i = u - k * per, b0 = k * bsz;
-        I blen = len - b0 < bsz ? len - b0 : bsz, n = blen / ts;
-        const uint8_t *s = in + b0;
-        uint8_t *d = out + b0;
-        if (i >= n) { // the leftover bytes of the last block
-            for (I q = n * ts; q < blen; q++) d[q] = s[q];
-            continue;
-        }
-        if (!inverse)
-            for (I j = 0; j < ts; j++) d[j * n + i] = s[i * ts + j];
-        else
-            for (I j = 0; j < ts; j++) d[i * ts + j] = s[j * n + i];
-    }
-}
-
-// Bit shuffle (docs/format/blosc-zlib.md 4.2): of a block's whole elements the first m (a
-// multiple of 8) become 8*ts planes of m/8 bytes; plane 8j+k holds bit k of byte j of every
-// element, element i at bit i%8 of byte i/8. The bytes after them stay. One thread per output
-// byte: forward, the 8 elements of one plane byte; inverse, the 8 planes of one element byte.
-template <typename I>
-__global__ void k_bit_shuffle(const uint8_t *in, uint8_t *out, I len, I bsz, I ts, int inverse)
-{
-    for (I q = blockIdx.x * (I)blockDim.x + threadIdx.x; q < len; q += (I)gridDim.x * blockDim.x) {
-        I b0 = q / bsz * bsz, l = q - b0;
-        I blen = len - b0 < bsz ? len - b0 : bsz, m = blen / ts / 8 * 8, pb = m / 8;
-        if (l >= m * ts) {
-            out[q] = in[q];
-            continue;
-        }
-        const uint8_t *src = in + b0;
-        unsigned v = 0;
-        if (!inverse) { // l = plane * pb + g, plane = 8j + k
-            I plane = l / pb, g = l - plane * pb, j = plane / 8, k = plane % 8;
-            for (int e = 0; e < 8; e++) v |= ((src[(g * 8 + e) * ts + j] >> k) & 1u) << e;
-        } else { // l = i*ts + j: byte j of element i
-            I i = l / ts, j = l - i * ts;
-            for (int k = 0; k < 8; k++)
-                v |= ((src[(8 * j + k) * pb + i / 8] >> (i % 8)) & 1u) << k;
-        }
-        out[q] = (uint8_t)v;
-    }
-}
-
-// Copies n bytes from s to d, the threads of one block (or of several: `first` and `step` over
-// the bytes) together: the bytes before d's first 4-byte boundary one by one, then aligned 4-byte
-// stores, each word loaded with one aligned load (s aligned the same way) or two and a funnel
-// shift (loads stay inside the 4-byte words that hold the source bytes), the tail one by one.
-__device__ void copy_bytes(uint8_t *d, const uint8_t *s, unsigned n, unsigned first, unsigned step)
-{
-    unsigned head = (unsigned)((4 - ((uintptr_t)d & 3)) & 3);
-    if (head > n) head = n;
-    for (unsigned i = first; i < head; i += step) d[i] = s[i];
-    unsigned nw = (n - head) / 4;
-    uint32_t *dw = (uint32_t *)(d + head);
-    const uint8_t *sb = s + head;
-    unsigned r = (unsigned)((uintptr_t)sb & 3);
-    if (r == 0) {
-        const uint32_t *sw = (const uint32_t *)sb;
-        for (unsigned w = first; w < nw; w += step) dw[w] = sw[w];
-    } else {
-        const uint32_t *sa = (const uint32_t *)(sb - r); // the word holding sb[0]
-        // word w needs sb[4w .. 4w+3], in sa[w] and sa[w + 1]; sa[w + 1] ends at sb[4w + 7 - r],
-        // inside the source when 4w + 7 - r < n - head
-        for (unsigned w = first; w < nw; w += step) {
-            if ((size_t)4 * w + 7 - r < (size_t)(n - head)) {
-                dw[w] = __funnelshift_r(sa[w], sa[w + 1], 8 * r);
-            } else {
-                const uint8_t *b = sb + 4 * w;
-                dw[w] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
-                        (uint32_t)b[3] << 24;
-            }
-        }
-    }
-    for (unsigned i = head + 4 * nw + first; i < n; i += step) d[i] = s[i];
-}
-
-#ifdef GPUBP_HAVE_NVCOMP
-// run[i]: the byte value when every byte of stream i is that value, else -1. One block a stream.
-__global__ void k_runs(const uint8_t *const *ptr, const size_t *len, int16_t *run)
-{
-    const uint8_t *s = ptr[blockIdx.x];
-    size_t n = len[blockIdx.x];
-    uint8_t first = n ? s[0] : 0;
-    int differs = 0;
-    for (size_t i = threadIdx.x; i < n && !differs; i += blockDim.x) differs = s[i] != first;
-    differs = __syncthreads_or(differs);
-    if (threadIdx.x == 0) run[blockIdx.x] = (!differs && n) ? (int16_t)first : (int16_t)-1;
-}
-
-// Adler-32 of stream i (RFC 1950): A = 1 + sum d, B = n + sum (n - k) d_k (k from 0), mod 65521.
-// One block a stream, each thread a contiguous run, then a reduction. With `stored` (decode):
-// status[i] becomes -1 unless it equals the big-endian value at stored[i].
-__global__ void k_adler(const uint8_t *const *ptr, const size_t *len, uint32_t *adler,
-                        const uint8_t *const *stored, int *status)
-{
-    const uint32_t M = 65521;
-    const uint8_t *s = ptr[blockIdx.x];
-    size_t n = len[blockIdx.x], per = (n + blockDim.x - 1) / blockDim.x;
-    size_t lo = threadIdx.x * per, hi = lo + per < n ? lo + per : n;
-    unsigned long long a = 0, b = 0;
-    for (size_t k = lo; k < hi; k++) {
-        a += s[k];
-        b += (unsigned long long)(n - k) * s[k];
-        if ((k & 4095) == 4095) { a %= M; b %= M; }
-    }
-    __shared__ unsigned long long sa[kThreads], sb[kThreads];
-    sa[threadIdx.x] = a % M;
-    sb[threadIdx.x] = b % M;
-    __syncthreads();
-    for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w) {
-            sa[threadIdx.x] = (sa[threadIdx.x] + sa[threadIdx.x + w]) % M;
-            sb[threadIdx.x] = (sb[threadIdx.x] + sb[threadIdx.x + w]) % M;
-        }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        uint32_t A = (uint32_t)((1 + sa[0]) % M), B = (uint32_t)((n % M + sb[0]) % M);
-        uint32_t v = B << 16 | A;
-        if (adler) adler[blockIdx.x] = v;
-        if (stored) {
-            const uint8_t *q = stored[blockIdx.x];
-            uint32_t want = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
-            if (want != v) status[blockIdx.x] = -1;
-        }
-    }
-}
-
-#endif // GPUBP_HAVE_NVCOMP
-
-// internal segment kind: fill with inl[0]
-const uint8_t kSegFill = 7;
-
-// Writes the segments, gridDim.y blocks a segment (blockIdx.x). CODED: coded stream src (at coded + src * slot);
-// with wrap (zlib made by nvCOMP deflate) the segment is 78 01, the deflate bytes, the Adler-32.
-__global__ void k_assemble(const gbp_dz_seg *seg, uint8_t *out, const uint8_t *coded, size_t slot,
-                           int wrap, const uint32_t *adler)
-{
-    const gbp_dz_seg g = seg[blockIdx.x];
-    uint8_t *d = out + g.dst;
-    if (g.kind == GBP_SEG_INLINE) {
-        if (blockIdx.y == 0 && threadIdx.x < g.len) d[threadIdx.x] = g.inl[threadIdx.x];
-        return;
-    }
-    unsigned first = blockIdx.y * blockDim.x + threadIdx.x, step = gridDim.y * blockDim.x;
-    if (g.kind == GBP_SEG_ZERO || g.kind == kSegFill) {
-        uint8_t v = g.kind == kSegFill ? g.inl[0] : 0;
-        for (unsigned i = first; i < g.len; i += step) d[i] = v;
-        return;
-    }
-    const uint8_t *s = g.kind == GBP_SEG_DEV ? (const uint8_t *)(uintptr_t)g.src
-                                             : coded + g.src * slot;
-    unsigned n = g.len;
-    if (g.kind == GBP_SEG_CODED && wrap) {
-        if (first == 0) {
-            uint32_t a = adler[g.src];
-            d[0] = 0x78;
-            d[1] = 0x01;
-            d[n - 4] = (uint8_t)(a >> 24);
-            d[n - 3] = (uint8_t)(a >> 16);
-            d[n - 2] = (uint8_t)(a >> 8);
-            d[n - 1] = (uint8_t)a;
-        }
-        d += 2;
-        n -= 6;
-    }
-    copy_bytes(d, s, n, first, step);
-}
 
 // ---- nvCOMP, loaded at run time ------------------------------------------------------------------
 
@@ -383,10 +194,18 @@ struct cz {
     cudaStream_t lib, st;
     cudaEvent_t ev_lib, ev_me, ev_seg;
     int seg_pending;
-    dbuf coded, tmp, arr, adler, ain, aout, aout_seg; // device
-    dbuf h_arr, h_res, h_seg;               // pinned host
-    size_t slot;                            // coded stream stride of the last encode
-    int wrap;                               // the last encode's streams need the zlib wrapping
+    // per coded set (encode_launch; decode uses set 0): device, then pinned host buffers
+    dbuf coded[2], arr[2], adler[2], ain[2], h_arr[2], h_res[2];
+    dbuf tmp, aout, aout_seg, h_seg;
+    size_t slot[2];           // coded stream stride of the set's last encode
+    int wrap[2];              // its streams need the zlib wrapping
+    cudaEvent_t ev_res[2];    // its results are in h_res
+    size_t n_res[2];          // its streams, their lengths and the caller's result arrays
+    const size_t *len_res[2];
+    int16_t *run_res[2];
+    size_t *clen_res[2];
+    int cur;                  // the set of the last encode_wait (assembly's coded streams)
+    int device;               // where its buffers are (adopt)
 };
 
 void cz_close(void *vz)
@@ -394,12 +213,16 @@ void cz_close(void *vz)
     cz *z = (cz *)vz;
     if (!z) return;
     if (z->st) cudaStreamSynchronize(z->st);
-    dbuf *d[] = {&z->coded, &z->tmp, &z->arr, &z->adler, &z->ain, &z->aout, &z->aout_seg};
+    dbuf *d[] = {&z->coded[0], &z->coded[1], &z->arr[0], &z->arr[1], &z->adler[0],
+                 &z->adler[1],  &z->ain[0],   &z->ain[1], &z->tmp,    &z->aout,
+                 &z->aout_seg};
     for (dbuf *b : d)
         if (b->p) cudaFree(b->p);
-    dbuf *h[] = {&z->h_arr, &z->h_res, &z->h_seg};
+    dbuf *h[] = {&z->h_arr[0], &z->h_arr[1], &z->h_res[0], &z->h_res[1], &z->h_seg};
     for (dbuf *b : h)
         if (b->p) cudaFreeHost(b->p);
+    for (cudaEvent_t e : z->ev_res)
+        if (e) cudaEventDestroy(e);
     if (z->ev_lib) cudaEventDestroy(z->ev_lib);
     if (z->ev_me) cudaEventDestroy(z->ev_me);
     if (z->ev_seg) cudaEventDestroy(z->ev_seg);
@@ -414,10 +237,13 @@ int cz_open(void *dctx, void **out)
     z->dctx = dctx;
     z->lib = (cudaStream_t)gbp_cuda_stream_of(dctx);
     int rc = GPUBP_OK;
-    cudaError_t e = cudaStreamCreateWithFlags(&z->st, cudaStreamNonBlocking);
+    cudaError_t e = cudaGetDevice(&z->device);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&z->st, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_lib, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_me, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_seg, cudaEventDisableTiming);
+    for (int k = 0; k < 2 && e == cudaSuccess; k++)
+        e = cudaEventCreateWithFlags(&z->ev_res[k], cudaEventDisableTiming);
     if (e != cudaSuccess) rc = dz_fail(e, "creating the device codec's stream");
     if (rc != GPUBP_OK) {
         cz_close(z);
@@ -471,21 +297,9 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
                         GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
     GBP_RETURN_ERROR_IF(filter == 1 && bsz % ts != 0, GPUBP_ERR_INVALID_ARG,
                         "device byte shuffle: block size %zu, type size %zu", bsz, ts);
-    const uint8_t *i8 = (const uint8_t *)in;
-    uint8_t *o8 = (uint8_t *)out;
-    bool narrow = len < ((size_t)1 << 31); // every index (and index * 8) fits in 32 bits
-    if (filter == 1 && narrow)
-        k_byte_shuffle<unsigned><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(
-            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
-    else if (filter == 1)
-        k_byte_shuffle<size_t><<<grid_for(len / ts + 1), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts,
-                                                                               inverse);
-    else if (narrow)
-        k_bit_shuffle<unsigned><<<grid_for(len), kThreads, 0, z->st>>>(
-            i8, o8, (unsigned)len, (unsigned)bsz, (unsigned)ts, inverse);
-    else
-        k_bit_shuffle<size_t><<<grid_for(len), kThreads, 0, z->st>>>(i8, o8, len, bsz, ts, inverse);
-    DZ_CHECK(cudaGetLastError(), "the shuffle kernel");
+    DZ_CHECK(gbp_dzk_shuffle(filter, (const uint8_t *)in, (uint8_t *)out, len, bsz, ts, inverse,
+                             z->st),
+             "the shuffle kernel");
     return inverse ? lib_after(z) : GPUBP_OK;
 }
 
@@ -541,17 +355,10 @@ int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
     size_t maxlen = 0;
     for (size_t i = 0; i < nseg; i++)
         if (seg[i].len > maxlen) maxlen = seg[i].len;
-    /* blocks a segment: one for every 64 KiB of the longest, 1 .. 1024 */
-    size_t y = maxlen / 65536 + 1;
-    dim3 grid(1, (unsigned)(y > 1024 ? 1024 : y));
-    for (size_t done = 0; done < nseg; done += 1u << 30) {
-        size_t k = nseg - done < (1u << 30) ? nseg - done : (1u << 30);
-        grid.x = (unsigned)k;
-        k_assemble<<<grid, kThreads, 0, z->st>>>((const gbp_dz_seg *)z->aout_seg.p + done, out,
-                                                        (const uint8_t *)z->coded.p, z->slot,
-                                                        z->wrap, (const uint32_t *)z->adler.p);
-        DZ_CHECK(cudaGetLastError(), "the assembly kernel");
-    }
+    DZ_CHECK(gbp_dzk_assemble((const gbp_dz_seg *)z->aout_seg.p, nseg, maxlen, out,
+                              (const uint8_t *)z->coded[z->cur].p, z->slot[z->cur],
+                              z->wrap[z->cur], (const uint32_t *)z->adler[z->cur].p, z->st),
+             "the assembly kernel");
     return GPUBP_OK;
 }
 
@@ -632,17 +439,19 @@ int nv_decompress(cz *z, const api<CO, DO> &a, DO opts, size_t n, size_t maxlen,
 }
 #endif
 
-int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const size_t *off,
-              const size_t *len, int16_t *run, size_t *clen)
+int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in, size_t n,
+                     const size_t *off, const size_t *len, int16_t *run, size_t *clen)
 {
+    cz *z = (cz *)vz;
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    z->n_res[set] = 0; // n once the results are queued
     if (n == 0) return GPUBP_OK;
     const char *why = cz_unavailable(codec);
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
 #ifndef GPUBP_HAVE_NVCOMP
-    (void)vz; (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
+    (void)level; (void)in; (void)off; (void)len; (void)run; (void)clen;
     return GPUBP_ERR_NOT_SUPPORTED; /* unreachable: unavailable() gave a reason */
 #else
-    cz *z = (cz *)vz;
     size_t maxlen = 0, total = 0;
     int aligned = (uintptr_t)in % kAlign == 0;
     for (size_t i = 0; i < n; i++) {
@@ -658,54 +467,75 @@ int cz_encode(void *vz, int codec, int level, const uint8_t *in, size_t n, const
     if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.deflate, fo, maxlen, &maxout));
     else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.zstd, zo, maxlen, &maxout));
     else GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.lz4, lo, maxlen, &maxout));
-    z->slot = round_up(maxout, kAlign);
-    z->wrap = codec == kZLIB;
+    // the set's buffers are free: its last results were waited for (or never launched), and the
+    // assemblies out of its coded streams were queued before this on the same stream
+    z->slot[set] = round_up(maxout, kAlign);
+    z->wrap[set] = codec == kZLIB;
     size_t inslot = round_up(maxlen, kAlign);
-    GBP_FORWARD_IF_ERROR(dgrow(&z->coded, z->slot * n));
-    GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(n)));
-    GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(n)));
-    GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * n + 16));
-    GBP_FORWARD_IF_ERROR(dgrow(&z->adler, 4 * n + 4));
-    if (!aligned) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * n));
-    batch_view h = view(z->h_arr.p, n), d = view(z->arr.p, n);
+    GBP_FORWARD_IF_ERROR(dgrow(&z->coded[set], z->slot[set] * n));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->arr[set], batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr[set], batch_bytes(n)));
+    GBP_FORWARD_IF_ERROR(hgrow(&z->h_res[set], 16 * n + 16));
+    GBP_FORWARD_IF_ERROR(dgrow(&z->adler[set], 4 * n + 4));
+    if (!aligned) GBP_FORWARD_IF_ERROR(dgrow(&z->ain[set], inslot * n));
+    batch_view h = view(z->h_arr[set].p, n), d = view(z->arr[set].p, n);
     for (size_t i = 0; i < n; i++) {
         h.aux[i] = in + off[i]; // the stream where it is
-        h.in_p[i] = aligned ? (void *)(in + off[i]) : (void *)((uint8_t *)z->ain.p + i * inslot);
+        h.in_p[i] = aligned ? (void *)(in + off[i]) : (void *)((uint8_t *)z->ain[set].p + i * inslot);
         h.in_n[i] = len[i];
-        h.out_p[i] = (uint8_t *)z->coded.p + i * z->slot;
+        h.out_p[i] = (uint8_t *)z->coded[set].p + i * z->slot[set];
     }
-    if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain.p, inslot, h.aux, len, n));
-    DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 24 * n, cudaMemcpyHostToDevice, z->st),
+    if (!aligned) GBP_FORWARD_IF_ERROR(gather(z, (uint8_t *)z->ain[set].p, inslot, h.aux, len, n));
+    DZ_CHECK(cudaMemcpyAsync(z->arr[set].p, z->h_arr[set].p, 24 * n, cudaMemcpyHostToDevice, z->st),
              "cudaMemcpyAsync (batch arrays)");
-    k_runs<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n, d.run);
-    DZ_CHECK(cudaGetLastError(), "the run kernel");
+    DZ_CHECK(gbp_dzk_runs((const uint8_t *const *)d.in_p, d.in_n, d.run, n, z->st), "the run kernel");
     if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.deflate, fo, n, maxlen, total, d));
     else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.zstd, zo, n, maxlen, total, d));
     else GBP_FORWARD_IF_ERROR(nv_compress(z, g_nv.lz4, lo, n, maxlen, total, d));
-    if (z->wrap) {
-        k_adler<<<(unsigned)n, kThreads, 0, z->st>>>((const uint8_t *const *)d.in_p, d.in_n,
-                                                     (uint32_t *)z->adler.p, NULL, NULL);
-        DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
+    if (z->wrap[set]) {
+        DZ_CHECK(gbp_dzk_adler((const uint8_t *const *)d.in_p, d.in_n, (uint32_t *)z->adler[set].p,
+                               NULL, NULL, n, z->st),
+                 "the Adler-32 kernel");
     }
-    uint8_t *res = (uint8_t *)z->h_res.p;
+    uint8_t *res = (uint8_t *)z->h_res[set].p;
     DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (coded sizes)");
     DZ_CHECK(cudaMemcpyAsync(res + 8 * n, d.status, 4 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (statuses)");
     DZ_CHECK(cudaMemcpyAsync(res + 12 * n, d.run, 2 * n, cudaMemcpyDeviceToHost, z->st),
              "cudaMemcpyAsync (runs)");
-    GBP_FORWARD_IF_ERROR(wait_me(z));
+    DZ_CHECK(cudaEventRecord(z->ev_res[set], z->st), "cudaEventRecord (coded sizes)");
+    z->n_res[set] = n;
+    z->len_res[set] = len;
+    z->run_res[set] = run;
+    z->clen_res[set] = clen;
+    return GPUBP_OK;
+#endif
+}
+
+int cz_encode_wait(void *vz, int set)
+{
+    cz *z = (cz *)vz;
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    z->cur = set;
+    size_t n = z->n_res[set];
+    if (n == 0) return GPUBP_OK;
+    z->n_res[set] = 0;
+    DZ_CHECK(cudaEventSynchronize(z->ev_res[set]), "cudaEventSynchronize (coded sizes)");
+#ifdef GPUBP_HAVE_NVCOMP
+    const uint8_t *res = (const uint8_t *)z->h_res[set].p;
+    const size_t *len = z->len_res[set];
     for (size_t i = 0; i < n; i++) {
         size_t c;
         int st;
         memcpy(&c, res + 8 * i, 8);
         memcpy(&st, res + 8 * n + 4 * i, 4);
-        memcpy(&run[i], res + 12 * n + 2 * i, 2);
-        c += z->wrap ? 6 : 0;
-        clen[i] = st == nvcompSuccess && c < len[i] ? c : 0; // else stored raw
+        memcpy(&z->run_res[set][i], res + 12 * n + 2 * i, 2);
+        c += z->wrap[set] ? 6 : 0;
+        z->clen_res[set][i] = st == nvcompSuccess && c < len[i] ? c : 0; // else stored raw
     }
-    return GPUBP_OK;
 #endif
+    return GPUBP_OK;
 }
 
 #ifndef GPUBP_HAVE_NVCOMP
@@ -749,14 +579,14 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
     }
     uint8_t *slots_in = NULL, *slots_out = NULL;
     if (nc) {
-        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain, inslot * nc));
+        if (nin) GBP_FORWARD_IF_ERROR(dgrow(&z->ain[0], inslot * nc));
         if (nout) GBP_FORWARD_IF_ERROR(dgrow(&z->aout, outslot * nc));
-        slots_in = (uint8_t *)z->ain.p;
+        slots_in = (uint8_t *)z->ain[0].p;
         slots_out = (uint8_t *)z->aout.p;
-        GBP_FORWARD_IF_ERROR(dgrow(&z->arr, batch_bytes(nc)));
-        GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr, batch_bytes(nc)));
-        GBP_FORWARD_IF_ERROR(hgrow(&z->h_res, 16 * nc + 16));
-        batch_view h = view(z->h_arr.p, nc), d = view(z->arr.p, nc);
+        GBP_FORWARD_IF_ERROR(dgrow(&z->arr[0], batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_arr[0], batch_bytes(nc)));
+        GBP_FORWARD_IF_ERROR(hgrow(&z->h_res[0], 16 * nc + 16));
+        batch_view h = view(z->h_arr[0].p, nc), d = view(z->arr[0].p, nc);
         size_t *glen = (size_t *)gbp_malloc(nc * sizeof *glen);
         const uint8_t **gsrc = (const uint8_t **)gbp_malloc(nc * sizeof *gsrc);
         int rc = glen && gsrc ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu streams)", nc);
@@ -779,7 +609,7 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
         gbp_free(glen);
         gbp_free(gsrc);
         GBP_FORWARD_IF_ERROR(rc);
-        DZ_CHECK(cudaMemcpyAsync(z->arr.p, z->h_arr.p, 48 * nc, cudaMemcpyHostToDevice, z->st),
+        DZ_CHECK(cudaMemcpyAsync(z->arr[0].p, z->h_arr[0].p, 48 * nc, cudaMemcpyHostToDevice, z->st),
                  "cudaMemcpyAsync (batch arrays)");
         if (codec == kZLIB)
             GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.deflate, nvcompBatchedDeflateDecompressDefaultOpts,
@@ -791,11 +621,11 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
             GBP_FORWARD_IF_ERROR(nv_decompress(z, g_nv.lz4, nvcompBatchedLZ4DecompressDefaultOpts,
                                                nc, maxlen, total, d));
         if (wrap) {
-            k_adler<<<(unsigned)nc, kThreads, 0, z->st>>>((const uint8_t *const *)d.out_p, d.out_cap,
-                                                          NULL, d.aux, d.status);
-            DZ_CHECK(cudaGetLastError(), "the Adler-32 kernel");
+            DZ_CHECK(gbp_dzk_adler((const uint8_t *const *)d.out_p, d.out_cap, NULL, d.aux,
+                                   d.status, nc, z->st),
+                     "the Adler-32 kernel");
         }
-        uint8_t *res = (uint8_t *)z->h_res.p;
+        uint8_t *res = (uint8_t *)z->h_res[0].p;
         DZ_CHECK(cudaMemcpyAsync(res, d.out_n, 8 * nc, cudaMemcpyDeviceToHost, z->st),
                  "cudaMemcpyAsync (decoded sizes)");
         DZ_CHECK(cudaMemcpyAsync(res + 8 * nc, d.status, 4 * nc, cudaMemcpyDeviceToHost, z->st),
@@ -848,8 +678,28 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
 
 int cz_begin(void *vz) { return after_lib((cz *)vz); }
 
-const gbp_dzops cz_ops = {"nvcomp",  cz_unavailable, cz_open,     cz_close, cz_begin,
-                          cz_filter, cz_encode,      cz_assemble, cz_decode};
+// A parked state for another file: on the same device, its stream idle, then ordered with the
+// new file's library stream.
+int cz_adopt(void *vz, void *dctx)
+{
+    cz *z = (cz *)vz;
+    int dev = -1;
+    DZ_CHECK(cudaGetDevice(&dev), "cudaGetDevice");
+    if (dev != z->device)
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "device codec state of device %d, not %d",
+                         z->device, dev);
+    DZ_CHECK(cudaStreamSynchronize(z->st), "cudaStreamSynchronize (codec stream)");
+    z->dctx = dctx;
+    z->lib = (cudaStream_t)gbp_cuda_stream_of(dctx);
+    z->seg_pending = 0;
+    z->n_res[0] = z->n_res[1] = 0;
+    return GPUBP_OK;
+}
+
+const gbp_dzops cz_ops = {"nvcomp",         cz_unavailable,   cz_open,
+                          cz_close,         cz_begin,         cz_filter,
+                          cz_encode_launch, cz_encode_wait,   cz_assemble,
+                          cz_decode,        cz_adopt};
 
 } // namespace
 

@@ -7,7 +7,7 @@
  *
  * Pointers named "dev" are device memory of the file's backend (host memory for the simulated
  * device); arrays named "host" live in host memory. Work is queued on the device context's stream
- * in order; calls that return results in host arrays (encode, decode) wait for them. Errors are a
+ * in order; decode waits for its result, encode_wait for encode_launch's. Errors are a
  * gpubp status with the message recorded (gbp_error). */
 #ifndef GBP_DZOPS_H
 #define GBP_DZOPS_H
@@ -21,8 +21,8 @@ extern "C" {
 
 /* One piece of an output buffer assembled on the device: len bytes at dst (offset in the
  * output) come from `inl` (GBP_SEG_INLINE: len <= 8), from the device address src (GBP_SEG_DEV),
- * from the coded stream number src of the last encode (GBP_SEG_CODED: len is the stream's coded
- * length, which encode reported), or are zeros (GBP_SEG_ZERO). */
+ * from the coded stream number src of the last waited encode (GBP_SEG_CODED: len is the stream's
+ * coded length, which encode reported), or are zeros (GBP_SEG_ZERO). */
 enum { GBP_SEG_INLINE = 0, GBP_SEG_DEV = 1, GBP_SEG_CODED = 2, GBP_SEG_ZERO = 3 };
 typedef struct gbp_dz_seg {
     uint64_t dst;
@@ -62,21 +62,31 @@ typedef struct gbp_dzops {
      * Blosc1). */
     int (*filter)(void *z, int filter, int inverse, const void *in, void *out, size_t len,
                   size_t bsz, size_t ts);
-    /* Compresses the n streams [in + off[i], + len[i]) (host arrays) with codec at Blosc2
-     * `level`. For each: run[i] = the byte value when every byte of the stream is that value
-     * (the stream is then not coded), else -1 and clen[i] = the coded length (a complete stream
-     * of the codec, as a Blosc2 block stream holds it: zlib with its header and Adler-32), 0 when
-     * it is not shorter than len[i] (the caller stores it raw). The coded bytes stay in z for
-     * the next assemble. Waits for the results. */
-    int (*encode)(void *z, int codec, int level, const uint8_t *in, size_t n, const size_t *off,
-                  const size_t *len, int16_t *run, size_t *clen);
-    /* Writes the nseg segments (host array) into the device buffer out. */
+    /* Queues the compression of the n streams [in + off[i], + len[i]) (off: read during the call) with codec at Blosc2 `level` into coded set `set` (0 or 1: two batches may be in
+     * flight, so that the next one is coded while the host frames the current one). For each,
+     * once encode_wait(set) returned: run[i] = the byte value when every byte of the stream is
+     * that value (the stream is then not coded), else -1 and clen[i] = the coded length (a
+     * complete stream of the codec, as a Blosc2 block stream holds it: zlib with its header and
+     * Adler-32), 0 when it is not shorter than len[i] (the caller stores it raw). run and clen
+     * (host arrays) must stay valid until then; `in` until the assembly that reads the set. An
+     * implementation may do the work here (the CPU stand-in). */
+    int (*encode_launch)(void *z, int set, int codec, int level, const uint8_t *in, size_t n,
+                         const size_t *off, const size_t *len, int16_t *run, size_t *clen);
+    /* Waits for the results of the last encode_launch into set; the coded bytes stay in z, for
+     * the assemblies that follow, until the next encode_launch into that set. */
+    int (*encode_wait)(void *z, int set);
+    /* Writes the nseg segments (host array) into the device buffer out; GBP_SEG_CODED: the coded
+     * streams of the set of the last encode_wait. */
     int (*assemble)(void *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg);
     /* Decodes the n streams (host array) of the device buffer in into out (codec streams with
      * `codec`); GPUBP_ERR_FORMAT naming the stream when one does not decode to exactly its len
      * bytes. Waits for the result. */
     int (*decode)(void *z, int codec, const uint8_t *in, uint8_t *out, const gbp_dz_dstream *s,
                   size_t n);
+    /* A state parked at a file's close (memspace/dz_cache.c) taken by another file: re-bound to
+     * its device context dctx once its own work is done; an error (no message needed) when it
+     * cannot serve dctx (another device). */
+    int (*adopt)(void *z, void *dctx);
 } gbp_dzops;
 
 #ifdef __cplusplus

@@ -136,6 +136,8 @@ static int set_param(gbp_params *p, const char *k, const char *v)
                               "parameter compress_device: '%s' is not auto, on or off", v);
         return 0;
     }
+    if (!strcmp(k, "compress_device_block_kib"))
+        return parse_int(k, v, 0, 4096, &p->compress_device_block_kib);
     if (!strcmp(k, "token_file")) {
         if (strlen(v) >= sizeof p->token_file || !*v)
             return gbp_error(GPUBP_ERR_PARAM, 0, "parameter token_file: empty or too long");

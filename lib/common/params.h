@@ -34,6 +34,7 @@ typedef struct gbp_params {
     int compress_level;     /* 1 */
     int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
     int compress_device;    /* compress_device: 0 auto (default), 1 on, -1 off (GBP_ZDEV_*) */
+    int compress_device_block_kib; /* the GPU path's blocks: 0 Blosc2's (default), else KiB, unsplit */
 } gbp_params;
 
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1

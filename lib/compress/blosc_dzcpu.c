@@ -17,10 +17,13 @@
 typedef struct cpu_dz {
     int nw;
     gbp_codec_ws *ws; /* per worker */
-    uint8_t *coded;   /* the coded streams of the last encode */
-    size_t cap;
-    size_t *at;       /* where stream i's coded bytes are in `coded` */
-    size_t cap_at;
+    /* per coded set (encode_launch): the coded streams, where stream i's bytes are in them */
+    uint8_t *coded[2];
+    size_t cap[2];
+    size_t *at[2];
+    size_t cap_at[2];
+    int cur;  /* the set of the last encode_wait (assembly) */
+    int lset; /* the set of the encode_launch in progress */
     /* the call in progress */
     int codec, level, filter, inverse;
     const uint8_t *in;
@@ -64,8 +67,10 @@ static void cpu_close(void *vz)
     if (!z) return;
     for (int w = 0; w < z->nw; w++) gbp_codec_ws_free(&z->ws[w]);
     gbp_free(z->ws);
-    gbp_free(z->coded);
-    gbp_free(z->at);
+    for (int k = 0; k < 2; k++) {
+        gbp_free(z->coded[k]);
+        gbp_free(z->at[k]);
+    }
     gbp_free(z);
 }
 
@@ -123,33 +128,37 @@ static void encode_task(void *ctx, size_t i, int worker)
         return;
     }
     /* at most n - 1 bytes, as blosc_enc.c asks: a longer stream is stored raw */
-    size_t c = gbp_codec_encode(&z->ws[worker], z->codec, z->level, s, n, z->coded + z->at[i],
-                                n - 1);
+    size_t c = gbp_codec_encode(&z->ws[worker], z->codec, z->level, s, n,
+                                z->coded[z->lset] + z->at[z->lset][i], n - 1);
     if (c == SIZE_MAX) atomic_store(&z->rc, GPUBP_ERR_NOMEM);
     else z->clen[i] = c;
 }
 
-static int cpu_encode(void *vz, int codec, int level, const uint8_t *in, size_t n,
-                      const size_t *off, const size_t *len, int16_t *run, size_t *clen)
+/* The work is done here, into set `set` (the simulated device has no queue). */
+static int cpu_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in, size_t n,
+                             const size_t *off, const size_t *len, int16_t *run, size_t *clen)
 {
     cpu_dz *z = vz;
-    if (n > z->cap_at) {
-        gbp_free(z->at);
-        z->at = gbp_malloc(n * sizeof *z->at);
-        z->cap_at = z->at ? n : 0;
-        if (!z->at) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    if (n > z->cap_at[set]) {
+        gbp_free(z->at[set]);
+        z->at[set] = gbp_malloc(n * sizeof *z->at[set]);
+        z->cap_at[set] = z->at[set] ? n : 0;
+        if (!z->at[set]) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
     }
     size_t total = 0;
     for (size_t i = 0; i < n; i++) {
-        z->at[i] = total;
+        z->at[set][i] = total;
         total += len[i];
     }
-    if (total > z->cap) {
-        gbp_free(z->coded);
-        z->coded = gbp_malloc(total);
-        z->cap = z->coded ? total : 0;
-        if (!z->coded) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of coded streams)", total);
+    if (total > z->cap[set]) {
+        gbp_free(z->coded[set]);
+        z->coded[set] = gbp_malloc(total);
+        z->cap[set] = z->coded[set] ? total : 0;
+        if (!z->coded[set])
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of coded streams)", total);
     }
+    z->lset = set;
     z->codec = codec;
     z->level = level;
     z->in = in;
@@ -164,6 +173,14 @@ static int cpu_encode(void *vz, int codec, int level, const uint8_t *in, size_t 
     return GPUBP_OK;
 }
 
+static int cpu_encode_wait(void *vz, int set)
+{
+    cpu_dz *z = vz;
+    GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
+    z->cur = set;
+    return GPUBP_OK;
+}
+
 static void assemble_task(void *ctx, size_t i, int worker)
 {
     (void)worker;
@@ -173,7 +190,7 @@ static void assemble_task(void *ctx, size_t i, int worker)
     switch (g->kind) {
     case GBP_SEG_INLINE: memcpy(d, g->inl, g->len); break;
     case GBP_SEG_DEV: memcpy(d, (const uint8_t *)(uintptr_t)g->src, g->len); break;
-    case GBP_SEG_CODED: memcpy(d, z->coded + z->at[g->src], g->len); break;
+    case GBP_SEG_CODED: memcpy(d, z->coded[z->cur] + z->at[z->cur][g->src], g->len); break;
     default: memset(d, 0, g->len); break;
     }
 }
@@ -224,8 +241,16 @@ static int cpu_decode(void *vz, int codec, const uint8_t *in, uint8_t *out,
     return GPUBP_OK;
 }
 
-static const gbp_dzops cpu_ops = {"cpu stand-in", cpu_unavailable, cpu_open,   cpu_close,
-                                  cpu_begin,      cpu_filter,      cpu_encode, cpu_assemble,
-                                  cpu_decode};
+static int cpu_adopt(void *vz, void *dctx)
+{
+    (void)vz;
+    (void)dctx; /* host memory, the pool: nothing refers to the old file */
+    return GPUBP_OK;
+}
+
+static const gbp_dzops cpu_ops = {"cpu stand-in",   cpu_unavailable, cpu_open,
+                                  cpu_close,        cpu_begin,       cpu_filter,
+                                  cpu_encode_launch, cpu_encode_wait, cpu_assemble,
+                                  cpu_decode,       cpu_adopt};
 
 const gbp_dzops *gbp_blosc_cpu_dzops(void) { return &cpu_ops; }

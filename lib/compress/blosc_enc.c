@@ -15,6 +15,7 @@
 
 #include "compress/blosc_codec.h"
 #include "compress/blosc_frame.h"
+#include "compress/blosc_size.h"
 #include "compress/shuffle.h"
 #include "compress/pool.h"
 
@@ -98,6 +99,7 @@ typedef struct chunk_rec {
 struct gbp_blosc_enc {
     size_t n, ts, m; /* input size, typesize, chunk size */
     int level, filter, threads, codec, shuffle, fmt;
+    size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
     atomic_int store_nomem; /* a copy task found no memory */
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
@@ -143,9 +145,25 @@ struct gbp_blosc_enc {
     int xmode;
     gbp_blosc_xstream *xs;
     size_t nxs, cap_xs;
+    int held;             /* a second put_ext waits behind the pending one: its units here */
+    unit *hu;
+    gbp_blosc_xstream *hxs;
+    size_t hnu, hcap_u, hnxs, hcap_xs;
     gbp_dz_seg *seg;
     size_t nseg, cap_seg, ck_seg0;
 };
+
+/* The block size and split mode of a chunk of cn bytes: Blosc2's, or the GPU blocks (unsplit). */
+size_t gbp_blosc_enc_blocksize(const gbp_blosc_enc *e, size_t cn)
+{
+    return e->dbsz ? gbp_blosc_dev_blocksize(cn, e->ts, e->dbsz)
+                   : gbp_blosc_blocksize(cn, e->ts, e->codec, e->level, e->shuffle);
+}
+
+static int enc_split(const gbp_blosc_enc *e, size_t cn)
+{
+    return !e->dbsz && gbp_blosc_split(cn, e->ts, e->codec, e->level, e->shuffle);
+}
 
 static size_t chunk_bytes(const gbp_blosc_enc *e, size_t k)
 {
@@ -234,8 +252,20 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e)
     gbp_free(e->ext);
     gbp_free(e->redo);
     gbp_free(e->xs);
+    gbp_free(e->hu);
+    gbp_free(e->hxs);
     gbp_free(e->seg);
     gbp_free(e);
+}
+
+int gbp_blosc_enc_set_blocks(gbp_blosc_enc *e, size_t bsz)
+{
+    GBP_CHECK_ARG(e);
+    GBP_RETURN_ERROR_IF(e->taken > 0 || e->direct, GPUBP_ERR_INVALID_ARG,
+                        "blosc: the block size is set before the first put");
+    e->dbsz = bsz;
+    if (e->n) e->bsz_max = gbp_blosc_enc_blocksize(e, chunk_bytes(e, 0));
+    return GPUBP_OK;
 }
 
 size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len)
@@ -373,11 +403,11 @@ static int cut_units(gbp_blosc_enc *e, const void *in, size_t len)
     while (left > 0) {
         size_t pos = e->taken - e->carry_len, k = pos / e->m, c0 = k * e->m;
         size_t cn = chunk_bytes(e, k);
-        size_t bsz = gbp_blosc_blocksize(cn, e->ts, e->codec, e->level, e->shuffle);
+        size_t bsz = gbp_blosc_enc_blocksize(e, cn);
         size_t j = (pos - c0) / bsz, blen = c0 + cn - (c0 + j * bsz);
         if (blen > bsz) blen = bsz;
         /* split chunks: a whole block is cut into typesize streams, the leftover block not */
-        unsigned nst = blen == bsz && gbp_blosc_split(cn, e->ts, e->codec, e->level, e->shuffle)
+        unsigned nst = blen == bsz && enc_split(e, cn)
                            ? (unsigned)e->ts : 1;
         size_t need = blen - e->carry_len;
         GBP_RETURN_ERROR_IF(e->xmode && left < blen, GPUBP_ERR_INVALID_ARG,
@@ -451,8 +481,8 @@ static int start_chunk(gbp_blosc_enc *e, size_t k, size_t first_unit)
     e->ck = k;
     e->ck_in0 = k * e->m;
     e->ck_n = chunk_bytes(e, k);
-    e->ck_bsz = gbp_blosc_blocksize(e->ck_n, e->ts, e->codec, e->level, e->shuffle);
-    e->ck_split = gbp_blosc_split(e->ck_n, e->ts, e->codec, e->level, e->shuffle);
+    e->ck_bsz = gbp_blosc_enc_blocksize(e, e->ck_n);
+    e->ck_split = enc_split(e, e->ck_n);
     e->ck_nb = e->ck_n / e->ck_bsz + (e->ck_n % e->ck_bsz != 0);
     e->ck_base = e->out_end;
     e->ck_mode = (e->level == 0 || e->ck_n < MIN_BUFFERSIZE) ? CK_MEMCPY : CK_NORMAL;
@@ -703,27 +733,51 @@ int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blo
     return rc;
 }
 
+#define SWAP(T, a, b) do { T t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+/* The pending put's units and streams <-> the held put's. */
+static void swap_held(gbp_blosc_enc *e)
+{
+    SWAP(unit *, e->u, e->hu);
+    SWAP(gbp_blosc_xstream *, e->xs, e->hxs);
+    SWAP(size_t, e->nu, e->hnu);
+    SWAP(size_t, e->cap_u, e->hcap_u);
+    SWAP(size_t, e->nxs, e->hnxs);
+    SWAP(size_t, e->cap_xs, e->hcap_xs);
+}
+
 int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream **xs, size_t *nxs)
 {
     GBP_CHECK_ARG(e);
     GBP_CHECK_ARG(xs);
     GBP_CHECK_ARG(nxs);
     GBP_RETURN_ERROR_IF(e->taken > 0 && !e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put_ext after put");
+    /* ahead of the pending put's emit: cut into the held arrays (the units of a chunk that its
+     * emit abandons are cut as if it did not: emit places them raw, as within one put) */
+    int ahead = e->put_pending && e->xmode;
+    GBP_RETURN_ERROR_IF(ahead && e->held, GPUBP_ERR_INVALID_ARG, "blosc: a third put_ext before an emit");
+    if (ahead) swap_held(e);
+    e->put_pending = 0;
     e->xmode = 1;
     e->nxs = 0;
-    GBP_FORWARD_IF_ERROR(cut_units(e, NULL, len));
-    for (size_t t = 0; t < e->nu; t++) {
+    int rc = cut_units(e, NULL, len);
+    for (size_t t = 0; rc == GPUBP_OK && t < e->nu; t++) {
         unit *r = &e->u[t];
         r->sidx = e->nxs;
         if (r->kind == BLK_SKIP) continue;
-        GBP_FORWARD_IF_ERROR(grow((void **)&e->xs, &e->cap_xs, e->nxs + r->nst, sizeof *e->xs));
+        rc = grow((void **)&e->xs, &e->cap_xs, e->nxs + r->nst, sizeof *e->xs);
         size_t neblock = r->len / r->nst;
-        for (unsigned s = 0; s < r->nst; s++)
+        for (unsigned s = 0; rc == GPUBP_OK && s < r->nst; s++)
             e->xs[e->nxs++] = (gbp_blosc_xstream){r->in_off + s * neblock, neblock};
     }
     *xs = e->xs;
     *nxs = e->nxs;
-    return GPUBP_OK;
+    if (ahead) {
+        swap_held(e);
+        e->put_pending = 1;
+        e->held = rc == GPUBP_OK;
+    }
+    return rc;
 }
 
 int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
@@ -753,6 +807,11 @@ int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *c
     int rc = gbp_blosc_enc_emit(e, out, cap, ext, next);
     *seg = e->seg;
     *nseg = rc == GPUBP_OK ? e->nseg : 0;
+    if (rc == GPUBP_OK && e->held) { /* the held put is the pending one now */
+        swap_held(e);
+        e->held = 0;
+        e->put_pending = 1;
+    }
     return rc;
 }
 

@@ -61,6 +61,11 @@ typedef struct gbp_blosc_redo {
 
 int gbp_blosc_enc_open(gbp_blosc_enc **e, size_t n, size_t typesize, int codec, int level,
                        int shuffle, int threads);
+/* The GPU path's own blocks (compress_device_block_kib): blocks of bsz bytes
+ * (gbp_blosc_dev_blocksize), streams unsplit; 0: Blosc2's choice (the default). Before the
+ * first put. gbp_blosc_enc_blocksize: the encoder's block size for a chunk of cn bytes. */
+int gbp_blosc_enc_set_blocks(gbp_blosc_enc *e, size_t bsz);
+size_t gbp_blosc_enc_blocksize(const gbp_blosc_enc *e, size_t cn);
 /* Room `out` needs for the emit that follows a put of len bytes. */
 size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len);
 int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len);

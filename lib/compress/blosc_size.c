@@ -52,3 +52,12 @@ size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level,
     if (bs > typesize) bs = bs / typesize * typesize;
     return bs;
 }
+
+size_t gbp_blosc_dev_blocksize(size_t nbytes, size_t typesize, size_t want)
+{
+    if (typesize > 255) typesize = 1;
+    if (nbytes < typesize) return 1;
+    size_t bs = want < nbytes ? want : nbytes;
+    if (bs > typesize) bs = bs / typesize * typesize;
+    return bs;
+}

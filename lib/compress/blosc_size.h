@@ -16,4 +16,10 @@ size_t gbp_blosc_bound(size_t n);
 size_t gbp_blosc_blocksize(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
 int gbp_blosc_split(size_t nbytes, size_t typesize, int codec, int level, int shuffle);
 
+/* The GPU path's blocks (compress_device_block_kib, docs/compression.md "GPU blocks"): want
+ * bytes, at most the chunk, a multiple of the type size; their streams are not split (the chunk
+ * says so: DONTSPLIT), so the device codes one stream a block. Blosc2 reads any block size up
+ * to the chunk. */
+size_t gbp_blosc_dev_blocksize(size_t nbytes, size_t typesize, size_t want);
+
 #endif /* GBP_COMPRESS_BLOSC_SIZE_H */

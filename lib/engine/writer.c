@@ -2,6 +2,8 @@
  * headers, perform, discard. */
 #include "engine/writer.h"
 
+#include "engine/zdev.h"
+
 #include "engine/dataset.h"
 #include "engine/handles.h"
 #include "engine/zblock.h"
@@ -278,6 +280,7 @@ int gbp_writer_perform(gpubp_file *f)
     int rc = split_pending(f);
     for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++)
         if (!f->wr.blocks[i].performed) rc = gbp_writer_perform_block(f, &f->wr.blocks[i]);
+    gbp_zdev_drain(f); /* what was coded ahead for a sub-block that did not come */
     /* async_commit: the caller's buffers are free once the data left them; the writes go on */
     int rc2 = f->wr.async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);
     if (rc == GPUBP_OK) rc = rc2;

@@ -98,17 +98,43 @@ typedef struct zbuf {
     int fenced;
 } zbuf;
 
+/* A block being written: its encoder, input, geometry; po: its next input byte to launch. */
+typedef struct zblk {
+    gbp_blosc_enc *e;
+    const gbp_wblock *wb;
+    const uint8_t *in;
+    size_t raw, es, ts, piece, cap, po;
+    int codec, level, filter;
+} zblk;
+
+/* A piece in flight: input [po, po + len) of its block, filtered and its nxs streams launched
+ * into coded set `set`. */
+typedef struct zfly {
+    size_t po, len, nxs;
+    int set;
+} zfly;
+
+/* Per coded set: the filtered piece (device), the stream arrays of its launch. */
+typedef struct zset {
+    uint8_t *filt;
+    size_t fcap;
+    size_t *off, *len, ncap;
+    int16_t *run;
+    size_t *clen;
+} zset;
+
 typedef struct zstate {
     zbuf dout[GBP_ZDEV_RING]; /* device: assembled outputs */
     zbuf hdr[GBP_ZDEV_RING];  /* host: the prefix and chunk headers of a block */
     int nd, nh;               /* the next of each */
     uint8_t *out;             /* host: the image of the output's fields (only fields written) */
     size_t ocap;
-    size_t *off, *len, ncap;
-    int16_t *run;
-    size_t *clen;
+    zset set[2];              /* per coded set: a piece in flight */
     gbp_dz_seg *seg;
     size_t segcap;
+    zblk nb;                  /* the next sub-block of a split put, its first piece in flight */
+    zfly nf;
+    int has_next;
     uint8_t *zin; /* reads: the operator buffer of a block (gbp_zdev_inbuf) */
     size_t zincap;
 } zstate;
@@ -121,12 +147,27 @@ static void zstate_free(gbp_mem *m, void *p)
         gbp_free(zs->hdr[i].p);
     }
     gbp_free(zs->out);
-    gbp_free(zs->off);
-    gbp_free(zs->len);
-    gbp_free(zs->run);
-    gbp_free(zs->clen);
+    for (int k = 0; k < 2; k++) {
+        zset *q = &zs->set[k];
+        gbp_mem_dev_free(m, q->filt);
+        gbp_free(q->off);
+        gbp_free(q->len);
+        gbp_free(q->run);
+        gbp_free(q->clen);
+    }
+    gbp_blosc_enc_close(zs->nb.e); /* a failed step's */
     gbp_free(zs->seg);
     gbp_free(zs->zin);
+}
+
+/* A parked state taken by another file (memspace/dz_cache.c): the old file's fences are gone. */
+static void zstate_reset(void *p)
+{
+    zstate *zs = p;
+    for (int i = 0; i < GBP_ZDEV_RING; i++) zs->dout[i].fenced = zs->hdr[i].fenced = 0;
+    gbp_blosc_enc_close(zs->nb.e); /* drained at the step's end: none */
+    memset(&zs->nb, 0, sizeof zs->nb);
+    zs->has_next = 0;
 }
 
 /* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
@@ -142,6 +183,7 @@ static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf 
         lap(m, GBP_DZT_W_WAIT, &t);
     }
     if (n > b->cap) {
+        double t = lap_start(m);
         if (dev) gbp_mem_dev_free(m, b->p);
         else gbp_free(b->p);
         b->p = NULL;
@@ -152,6 +194,7 @@ static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf 
             return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", n);
         }
         b->cap = n;
+        lap(m, GBP_DZT_STATE, &t);
     }
     *out = b;
     return GPUBP_OK;
@@ -169,11 +212,9 @@ typedef struct zw {
     const gbp_dzops *ops;
     void *z;
     zstate *zs;
-    uint8_t *filt; /* device: the filtered piece */
-    size_t cap;    /* output room of a piece */
 } zw;
 
-static int grow_arrays(zstate *w, size_t n)
+static int grow_arrays(zset *w, size_t n)
 {
     if (n <= w->ncap) return GPUBP_OK;
     gbp_free(w->off);
@@ -237,42 +278,82 @@ static int write_piece(zw *w, int fd, uint64_t base, const uint8_t *dout,
     return GPUBP_OK;
 }
 
-/* Codes and writes the input bytes [po, po + len) (whole blocks of one chunk, block size bsz). */
-static int zdev_piece(zw *w, gbp_blosc_enc *e, const uint8_t *in, size_t po, size_t len,
-                      size_t bsz, int filter, size_t ts, int codec, int level, int fd,
-                      uint64_t base)
+/* Launches the next piece of block b (whole Blosc2 blocks of one chunk, up to b->piece bytes)
+ * into coded set `set`: the filter into the set's buffer, the stream cut, the coding. */
+static int launch(zw *w, zblk *b, int set, zfly *fl)
 {
-    zstate *zs = w->zs;
-    const uint8_t *src = in + po, *filt = filter ? w->filt : src; /* unfiltered: the input */
+    zset *q = &w->zs->set[set];
+    size_t csz = gbp_blosc_max_chunk(), po = b->po;
+    size_t c0 = po / csz * csz, cend = b->raw - c0 < csz ? b->raw : c0 + csz;
+    size_t bsz = gbp_blosc_enc_blocksize(b->e, cend - c0);
+    size_t len = b->piece / bsz * bsz;
+    if (len == 0) len = bsz;
+    if (len > cend - po) len = cend - po;
+    const uint8_t *src = b->in + po, *filt = src; /* unfiltered: the input */
     double t = lap_start(w->mem);
-    if (filter) GBP_FORWARD_IF_ERROR(w->ops->filter(w->z, filter, 0, src, w->filt, len, bsz, ts));
+    if (b->filter) {
+        if (q->fcap < b->piece) { /* nothing in flight reads this set's buffer */
+            gbp_mem_dev_free(w->mem, q->filt);
+            q->filt = NULL;
+            q->fcap = 0;
+            GBP_FORWARD_IF_ERROR(gbp_mem_dev_alloc(w->mem, (void **)&q->filt, b->piece));
+            q->fcap = b->piece;
+            lap(w->mem, GBP_DZT_STATE, &t);
+        }
+        GBP_FORWARD_IF_ERROR(w->ops->filter(w->z, b->filter, 0, src, q->filt, len, bsz, b->ts));
+        filt = q->filt;
+    }
     lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     const gbp_blosc_xstream *xs;
     size_t nxs;
-    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_put_ext(e, len, &xs, &nxs));
-    GBP_FORWARD_IF_ERROR(grow_arrays(zs, nxs + 1));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_put_ext(b->e, len, &xs, &nxs));
+    GBP_FORWARD_IF_ERROR(grow_arrays(q, nxs + 1));
     for (size_t i = 0; i < nxs; i++) {
-        zs->off[i] = xs[i].in_off - po;
-        zs->len[i] = xs[i].len;
+        q->off[i] = xs[i].in_off - po;
+        q->len[i] = xs[i].len;
     }
     lap(w->mem, GBP_DZT_W_FRAME, &t);
-    if (nxs)
-        GBP_FORWARD_IF_ERROR(w->ops->encode(w->z, codec, level, filt, nxs, zs->off, zs->len,
-                                            zs->run, zs->clen));
+    GBP_FORWARD_IF_ERROR(w->ops->encode_launch(w->z, set, b->codec, b->level, filt, nxs, q->off,
+                                               q->len, q->run, q->clen));
+    lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
+    *fl = (zfly){po, len, nxs, set};
+    b->po = po + len;
+    return GPUBP_OK;
+}
+
+/* The piece in flight fl of block b, once coded: framed on the host (emit_ext), assembled on
+ * the device and queued for the I/O threads; `next` queues the coding of what follows into the
+ * other set meanwhile. */
+typedef int (*zdev_next_fn)(zw *w, void *ctx);
+
+static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, void *ctx)
+{
+    zstate *zs = w->zs;
+    zset *q = &zs->set[fl->set];
+    /* what follows (this block's next piece: the encoder holds a second put; else the next
+     * sub-block's first piece) is queued before the wait, into the other set */
+    int rc = next ? next(w, ctx) : GPUBP_OK;
+    if (rc != GPUBP_OK) { /* nothing may still read the user's buffer */
+        (void)w->ops->encode_wait(w->z, fl->set);
+        return rc;
+    }
+    double t = lap_start(w->mem);
+    GBP_FORWARD_IF_ERROR(w->ops->encode_wait(w->z, fl->set));
     lap(w->mem, GBP_DZT_W_FILTER_CODE, &t);
     const gbp_blosc_extent *x;
     const gbp_dz_seg *seg;
     size_t nx, nseg;
     GBP_FORWARD_IF_ERROR(
-        gbp_blosc_enc_emit_ext(e, zs->run, zs->clen, zs->out, w->cap, &x, &nx, &seg, &nseg));
-    GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, in, po));
+        gbp_blosc_enc_emit_ext(b->e, q->run, q->clen, zs->out, b->cap, &x, &nx, &seg, &nseg));
+    const uint8_t *filt = b->filter ? q->filt : b->in + fl->po;
+    GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, b->in, fl->po));
     lap(w->mem, GBP_DZT_W_FRAME, &t);
     zbuf *d;
-    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, w->cap, 1, &d));
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, b->cap, 1, &d));
     t = lap_start(w->mem);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
     lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
-    int rc = write_piece(w, fd, base, d->p, x, nx);
+    rc = write_piece(w, fd, b->wb->meta.payload_offset, d->p, x, nx);
     ring_fence(w->mem, d);
     lap(w->mem, GBP_DZT_W_SUBMIT, &t);
     return rc;
@@ -301,80 +382,183 @@ static int write_headers(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x
     return rc;
 }
 
+/* Opens block wb for writing: its geometry and encoder. */
+static int block_open(gpubp_file *f, const gbp_wblock *wb, zblk *b)
+{
+    const gpubp_variable *v = wb->var;
+    memset(b, 0, sizeof *b);
+    b->wb = wb;
+    b->es = gbp_type_size(v->type);
+    b->raw = (size_t)wb->payload_len;
+    b->ts = b->es > 255 ? 1 : b->es;
+    b->codec = v->op_codec;
+    b->level = v->op_level;
+    int shuffle = v->op_shuffle;
+    b->filter = shuffle == GBP_BLOSC_SHUFFLE && b->ts > 1 ? 1 : shuffle == GBP_BLOSC_BITSHUFFLE ? 2 : 0;
+    int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
+    b->in = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * b->es;
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_open(&b->e, b->raw, b->es, b->codec, b->level, shuffle, threads));
+    if (f->params.compress_device_block_kib > 0) /* the GPU blocks (docs/compression.md) */
+        GBP_FORWARD_IF_ERROR(
+            gbp_blosc_enc_set_blocks(b->e, (size_t)f->params.compress_device_block_kib << 10));
+    size_t piece = atomic_load(&piece_hook) ? atomic_load(&piece_hook) : GBP_ZDEV_PIECE;
+    size_t bsz0 = gbp_blosc_enc_blocksize(
+        b->e, b->raw < gbp_blosc_max_chunk() ? b->raw : gbp_blosc_max_chunk()); /* the largest */
+    if (piece < bsz0) piece = bsz0;
+    if (piece > b->raw) piece = b->raw;
+    b->piece = piece;
+    b->cap = gbp_blosc_enc_out_bound(b->e, piece);
+    return GPUBP_OK;
+}
+
+/* The sub-block after wb of the same split put, still to be performed (NULL: none). */
+static const gbp_wblock *next_sub(const gpubp_file *f, const gbp_wblock *wb)
+{
+    uint32_t j = GBP_SPLIT_INDEX(wb->meta.split), n = GBP_SPLIT_COUNT(wb->meta.split);
+    if (n < 2 || j + 1 >= n || wb < f->wr.blocks || wb + 1 >= f->wr.blocks + f->wr.nblocks) return NULL;
+    const gbp_wblock *nx = wb + 1;
+    if (nx->var != wb->var || nx->data != wb->data || nx->space != wb->space || nx->performed ||
+        nx->zahead || GBP_SPLIT_INDEX(nx->meta.split) != j + 1 ||
+        GBP_SPLIT_COUNT(nx->meta.split) != n || !gbp_box_is_contiguous(&nx->box) ||
+        nx->payload_len == 0)
+        return NULL;
+    return nx;
+}
+
+/* Waits for what the next sub-block has in flight and forgets it. */
+static void drop_next(zw *w)
+{
+    zstate *zs = w->zs;
+    if (!zs || !zs->has_next) return;
+    (void)w->ops->encode_wait(w->z, zs->nf.set);
+    gbp_error_clear();
+    gbp_blosc_enc_close(zs->nb.e);
+    memset(&zs->nb, 0, sizeof zs->nb);
+    zs->has_next = 0;
+}
+
+typedef struct znext {
+    gpubp_file *f;
+    zblk *b;          /* the block being written */
+    const zfly *cur;  /* its piece being completed */
+    zfly *fl;         /* out: the next piece of the block, if launched */
+    int launched;
+} znext;
+
+/* Queues the coding of what comes after the piece being completed: the block's next piece, or
+ * the first piece of the next sub-block of a split put (kept in the state until its turn). */
+static int queue_next(zw *w, void *ctx)
+{
+    znext *n = ctx;
+    int set = 1 - n->cur->set;
+    if (n->b->po < n->b->raw) {
+        GBP_FORWARD_IF_ERROR(launch(w, n->b, set, n->fl));
+        n->launched = 1;
+        return GPUBP_OK;
+    }
+    const gbp_wblock *nx = next_sub(n->f, n->b->wb);
+    if (!nx || w->zs->has_next) return GPUBP_OK;
+    double t = lap_start(w->mem);
+    int rc = block_open(n->f, nx, &w->zs->nb);
+    lap(w->mem, GBP_DZT_W_FINISH, &t);
+    if (rc == GPUBP_OK) rc = launch(w, &w->zs->nb, set, &w->zs->nf);
+    if (rc == GPUBP_OK) {
+        w->zs->has_next = 1;
+    } else {
+        gbp_blosc_enc_close(w->zs->nb.e);
+        memset(&w->zs->nb, 0, sizeof w->zs->nb);
+    }
+    return rc;
+}
+
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total)
 {
     gpubp_variable *v = wb->var;
-    size_t es = gbp_type_size(v->type), raw = (size_t)wb->payload_len;
-    size_t ts = es > 255 ? 1 : es;
-    int codec = v->op_codec, level = v->op_level, shuffle = v->op_shuffle;
-    int filter = shuffle == GBP_BLOSC_SHUFFLE && ts > 1 ? 1 : shuffle == GBP_BLOSC_BITSHUFFLE ? 2 : 0;
-    int threads = v->op_threads ? v->op_threads : f->params.compress_threads;
-    const uint8_t *in = (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es;
-    uint64_t base = wb->meta.payload_offset;
     zw w;
     memset(&w, 0, sizeof w);
     w.mem = f->mem;
     w.ops = ops;
-    gbp_blosc_enc *e = NULL;
-    size_t piece = atomic_load(&piece_hook) ? atomic_load(&piece_hook) : GBP_ZDEV_PIECE;
-    size_t bsz0 = gbp_blosc_blocksize(raw < gbp_blosc_max_chunk() ? raw : gbp_blosc_max_chunk(),
-                                      es, codec, level, shuffle); /* the largest block */
-    if (piece < bsz0) piece = bsz0;
-    if (piece > raw) piece = raw;
+    zblk b;
+    memset(&b, 0, sizeof b);
+    zfly cur;
+    int have = 0;
     double t = lap_start(f->mem);
-    int rc = gbp_blosc_enc_open(&e, raw, es, codec, level, shuffle, threads);
-    if (rc == GPUBP_OK) rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
+    int rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
+    if (rc == GPUBP_OK) {
+        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free, zstate_reset);
+        if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    }
+    /* the first piece launched already, while the sub-block before this one was completed */
+    if (rc == GPUBP_OK && w.zs->has_next) {
+        if (w.zs->nb.wb == wb && w.zs->nb.in == (const uint8_t *)wb->data +
+                                                      gbp_box_offset(&wb->box) * w.zs->nb.es) {
+            b = w.zs->nb;
+            cur = w.zs->nf;
+            have = 1;
+            memset(&w.zs->nb, 0, sizeof w.zs->nb);
+            w.zs->has_next = 0;
+        } else {
+            drop_next(&w);
+        }
+    }
+    if (rc == GPUBP_OK && !have) rc = block_open(f, wb, &b);
     /* the codec's stream after the user's data (and the library stream's work so far, copies
      * of earlier outputs included); the later sub-blocks of a split put are coded in the same
      * perform as the first, with no user work in between: ordered already */
-    if (rc == GPUBP_OK && GBP_SPLIT_INDEX(wb->meta.split) == 0) rc = ops->begin(w.z);
-    if (rc == GPUBP_OK) {
-        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free);
-        if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    if (rc == GPUBP_OK && !have && GBP_SPLIT_INDEX(wb->meta.split) == 0) rc = ops->begin(w.z);
+    if (rc == GPUBP_OK && b.cap > w.zs->ocap) {
+        gbp_free(w.zs->out);
+        w.zs->out = gbp_malloc(b.cap);
+        w.zs->ocap = w.zs->out ? b.cap : 0;
+        if (!w.zs->out) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", b.cap);
     }
-    if (rc == GPUBP_OK) {
-        w.cap = gbp_blosc_enc_out_bound(e, piece);
-        if (w.cap > w.zs->ocap) {
-            gbp_free(w.zs->out);
-            w.zs->out = gbp_malloc(w.cap);
-            w.zs->ocap = w.zs->out ? w.cap : 0;
-            if (!w.zs->out) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", w.cap);
-        }
-    }
-    if (rc == GPUBP_OK && filter) rc = gbp_mem_dz_scratch(f->mem, 1, piece, (void **)&w.filt);
     if (rc == GPUBP_OK)
-        rc = gbp_mem_dev_minmax(f->mem, in, v->type, raw / es, wb->meta.mm, wb->meta.mm + 16);
+        rc = gbp_mem_dev_minmax(f->mem, b.in, v->type, b.raw / b.es, wb->meta.mm, wb->meta.mm + 16);
     lap(f->mem, GBP_DZT_W_FINISH, &t);
-    size_t csz = gbp_blosc_max_chunk();
-    for (size_t po = 0; rc == GPUBP_OK && po < raw;) {
-        size_t c0 = po / csz * csz, cend = raw - c0 < csz ? raw : c0 + csz;
-        size_t bsz = gbp_blosc_blocksize(cend - c0, es, codec, level, shuffle);
-        size_t len = piece / bsz * bsz;
-        if (len == 0) len = bsz;
-        if (len > cend - po) len = cend - po;
-        rc = zdev_piece(&w, e, in, po, len, bsz, filter, ts, codec, level, fd, base);
-        po += len;
+    if (rc == GPUBP_OK && !have) {
+        rc = launch(&w, &b, 0, &cur);
+        have = rc == GPUBP_OK;
     }
+    while (rc == GPUBP_OK && have) {
+        zfly nxt = cur;
+        znext n = {f, &b, &cur, &nxt, 0};
+        rc = complete(&w, &b, &cur, fd, queue_next, &n);
+        have = n.launched;
+        cur = nxt;
+    }
+    if (rc != GPUBP_OK && have) (void)ops->encode_wait(w.z, cur.set);
     t = lap_start(f->mem);
     const gbp_blosc_extent *x = NULL;
     const gbp_blosc_redo *r = NULL;
     size_t nx = 0, nr = 0;
-    if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, total);
+    if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(b.e, &x, &nx, &r, &nr, total);
     /* a chunk that did not shrink is rewritten raw over what its pieces wrote: after them */
     if (rc == GPUBP_OK && nr) rc = gbp_mem_wait_writes(f->mem);
-    if (rc == GPUBP_OK) rc = write_headers(&w, fd, base, x, nx);
+    if (rc == GPUBP_OK) rc = write_headers(&w, fd, wb->meta.payload_offset, x, nx);
     for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = gbp_zblock_write_redo(f, wb, fd, &r[i]);
     /* the writes go on: the writer waits for them (gbp_mem_sync) before the step's metadata;
      * after a failure nothing may still read the user's buffer */
-    if (rc != GPUBP_OK) (void)gbp_mem_sync(f->mem);
+    if (rc != GPUBP_OK) {
+        drop_next(&w);
+        (void)gbp_mem_sync(f->mem);
+    }
     lap(f->mem, GBP_DZT_W_FINISH, &t);
     if (rc == GPUBP_OK) {
-        gbp_mem_dz_note(f->mem, 0, raw, *total, NULL);
+        gbp_mem_dz_note(f->mem, 0, b.raw, *total, NULL);
         atomic_fetch_add(&n_written, 1);
     }
-    gbp_blosc_enc_close(e);
+    gbp_blosc_enc_close(b.e);
     return rc;
+}
+
+void gbp_zdev_drain(gpubp_file *f)
+{
+    zw w;
+    memset(&w, 0, sizeof w);
+    w.mem = f->mem;
+    w.zs = gbp_mem_dz_peek(f->mem, &w.ops, &w.z);
+    drop_next(&w);
 }
 
 /* ---- read ------------------------------------------------------------------------------------ */
@@ -681,7 +865,7 @@ int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t 
 
 uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n)
 {
-    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free);
+    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free, zstate_reset);
     if (!zs) {
         gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
         return NULL;

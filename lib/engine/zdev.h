@@ -23,6 +23,9 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total);
 
+/* Waits for and forgets the coding that gbp_zdev_write queued ahead for the next sub-block of a
+ * split put (the writer calls it after performing a step's puts: a failed step's). */
+void gbp_zdev_drain(gpubp_file *f);
 /* Reads a compressed block into device memory on the device: the operator buffer z (zlen bytes,
  * host memory; raw bytes uncompressed) goes up through the pinned pool, the device codec decodes
  * its Blosc2 streams as a batch, the unshuffle kernel writes the whole block into the device

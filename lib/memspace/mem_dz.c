@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "memspace/dz_cache.h"
 #include "memspace/mem_ctx.h"
 #include "memspace/mem_minmax.h"
 #include "memspace/mem_dz.h"
@@ -36,8 +37,15 @@ int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z)
         m->dz = NULL;
     }
     if (!m->dz) {
-        GBP_FORWARD_IF_ERROR(ops->open(dctx, &m->dz));
+        double t0 = m->stats ? gbp_now_s() : 0;
+        gbp_dz_take(m); /* a closed file's, parked */
+        if (m->dz && m->dz_ops != ops) {
+            m->dz_ops->close(m->dz);
+            m->dz = NULL;
+        }
+        if (!m->dz) GBP_FORWARD_IF_ERROR(ops->open(dctx, &m->dz));
         m->dz_ops = ops;
+        if (m->stats) m->dz_t[GBP_DZT_STATE] += gbp_now_s() - t0;
     }
     *z = m->dz;
     return GPUBP_OK;
@@ -48,27 +56,43 @@ int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p)
     if (which < 0 || which >= GBP_DZ_SCRATCH)
         return gbp_error(GPUBP_ERR_INTERNAL, 0, "device scratch %d", which);
     if (n > m->dz_cap[which]) {
+        double t0 = m->stats ? gbp_now_s() : 0;
         gbp_mem_dev_free(m, m->dz_buf[which]);
         m->dz_buf[which] = NULL;
         m->dz_cap[which] = 0;
         GBP_FORWARD_IF_ERROR(gbp_mem_dev_alloc(m, &m->dz_buf[which], n));
         m->dz_cap[which] = n;
+        if (m->stats) m->dz_t[GBP_DZT_STATE] += gbp_now_s() - t0;
     }
     *p = m->dz_buf[which];
     return GPUBP_OK;
 }
 
-void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p))
+void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p),
+                      void (*reset_fn)(void *p))
 {
     if (!m->dz_user) {
         m->dz_user = gbp_calloc(1, size);
         m->dz_user_free = free_fn;
+        m->dz_user_reset = reset_fn;
     }
     return m->dz_user;
 }
 
+void *gbp_mem_dz_peek(gbp_mem *m, const gbp_dzops **ops, void **z)
+{
+    *ops = m->dz_ops;
+    *z = m->dz;
+    return m->dz ? m->dz_user : NULL;
+}
+
 void gbp_mem_dz_free(gbp_mem *m)
 {
+    double t0 = m->stats ? gbp_now_s() : 0;
+    if (gbp_dz_park(m)) { /* the next file takes it */
+        if (m->stats) m->dz_t[GBP_DZT_CLOSE] += gbp_now_s() - t0;
+        return;
+    }
     if (m->dz) m->dz_ops->close(m->dz); /* waits for its stream: nothing uses the buffers then */
     m->dz = NULL;
     if (m->dz_user) {
@@ -81,6 +105,9 @@ void gbp_mem_dz_free(gbp_mem *m)
         m->dz_buf[i] = NULL;
         m->dz_cap[i] = 0;
     }
+    if (m->dz_owner) m->ops->close(m->dz_owner);
+    m->dz_owner = NULL;
+    if (m->stats) m->dz_t[GBP_DZT_CLOSE] += gbp_now_s() - t0;
 }
 
 int gbp_mem_dev_copy(gbp_mem *m, int h2d, void *dst, const void *src, size_t n)
@@ -138,6 +165,9 @@ void gbp_mem_dz_report(const gbp_mem *m)
             (double)m->dz_raw[1] / 1048576.0, (double)m->dz_stored[1] / 1048576.0,
             m->dz_why[0] ? "; CPU codecs used: " : "", m->dz_why);
     const double *t = m->dz_t;
+    fprintf(stderr, "gpubp-mem: device_codec state seconds: opened or taken from the cache, "
+            "buffers grown %.4f; freed or parked at close %.4f (%d parked)\n", t[GBP_DZT_STATE],
+            t[GBP_DZT_CLOSE], gbp_dz_cache_count());
     if (m->dz_blocks[0])
         fprintf(stderr, "gpubp-mem: device_codec write seconds: filter+code(incl. wait) %.4f, "
                 "framing %.4f, assembly %.4f, write submission %.4f, write waits %.4f, "

@@ -31,9 +31,15 @@ int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z);
 int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p);
 /* The caller's own state for the path (zdev.c: its rings of buffers): `size` bytes, zeroed at
  * the first call and kept until close, where free_fn(m, p) frees what it points to (device
- * memory of m included) before the device context closes. NULL when out of memory. */
-void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p));
-/* Frees all of it (gbp_mem_close, before the device context). */
+ * memory of m included) before the device context closes. NULL when out of memory. At close the
+ * state (with the codec state and the scratch) may be parked for the next file of the process
+ * (memspace/dz_cache.c), which calls reset_fn(p) when it takes it: what referred to the old
+ * file (its write fences) is forgotten there. */
+void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p),
+                      void (*reset_fn)(void *p));
+/* The state gbp_mem_dz_user made (NULL: none, or no codec state), the codec state and its ops. */
+void *gbp_mem_dz_peek(gbp_mem *m, const gbp_dzops **ops, void **z);
+/* Frees all of it, or parks it for the next file (gbp_mem_close, before the device context). */
 void gbp_mem_dz_free(gbp_mem *m);
 /* The GPU codec path's counters for GPUBP_MEM_STATS (printed at close): blocks compressed or
  * decompressed on the device, and the last reason the CPU path was taken instead (kept). */
@@ -68,6 +74,10 @@ enum {
     GBP_DZT_R_UPLOAD,      /* the compressed bytes up to the device, waited for */
     GBP_DZT_R_DECODE,      /* the codec batch queued and waited for */
     GBP_DZT_R_PLACE,       /* copies, runs, unshuffle queued and waited for */
+    /* both */
+    GBP_DZT_STATE,         /* the codec state opened (or taken from the cache, dz_cache.c), the
+                            * scratch and zdev.c's rings and filter buffers allocated */
+    GBP_DZT_CLOSE,         /* the state freed, or parked for the next file, at close */
     GBP_DZT_PHASES
 };
 int gbp_mem_dz_timing(const gbp_mem *m);

@@ -46,7 +46,7 @@
 
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_DZ_SCRATCH 2 /* device scratch buffers of the GPU codec path (mem_dz.c) */
-#define GBP_DZ_TIMES 12  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
+#define GBP_DZ_TIMES 16  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
 #define GBP_FENCES 16    /* write fences open at once (gbp_mem_dz_fence) */
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
@@ -193,6 +193,8 @@ struct gbp_mem {
     size_t dz_cap[GBP_DZ_SCRATCH];
     void *dz_user;              /* its caller's state (gbp_mem_dz_user) */
     void (*dz_user_free)(gbp_mem *m, void *p);
+    void (*dz_user_reset)(void *p); /* called when a parked state is taken (dz_cache.c) */
+    void *dz_owner;             /* the backend context of a cached state (dz_cache.c) */
     double dz_t[GBP_DZ_TIMES];    /* its phase times (mem_dz.h GBP_DZT_*), GPUBP_MEM_STATS only */
     /* fences (gbp_mem_dz_fence): jobs queued in fence f count in fence_open[f % GBP_FENCES] */
     unsigned fence;

@@ -17,6 +17,7 @@
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
 #include "memspace/dz_stub.h"
+#include "memspace/dz_cache.h"
 #include "memspace/mem_dz.h"
 #include "memspace/simdev.h"
 
@@ -27,6 +28,9 @@ typedef struct tcase {
 
 static const tcase types[] = {{GPUBP_TYPE_FLOAT, 4}, {GPUBP_TYPE_DOUBLE, 8}, {GPUBP_TYPE_INT16, 2},
                               {GPUBP_TYPE_INT8, 1}, {GPUBP_TYPE_DOUBLE_COMPLEX, 16}};
+
+/* fill: the second third random too (chunks that do not shrink, abandoned) */
+static int fill_random_third;
 
 /* smooth values, a zero stretch (runs, special chunks), a random stretch (raw streams) */
 static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed)
@@ -40,7 +44,8 @@ static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed
         double v = sin(0.0007 * (double)(i + seed)) * 1000.0;
         if (i > ne / 3 && i < ne / 2) v = 0;
         uint8_t *e = p + i * es;
-        if (i > 2 * ne / 3 && i < 3 * ne / 4) {
+        if ((i > 2 * ne / 3 && i < 3 * ne / 4) ||
+            (fill_random_third && i >= ne / 3 && i < 2 * ne / 3)) {
             for (size_t b = 0; b < es; b++) e[b] = (uint8_t)(x >> (b % 4 * 8));
             if (type == GPUBP_TYPE_FLOAT || type == GPUBP_TYPE_DOUBLE ||
                 type == GPUBP_TYPE_DOUBLE_COMPLEX)
@@ -57,6 +62,27 @@ static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed
     }
 }
 
+/* Two steps of n bytes of fill (seeds seed, seed + 1). */
+static uint8_t *two_steps(const tcase *t, size_t n, unsigned seed)
+{
+    uint8_t *host = malloc(2 * n);
+    assert_non_null(host);
+    fill(host, n, t->es, t->type, seed);
+    fill(host + n, n, t->es, t->type, seed + 1);
+    return host;
+}
+
+/* The two steps of host (n bytes each) put through the device buffer d. */
+static void put_steps(gpubp_file *w, gpubp_variable *v, uint8_t *d, const uint8_t *host, size_t n)
+{
+    for (int step = 0; step < 2; step++) {
+        memcpy(d, host + (size_t)step * n, n);
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+    }
+}
+
 static void write_one(const char *path, const char *params, const char *codec, const char *ops,
                       const tcase *t, const uint8_t *host, size_t n)
 {
@@ -69,12 +95,7 @@ static void write_one(const char *path, const char *params, const char *codec, c
     TS_OK(gpubp_variable_add_operation(v, codec, ops));
     uint8_t *d = gbp_sim_alloc(n);
     assert_non_null(d);
-    for (int step = 0; step < 2; step++) {
-        memcpy(d, host + (size_t)step * n, n);
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-    }
+    put_steps(w, v, d, host, n);
     TS_OK(gpubp_close(w));
     gbp_sim_free(d);
 }
@@ -176,6 +197,165 @@ static void device_equals_cpu_edges(void **state)
     gbp_blosc_set_max_chunk(0);
 }
 
+/* Whole chunks that do not shrink (abandoned, rewritten raw) in the middle of pieces: the
+ * encoder holds the next piece's put while the current one is emitted (the device codes them
+ * back to back), and the units of an abandoned chunk that the held put cut are placed raw. */
+static void device_equals_cpu_abandoned(void **state)
+{
+    (void)state;
+    fill_random_third = 1;
+    gbp_blosc_set_max_chunk(300007);
+    gbp_zdev_set_piece(70000);
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++)
+        if (have_codec(codecs[c])) {
+            check_case(codecs[c], "byte", 5, &types[2], 1200000, "");
+            check_case(codecs[c], "none", 1, &types[3], 1000000, "");
+            /* the random third (2 steps) stored raw: the chunks there were abandoned */
+            assert_true(ts_file_size(ts_join(ts_path("devz_on.bp"), "data.0")) > 2 * 1000000 / 3);
+        }
+    gbp_zdev_set_piece(0);
+    gbp_blosc_set_max_chunk(0);
+    fill_random_third = 0;
+}
+
+/* The first chunk of the operator buffer of raw bytes in the file at path: its flags and block
+ * size (the buffer found by its prefix: 0, 1, then raw as 8 bytes at 4). */
+static void first_chunk(const char *path, size_t raw, int *flags, size_t *bsz)
+{
+    size_t len;
+    unsigned char *d = ts_read_file(path, &len);
+    assert_non_null(d);
+    *flags = -1;
+    for (size_t i = 0; i + 23 + 32 <= len; i++) {
+        uint64_t v;
+        memcpy(&v, d + i + 4, 8);
+        if (d[i] != 0 || d[i + 1] != 1 || v != raw) continue;
+        uint32_t b;
+        memcpy(&b, d + i + 23 + 8, 4);
+        *flags = d[i + 23 + 2];
+        *bsz = b;
+        break;
+    }
+    free(d);
+    assert_int_not_equal(*flags, -1);
+}
+
+/* compress_device_block_kib: the GPU path's own blocks (unsplit streams), read back on the host
+ * (CPU decoder) and the device; the stored size stays near the CPU path's for smooth data.
+ * GPUBP_TEST_DEVZ_KEEP=DIR writes the files as DIR/blocks_CODEC.bp and DIR/cpu_CODEC.bp. */
+static void device_blocks(void **state)
+{
+    (void)state;
+    const tcase *t = &types[0];
+    size_t n = (size_t)3 << 20;
+    const char *keep = getenv("GPUBP_TEST_DEVZ_KEEP");
+    uint8_t *host = two_steps(t, n, 5);
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
+        if (!have_codec(codecs[c])) continue;
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s", ts_path("devz_blocks_on.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("devz_blocks_off.bp"));
+        if (keep && *keep) { /* for ADIOS2's bpls -d (docs/compression.md, "GPU blocks") */
+            snprintf(pa, sizeof pa, "%s/blocks_%s.bp", keep, codecs[c]);
+            snprintf(pb, sizeof pb, "%s/cpu_%s.bp", keep, codecs[c]);
+        }
+        write_one(pa, "device=simulated,compress_device=on,compress_device_block_kib=256", codecs[c],
+                  "shuffle=byte,level=1", t, host, n);
+        write_one(pb, "device=simulated,compress_device=off", codecs[c], "shuffle=byte,level=1", t,
+                  host, n);
+        int flags;
+        size_t bsz;
+        first_chunk(ts_join(pa, "data.0"), n, &flags, &bsz);
+        assert_int_equal(bsz, 256 << 10);
+        assert_true(flags & 0x10); /* DONTSPLIT */
+        double on = (double)ts_file_size(ts_join(pa, "data.0")),
+               off = (double)ts_file_size(ts_join(pb, "data.0"));
+        assert_true(on < off * 1.2);
+        read_back(pa, host, n, NULL, 0);
+        size_t w0, r0, w1, r1;
+        gbp_zdev_counts(&w0, &r0);
+        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+        gbp_zdev_counts(&w1, &r1);
+        assert_int_equal(r1 - r0, 2);
+    }
+    free(host);
+}
+
+/* A write failing in the middle of a split put, while the next sub-block's first piece is coded
+ * ahead: the step fails with GPUBP_ERR_IO, what was coded ahead is dropped (nothing reads the
+ * user's buffer after the put returns), and the next step of the file is written and read back. */
+static void split_failure(void **state)
+{
+    (void)state;
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    gbp_zdev_set_piece(300000);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)4 << 20) + 4 * 3, shape[1] = {n / 4}, start[1] = {0};
+    uint8_t *host = two_steps(t, n, 11), *d = gbp_sim_alloc(n);
+    const char *path = ts_path("devz_split_fail.bp");
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
+                     "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=4"));
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
+    memcpy(d, host, n);
+    for (long k = 1; k < 16; k += 2) { /* the failure found at various pieces */
+        gbp_sim_fail_io_after(k);
+        TS_OK(gpubp_begin_step(w));
+        int rc = gpubp_put(w, v, d, GPUBP_SYNC), rc2 = gpubp_end_step(w); /* the step fails */
+        assert_int_equal(rc == GPUBP_OK ? rc2 : rc, GPUBP_ERR_IO);
+        assert_int_not_equal(rc2, GPUBP_OK);
+        gbp_sim_reset();
+    }
+    put_steps(w, v, d, host, n);
+    TS_OK(gpubp_close(w));
+    read_back(path, host, n, NULL, 0);
+    read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
+    gbp_sim_free(d);
+    free(host);
+    gbp_zdev_set_piece(0);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+}
+
+/* The device codec state of a closed file is parked (memspace/dz_cache.c) and the next file
+ * takes it: with the simulated device in the cache, files written one after the other (rings,
+ * fences and coded sets reused) still equal the CPU path's byte for byte and read back (the
+ * reader's state parked too); turning the cache off frees what it holds. */
+static void cache_across_files(void **state)
+{
+    (void)state;
+    gbp_dz_cache_sim(1);
+    assert_int_equal(gbp_dz_cache_count(), 0);
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    gbp_zdev_set_piece(300000);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)3 << 20) + 4 * 5;
+    uint8_t *host = two_steps(t, n, 8);
+    const char *on = "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=2";
+    const char *off = "device=simulated,compress_device=off,split_mib=2,subfiles=2";
+    for (int round = 0; round < 3; round++) {
+        const char *codec = round == 1 ? "zstd" : "lz4";
+        if (!have_codec(codec)) continue;
+        char pa[1024], pb[1024];
+        snprintf(pa, sizeof pa, "%s", ts_path("devz_cache_on.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("devz_cache_off.bp"));
+        write_one(pa, on, codec, "shuffle=byte", t, host, n);
+        assert_int_equal(gbp_dz_cache_count(), 1); /* parked at close */
+        write_one(pb, off, codec, "shuffle=byte", t, host, n);
+        static const char *files[] = {"data.0", "data.1", "md.0"};
+        for (size_t k = 0; k < 3; k++) same_file(pa, pb, files[k], codec);
+        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+        assert_int_equal(gbp_dz_cache_count(), 1); /* taken by the reader, parked again */
+    }
+    free(host);
+    gbp_zdev_set_piece(0);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+    gbp_dz_cache_sim(0);
+    assert_int_equal(gbp_dz_cache_count(), 0);
+}
+
 /* Compressed puts from device memory are split over the subfiles (split_mib; sub-blocks of
  * GPUBP_ZDEV_SPLIT_MIB at least): each sub-block is coded on the device while the I/O threads
  * write the earlier ones (no wait between blocks; pieces cut small so that the rings of output
@@ -188,9 +368,7 @@ static void split_device_blocks(void **state)
     gbp_zdev_set_piece(300000);
     const tcase *t = &types[0];
     size_t n = ((size_t)6 << 20) + 4 * 7;
-    uint8_t *host = malloc(2 * n);
-    fill(host, n, t->es, t->type, 3);
-    fill(host + n, n, t->es, t->type, 4);
+    uint8_t *host = two_steps(t, n, 3);
     static const char *cs[] = {"lz4", "zlib"};
     for (size_t c = 0; c < 2; c++) {
         if (!have_codec(cs[c])) continue;
@@ -367,7 +545,11 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(device_equals_cpu),
         cmocka_unit_test(device_equals_cpu_edges),
+        cmocka_unit_test(device_equals_cpu_abandoned),
+        cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
+        cmocka_unit_test(split_failure),
+        cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
         cmocka_unit_test(cuda_codec_without_nvcomp),

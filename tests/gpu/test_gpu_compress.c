@@ -134,6 +134,13 @@ static void codecs_roundtrip(void **state)
     cudaFree(ds);
     free(hs);
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+    /* the GPU path's own blocks (compress_device_block_kib): one unsplit nvCOMP chunk a block */
+    for (size_t c = 0; c < 4; c++) {
+        write_file(pa, "compress_device=on,compress_device_block_kib=256", codecs[c],
+                   "shuffle=byte", GPUBP_TYPE_FLOAT, d, n);
+        read_check(pa, "compress_device=off", 0, h, n * 4);
+        read_check(pa, "compress_device=on", 1, h, n * 4);
+    }
     /* other element sizes: doubles, int16, bytes, complex doubles */
     static const gpubp_type types[] = {GPUBP_TYPE_DOUBLE, GPUBP_TYPE_INT16, GPUBP_TYPE_UINT8,
                                        GPUBP_TYPE_DOUBLE_COMPLEX};
@@ -153,8 +160,9 @@ static void codecs_roundtrip(void **state)
 
 /* GPUBP_TEST_GPUZ_KEEP=DIR (a folder that exists): files for ADIOS2 to read, by hand: DIR/plain.bp
  * uncompressed and DIR/<codec>_<shuffle>_<level>.bp written on the device with nvCOMP, the same
- * 4 MiB of floats, a put split over 4 subfiles; `bpls -d` of each must print what it prints for
- * plain.bp. Nothing without the variable. */
+ * 4 MiB of floats, a put split over 4 subfiles, and DIR/<codec>_blocks256.bp with the GPU
+ * path's own blocks (compress_device_block_kib=256); `bpls -d` of each must print what it prints
+ * for plain.bp. Nothing without the variable. */
 static void keep_for_adios2(void **state)
 {
     (void)state;
@@ -182,6 +190,12 @@ static void keep_for_adios2(void **state)
                 write_file(path, params, codecs[c], ops, GPUBP_TYPE_FLOAT, d, n);
                 read_check(path, "compress_device=on", 1, h, n * 4);
             }
+    for (size_t c = 0; c < 4; c++) { /* GPU blocks of 256 KiB: DIR/<codec>_blocks256.bp */
+        snprintf(path, sizeof path, "%s/%s_blocks256.bp", dir, codecs[c]);
+        write_file(path, "compress_device=on,split_mib=2,subfiles=4,compress_device_block_kib=256",
+                   codecs[c], "shuffle=byte", GPUBP_TYPE_FLOAT, d, n);
+        read_check(path, "compress_device=on", 1, h, n * 4);
+    }
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
     cudaFree(d);
     free(h);
