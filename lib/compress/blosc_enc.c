@@ -24,8 +24,8 @@
 
 #include <stdlib.h>
 
-#define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
-                                        * enough for malloc to reuse it from call to call */
+#define BATCH_BYTES ((size_t)4 << 20) /* a batch of blocks: its scratch slots are written and read
+                                       * back soon (16 MiB: 0.77 -> 0.85 of Blosc2, 2 threads) */
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
