@@ -9,21 +9,27 @@
  * calling thread walks the batch in order, applies blosc_c's rules and writes the block starts
  * and stream sizes, then the workers copy the streams into place. With one thread the whole
  * buffer is coded in place instead: each stream is filtered and coded as its block is walked,
- * straight into its final place (as Blosc2's serial path writes), with no copy. The result is
- * the same for any number of threads. */
+ * straight into its final place (as Blosc2's serial path writes), with no copy. With more, the
+ * whole buffer is coded, walked and copied in one pass (fused_task): a worker that has coded a
+ * block walks the blocks coded next in order and copies their streams while still in cache, as
+ * Blosc2's threads copy each block from their scratch as soon as it is coded (Blosc2 places
+ * blocks in the order they finish; we keep block order). The result is the same for any number
+ * of threads. */
 #include "compress/blosc_enc.h"
 
-#include "compress/blosc_codec.h"
-#include "compress/blosc_frame.h"
+#include "compress/blosc_encx.h"
 #include "compress/blosc_size.h"
 #include "compress/shuffle.h"
 #include "compress/pool.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
 
-#define BATCH_BYTES ((size_t)16 << 20) /* scratch for one batch of compressed blocks: small
-                                        * enough for malloc to reuse it from call to call */
+/* A batch of blocks. With threads and a filter, 4 MiB: the scratch slots are read back soon
+ * after they are written (16 MiB: lz4, byte / bit shuffle at 0.77 of Blosc2 -> 0.85, 2 threads).
+ * Else 16 MiB: a chunk that does not shrink is known so at its end, and what earlier batches
+ * placed of it is copied again (4 MiB: blosclz without filter 1.3 -> 1.05, 1 or 2 threads). */
+#define BATCH_BYTES ((size_t)16 << 20)
+#define BATCH_BYTES_FILTERED ((size_t)4 << 20)
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -64,95 +70,6 @@ static void header(uint8_t *h, uint8_t flags, size_t ts, size_t nbytes, size_t b
     h[31] = b2flags;
 }
 
-enum { BLK_DONE, BLK_NOMEM, BLK_SKIP };
-enum { S_RUN, S_CODED, S_RAW };
-/* STORE_KEPT: a filtered stream that did not compress, kept in the unit's scratch by
- * compress_task (copied, not filtered again) */
-enum { STORE_NONE, STORE_CODED, STORE_FILTERED, STORE_PLAIN, STORE_KEPT };
-enum { CK_NORMAL, CK_MEMCPY, CK_ABANDONED };
-
-#define NO_CHUNK SIZE_MAX /* a unit of an input under the threshold: stored raw after the prefix */
-
-typedef struct unit {
-    const uint8_t *src; /* the block's input bytes: in the piece, or in a carry buffer */
-    size_t len;
-    size_t chunk, block; /* its chunk and its index there (NO_CHUNK: raw input) */
-    size_t in_off;       /* offset of its first byte in the whole input */
-    int kind;            /* BLK_* (what a worker found) */
-    int store;           /* STORE_PLAIN: the whole block raw, at dst */
-    uint8_t *dst;
-    unsigned nst;        /* streams of the block: typesize when split, else 1 */
-    uint8_t sk[GBP_MAX_STREAMS];       /* per stream: S_* */
-    uint8_t run[GBP_MAX_STREAMS];      /* S_RUN: the byte value */
-    uint8_t sstore[GBP_MAX_STREAMS];   /* STORE_CODED / STORE_FILTERED / STORE_NONE */
-    uint32_t clen[GBP_MAX_STREAMS];    /* S_CODED: length, at scratch + stream * neblock */
-    uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
-    size_t sidx;                       /* outside codec: its first stream in e->xs */
-} unit;
-
-typedef struct chunk_rec {
-    uint64_t base; /* offset of the chunk in the operator buffer */
-    size_t len;    /* header bytes (header + block starts, or the header alone) */
-    size_t hoff;   /* where they are in e->hdrs */
-} chunk_rec;
-
-struct gbp_blosc_enc {
-    size_t n, ts, m; /* input size, typesize, chunk size */
-    int level, filter, threads, codec, shuffle, fmt;
-    size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
-    atomic_int store_nomem; /* a copy task found no memory */
-    uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
-    int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
-    size_t bsz_max;
-    /* put */
-    size_t taken;         /* input bytes taken so far */
-    int put_pending;      /* a put waits for its emit */
-    uint8_t *carry[2];    /* a partial block; the other buffer may back a unit of this put */
-    int cur;
-    size_t carry_len;
-    unit *u;
-    size_t nu, cap_u;
-    uint8_t *scratch;     /* per unit, bsz_max bytes */
-    size_t scratch_units;
-    int nw;               /* workers at most */
-    uint8_t **fbuf;       /* per worker: the filtered block */
-    gbp_codec_ws *ws;     /* per worker: codec state */
-    /* walk */
-    int started;          /* a chunk is being walked */
-    size_t ck, ck_in0, ck_n, ck_bsz, ck_nb;
-    int ck_split;
-    uint64_t ck_base, nt;
-    int ck_mode;
-    int all_zero;
-    size_t zpend;         /* zero runs not written yet (the chunk may be a special-zero one) */
-    uint64_t zpend_at;
-    size_t bst;           /* offset of the current chunk's block starts in hdrs */
-    uint64_t out_end;     /* end of the last finished chunk */
-    uint8_t *hdrs;
-    size_t hdrs_len, hdrs_cap;
-    chunk_rec *ch;
-    size_t nch, cap_ch;
-    uint8_t prefix[GBP_BLOSC_PREFIX];
-    /* emit */
-    uint8_t *out;
-    size_t o, ocap;
-    gbp_blosc_extent *ext;
-    size_t next, cap_ext;
-    gbp_blosc_redo *redo;
-    size_t nredo, cap_redo;
-    size_t ck_u0, ck_ext0, ck_o0; /* this emit: first unit, extent and out byte of the chunk */
-    /* outside codec (put_ext / emit_ext): the streams to code, the segments that place them */
-    int xmode;
-    gbp_blosc_xstream *xs;
-    size_t nxs, cap_xs;
-    int held;             /* a second put_ext waits behind the pending one: its units here */
-    unit *hu;
-    gbp_blosc_xstream *hxs;
-    size_t hnu, hcap_u, hnxs, hcap_xs;
-    gbp_dz_seg *seg;
-    size_t nseg, cap_seg, ck_seg0;
-};
-
 /* The block size and split mode of a chunk of cn bytes: Blosc2's, or the GPU blocks (unsplit). */
 size_t gbp_blosc_enc_blocksize(const gbp_blosc_enc *e, size_t cn)
 {
@@ -171,7 +88,7 @@ static size_t chunk_bytes(const gbp_blosc_enc *e, size_t k)
     return e->n - start < e->m ? e->n - start : e->m;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t el)
+int gbp_blosc_enc_grow(void **p, size_t *cap, size_t need, size_t el)
 {
     if (need <= *cap) return GPUBP_OK;
     size_t c = *cap ? *cap : 16;
@@ -322,18 +239,17 @@ static void compress_task(void *ctx, size_t task, int worker)
     r->kind = BLK_DONE;
 }
 
-/* The copy phase: each unit's bytes go to their place, in parallel. */
-static void store_task(void *ctx, size_t task, int worker)
+/* A unit's streams to their places (not a whole block stored plain: store_task). part: all
+ * (0); all but unfiltered raw streams (1: fused_task); those only (2: after it, so that a chunk
+ * found not to shrink copies their input once, as a plain block, not twice). */
+static void store_streams(gbp_blosc_enc *e, size_t task, int worker, int part)
 {
-    gbp_blosc_enc *e = ctx;
     const unit *r = &e->u[task];
-    if (r->store == STORE_PLAIN) {
-        memcpy(r->dst, r->src, r->len);
-        return;
-    }
     size_t neblock = r->len / (r->nst ? r->nst : 1);
     const uint8_t *scratch = e->scratch + task * e->bsz_max, *filtered = NULL;
     for (unsigned s = 0; s < r->nst; s++) {
+        if (part && (part == 2) != (r->sstore[s] == STORE_FILTERED && e->filter == FILTER_NONE))
+            continue;
         if (r->sstore[s] == STORE_CODED) {
             memcpy(r->sdst[s], scratch + s * neblock, r->clen[s]);
         } else if (r->sstore[s] == STORE_KEPT) {
@@ -357,10 +273,19 @@ static void store_task(void *ctx, size_t task, int worker)
     }
 }
 
+/* The copy phase: each unit's bytes go to their place, in parallel. */
+static void store_task(void *ctx, size_t task, int worker)
+{
+    gbp_blosc_enc *e = ctx;
+    const unit *r = &e->u[task];
+    if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
+    else store_streams(e, task, worker, e->plain_only && !r->late ? 2 : 0);
+}
+
 static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chunk, size_t block,
                     size_t in_off, int skip, unsigned nst)
 {
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
     unit *r = &e->u[e->nu++];
     memset(r, 0, sizeof *r);
     r->src = src;
@@ -383,7 +308,7 @@ static int chunk_skips(const gbp_blosc_enc *e, size_t k)
 
 /* Cuts the next len input bytes into units. in NULL: the outside codec's put (put_ext), which
  * reads nothing and must end on a block boundary or at the end of the input. */
-static int cut_units(gbp_blosc_enc *e, const void *in, size_t len)
+int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
 {
     GBP_CHECK_ARG(e);
     GBP_RETURN_ERROR_IF(e->put_pending, GPUBP_ERR_INVALID_ARG,
@@ -433,20 +358,25 @@ static int cut_units(gbp_blosc_enc *e, const void *in, size_t len)
     return GPUBP_OK;
 }
 
+static int unit_scratch(gbp_blosc_enc *e)
+{
+    if (e->scratch_units >= e->nu) return GPUBP_OK;
+    gbp_free(e->scratch);
+    e->scratch = gbp_malloc(e->nu * e->bsz_max);
+    e->scratch_units = e->scratch ? e->nu : 0;
+    if (!e->scratch) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
+    return GPUBP_OK;
+}
+
 int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
 {
     GBP_CHECK_ARG(e);
     GBP_RETURN_ERROR_IF(in == NULL && len > 0, GPUBP_ERR_INVALID_ARG,
                         "blosc: NULL input for %zu bytes", len);
     GBP_RETURN_ERROR_IF(e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put after put_ext");
-    GBP_FORWARD_IF_ERROR(cut_units(e, in, len));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     if (e->nu == 0) return GPUBP_OK;
-    if (e->scratch_units < e->nu) {
-        gbp_free(e->scratch);
-        e->scratch = gbp_malloc(e->nu * e->bsz_max);
-        e->scratch_units = e->scratch ? e->nu : 0;
-        if (!e->scratch) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
-    }
+    GBP_FORWARD_IF_ERROR(unit_scratch(e));
     int workers = gbp_pool_workers(e->threads, e->nu); /* <= e->nw */
     gbp_pool_run(workers, e->nu, compress_task, e);
     return GPUBP_OK;
@@ -494,8 +424,8 @@ static int start_chunk(gbp_blosc_enc *e, size_t k, size_t first_unit)
     e->ck_o0 = e->o;
     e->ck_seg0 = e->nseg;
     size_t hb = e->ck_mode == CK_NORMAL ? HDR_EXT + 4 * e->ck_nb : HDR_EXT;
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->hdrs, &e->hdrs_cap, e->hdrs_len + hb, 1));
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->ch, &e->cap_ch, e->nch + 1, sizeof *e->ch));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->hdrs, &e->hdrs_cap, e->hdrs_len + hb, 1));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->ch, &e->cap_ch, e->nch + 1, sizeof *e->ch));
     e->bst = e->hdrs_len + HDR_EXT;
     e->ch[e->nch] = (chunk_rec){e->ck_base, hb, e->hdrs_len};
     e->hdrs_len += hb;
@@ -519,7 +449,7 @@ static int abandon(gbp_blosc_enc *e, size_t upto)
     e->zpend = 0;
     size_t from = e->u[e->ck_u0].in_off;
     if (from > e->ck_in0) {
-        GBP_FORWARD_IF_ERROR(grow((void **)&e->redo, &e->cap_redo, e->nredo + 1, sizeof *e->redo));
+        GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->redo, &e->cap_redo, e->nredo + 1, sizeof *e->redo));
         e->redo[e->nredo++] = (gbp_blosc_redo){e->ck_in0, from - e->ck_in0, e->ck_base + HDR_EXT};
     }
     for (size_t t = e->ck_u0; t <= upto; t++) place_plain(e, &e->u[t]);
@@ -567,7 +497,7 @@ static void finish_chunk(gbp_blosc_enc *e)
 static int ext_field(gbp_blosc_enc *e, const uint8_t *p, size_t n)
 {
     if (!e->xmode) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->seg, &e->cap_seg, e->nseg + 1, sizeof *e->seg));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->seg, &e->cap_seg, e->nseg + 1, sizeof *e->seg));
     gbp_dz_seg *g = &e->seg[e->nseg++];
     memset(g, 0, sizeof *g);
     g->dst = (uint64_t)(p - e->out);
@@ -660,7 +590,7 @@ static int ext_segments(gbp_blosc_enc *e)
     for (size_t t = 0; t < e->nu; t++) {
         const unit *r = &e->u[t];
         size_t need = r->store == STORE_PLAIN ? 1 : r->nst;
-        GBP_FORWARD_IF_ERROR(grow((void **)&e->seg, &e->cap_seg, e->nseg + need, sizeof *e->seg));
+        GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->seg, &e->cap_seg, e->nseg + need, sizeof *e->seg));
         if (r->store == STORE_PLAIN) {
             e->seg[e->nseg++] = (gbp_dz_seg){.dst = (uint64_t)(r->dst - e->out),
                                              .src = r->in_off, .len = (uint32_t)r->len,
@@ -681,30 +611,86 @@ static int ext_segments(gbp_blosc_enc *e)
     return GPUBP_OK;
 }
 
-static int emit_units(gbp_blosc_enc *e)
+static void emit_start(gbp_blosc_enc *e)
 {
     e->ck_u0 = 0;
     e->ck_ext0 = e->next;
     e->ck_o0 = e->o;
     e->ck_seg0 = e->nseg;
-    for (size_t t = 0; t < e->nu; t++) {
-        unit *r = &e->u[t];
-        r->store = STORE_NONE;
-        if (r->chunk == NO_CHUNK) {
-            r->store = STORE_PLAIN;
-            r->dst = emit_bytes(e, GBP_BLOSC_PREFIX + r->in_off, r->len);
-            continue;
-        }
-        if (r->block == 0) GBP_FORWARD_IF_ERROR(start_chunk(e, r->chunk, t));
-        if (e->ck_mode != CK_NORMAL) place_plain(e, r);
-        else GBP_FORWARD_IF_ERROR(walk_block(e, t));
-        if (r->block == e->ck_nb - 1) finish_chunk(e);
+}
+
+/* Unit t in block order: blosc_c's rules, its places. */
+static int emit_one(gbp_blosc_enc *e, size_t t)
+{
+    unit *r = &e->u[t];
+    r->store = STORE_NONE;
+    if (r->chunk == NO_CHUNK) {
+        r->store = STORE_PLAIN;
+        r->dst = emit_bytes(e, GBP_BLOSC_PREFIX + r->in_off, r->len);
+        return GPUBP_OK;
     }
-    if (e->xmode) return ext_segments(e);
-    atomic_store(&e->store_nomem, 0);
+    if (r->block == 0) GBP_FORWARD_IF_ERROR(start_chunk(e, r->chunk, t));
+    if (e->ck_mode != CK_NORMAL) place_plain(e, r);
+    else GBP_FORWARD_IF_ERROR(walk_block(e, t));
+    if (r->block == e->ck_nb - 1) finish_chunk(e);
+    return GPUBP_OK;
+}
+
+static int store_all(gbp_blosc_enc *e)
+{
+    if (!e->plain_only) atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, store_task, e);
     GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
     return GPUBP_OK;
+}
+
+static int emit_units(gbp_blosc_enc *e)
+{
+    emit_start(e);
+    for (size_t t = 0; t < e->nu; t++) GBP_FORWARD_IF_ERROR(emit_one(e, t));
+    if (e->xmode) return ext_segments(e);
+    return store_all(e);
+}
+
+/* Threads, whole buffer: a worker codes a unit into its scratch slot, then walks the units coded
+ * next in block order (under e->mu) and copies their streams into place while in cache. Whole
+ * blocks stored plain are copied after the join: a chunk found not to shrink overwrites the
+ * streams copied before it was. The same bytes as coding all, then walking, then copying. */
+static void fused_task(void *ctx, size_t task, int worker)
+{
+    gbp_blosc_enc *e = ctx;
+    compress_task(e, task, worker);
+    pthread_mutex_lock(&e->mu);
+    e->u[task].ready = 1;
+    size_t a = e->front;
+    while (e->walk_rc == GPUBP_OK && e->front < e->nu && e->u[e->front].ready) {
+        unit *r = &e->u[e->front];
+        e->walk_rc = emit_one(e, e->front++);
+        /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now; the
+         * others after the join (if it shrinks after all), so that one that does not shrink
+         * does not copy streams that its plain copy overwrites */
+        uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
+        r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
+    }
+    size_t b = e->front;
+    pthread_mutex_unlock(&e->mu);
+    for (size_t t = a; t < b; t++)
+        if (!e->u[t].late) store_streams(e, t, worker, 1);
+}
+
+static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
+{
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
+    GBP_FORWARD_IF_ERROR(unit_scratch(e));
+    emit_start(e);
+    e->front = 0;
+    e->walk_rc = GPUBP_OK;
+    atomic_store(&e->store_nomem, 0);
+    gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
+    if (e->walk_rc != GPUBP_OK)
+        return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
+    e->plain_only = 1;
+    return store_all(e);
 }
 
 int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,
@@ -719,7 +705,7 @@ int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blo
                         "blosc: output room of %zu bytes for %zu units of %zu bytes", cap, e->nu,
                         bytes);
     /* extents: one per unit at most, plus zero runs written late (one per chunk) */
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, 2 * GBP_MAX_STREAMS * e->nu + 2,
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->ext, &e->cap_ext, 2 * GBP_MAX_STREAMS * e->nu + 2,
                               sizeof *e->ext));
     e->out = out;
     e->ocap = cap;
@@ -733,88 +719,6 @@ int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blo
     return rc;
 }
 
-#define SWAP(T, a, b) do { T t_ = (a); (a) = (b); (b) = t_; } while (0)
-
-/* The pending put's units and streams <-> the held put's. */
-static void swap_held(gbp_blosc_enc *e)
-{
-    SWAP(unit *, e->u, e->hu);
-    SWAP(gbp_blosc_xstream *, e->xs, e->hxs);
-    SWAP(size_t, e->nu, e->hnu);
-    SWAP(size_t, e->cap_u, e->hcap_u);
-    SWAP(size_t, e->nxs, e->hnxs);
-    SWAP(size_t, e->cap_xs, e->hcap_xs);
-}
-
-int gbp_blosc_enc_put_ext(gbp_blosc_enc *e, size_t len, const gbp_blosc_xstream **xs, size_t *nxs)
-{
-    GBP_CHECK_ARG(e);
-    GBP_CHECK_ARG(xs);
-    GBP_CHECK_ARG(nxs);
-    GBP_RETURN_ERROR_IF(e->taken > 0 && !e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put_ext after put");
-    /* ahead of the pending put's emit: cut into the held arrays (the units of a chunk that its
-     * emit abandons are cut as if it did not: emit places them raw, as within one put) */
-    int ahead = e->put_pending && e->xmode;
-    GBP_RETURN_ERROR_IF(ahead && e->held, GPUBP_ERR_INVALID_ARG, "blosc: a third put_ext before an emit");
-    if (ahead) swap_held(e);
-    e->put_pending = 0;
-    e->xmode = 1;
-    e->nxs = 0;
-    int rc = cut_units(e, NULL, len);
-    for (size_t t = 0; rc == GPUBP_OK && t < e->nu; t++) {
-        unit *r = &e->u[t];
-        r->sidx = e->nxs;
-        if (r->kind == BLK_SKIP) continue;
-        rc = grow((void **)&e->xs, &e->cap_xs, e->nxs + r->nst, sizeof *e->xs);
-        size_t neblock = r->len / r->nst;
-        for (unsigned s = 0; rc == GPUBP_OK && s < r->nst; s++)
-            e->xs[e->nxs++] = (gbp_blosc_xstream){r->in_off + s * neblock, neblock};
-    }
-    *xs = e->xs;
-    *nxs = e->nxs;
-    if (ahead) {
-        swap_held(e);
-        e->put_pending = 1;
-        e->held = rc == GPUBP_OK;
-    }
-    return rc;
-}
-
-int gbp_blosc_enc_emit_ext(gbp_blosc_enc *e, const int16_t *run, const size_t *clen, uint8_t *out,
-                           size_t cap, const gbp_blosc_extent **ext, size_t *next,
-                           const gbp_dz_seg **seg, size_t *nseg)
-{
-    GBP_CHECK_ARG(e);
-    GBP_CHECK_ARG(seg);
-    GBP_CHECK_ARG(nseg);
-    GBP_RETURN_ERROR_IF(!e->xmode || !e->put_pending, GPUBP_ERR_INVALID_ARG,
-                        "blosc: emit_ext without put_ext");
-    GBP_RETURN_ERROR_IF(e->nxs && (!run || !clen), GPUBP_ERR_INVALID_ARG,
-                        "blosc: emit_ext without results");
-    for (size_t t = 0; t < e->nu; t++) { /* the outside codec's results, as compress_task's */
-        unit *r = &e->u[t];
-        if (r->kind == BLK_SKIP) continue;
-        size_t neblock = r->len / r->nst;
-        for (unsigned s = 0; s < r->nst; s++) {
-            size_t i = r->sidx + s;
-            r->sk[s] = run[i] >= 0 ? S_RUN : clen[i] > 0 && clen[i] < neblock ? S_CODED : S_RAW;
-            r->run[s] = run[i] >= 0 ? (uint8_t)run[i] : 0;
-            r->clen[s] = r->sk[s] == S_CODED ? (uint32_t)clen[i] : 0;
-        }
-        r->kind = BLK_DONE;
-    }
-    e->nseg = 0;
-    int rc = gbp_blosc_enc_emit(e, out, cap, ext, next);
-    *seg = e->seg;
-    *nseg = rc == GPUBP_OK ? e->nseg : 0;
-    if (rc == GPUBP_OK && e->held) { /* the held put is the pending one now */
-        swap_held(e);
-        e->held = 0;
-        e->put_pending = 1;
-    }
-    return rc;
-}
-
 int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t *next,
                          const gbp_blosc_redo **redo, size_t *nredo, size_t *total)
 {
@@ -823,7 +727,7 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
                         GPUBP_ERR_INVALID_ARG,
                         "blosc: finish after %zu of %zu input bytes", e->taken, e->n);
     st32(e->prefix + 19, (uint32_t)e->nch);
-    GBP_FORWARD_IF_ERROR(grow((void **)&e->ext, &e->cap_ext, e->nch + 1, sizeof *e->ext));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->ext, &e->cap_ext, e->nch + 1, sizeof *e->ext));
     e->next = 0;
     e->ext[e->next++] = (gbp_blosc_extent){0, GBP_BLOSC_PREFIX, e->prefix};
     for (size_t k = 0; k < e->nch; k++)
@@ -853,8 +757,10 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
                          bound, n);
     }
     e->direct = dst;
+    pthread_mutex_init(&e->mu, NULL);
     /* batches of blocks: at least 4 per worker, scratch small enough to be reused by malloc */
-    size_t piece = BATCH_BYTES, w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
+    size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
+    size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
     if (piece < 4 * w * e->bsz_max) piece = 4 * w * e->bsz_max;
     /* one thread: each stream is coded as its block is walked, straight into its place (as
      * Blosc2's serial path does), instead of into a scratch slot copied into place after */
@@ -867,8 +773,9 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
     int rc = GPUBP_OK;
     for (size_t off = 0; rc == GPUBP_OK && off < n; off += piece) {
         size_t len = n - off < piece ? n - off : piece;
-        rc = e->inplace ? cut_units(e, in + off, len) : gbp_blosc_enc_put(e, in + off, len);
-        if (rc == GPUBP_OK) rc = emit_units(e); /* direct: in place, no extents */
+        if (e->inplace) rc = gbp_blosc_enc_cut(e, in + off, len);
+        else rc = fused_batch(e, in + off, len);
+        if (rc == GPUBP_OK && e->inplace) rc = emit_units(e); /* in place, no extents */
         e->nu = 0;
         e->put_pending = 0;
     }
@@ -883,6 +790,7 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
             gbp_pool_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
         *outlen = total;
     }
+    pthread_mutex_destroy(&e->mu);
     gbp_blosc_enc_close(e);
     return rc;
 }

@@ -1,0 +1,115 @@
+/* lib/compress/blosc_encx.h: the staged encoder's state (see blosc_enc.c), shared by blosc_enc.c
+ * and blosc_encx.c (the outside codec's puts). */
+#ifndef GBP_COMPRESS_BLOSC_ENCX_H
+#define GBP_COMPRESS_BLOSC_ENCX_H
+
+#include "compress/blosc_codec.h"
+#include "compress/blosc_enc.h"
+#include "compress/blosc_frame.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+enum { BLK_DONE, BLK_NOMEM, BLK_SKIP };
+enum { S_RUN, S_CODED, S_RAW };
+/* STORE_KEPT: a filtered stream that did not compress, kept in the unit's scratch by
+ * compress_task (copied, not filtered again) */
+enum { STORE_NONE, STORE_CODED, STORE_FILTERED, STORE_PLAIN, STORE_KEPT };
+enum { CK_NORMAL, CK_MEMCPY, CK_ABANDONED };
+
+#define NO_CHUNK SIZE_MAX /* a unit of an input under the threshold: stored raw after the prefix */
+
+typedef struct unit {
+    const uint8_t *src; /* the block's input bytes: in the piece, or in a carry buffer */
+    size_t len;
+    size_t chunk, block; /* its chunk and its index there (NO_CHUNK: raw input) */
+    size_t in_off;       /* offset of its first byte in the whole input */
+    int kind;            /* BLK_* (what a worker found) */
+    int ready;           /* fused_batch: coded, under e->mu */
+    int late;            /* fused_batch: its streams are copied after the join */
+    int store;           /* STORE_PLAIN: the whole block raw, at dst */
+    uint8_t *dst;
+    unsigned nst;        /* streams of the block: typesize when split, else 1 */
+    uint8_t sk[GBP_MAX_STREAMS];       /* per stream: S_* */
+    uint8_t run[GBP_MAX_STREAMS];      /* S_RUN: the byte value */
+    uint8_t sstore[GBP_MAX_STREAMS];   /* STORE_CODED / STORE_FILTERED / STORE_NONE */
+    uint32_t clen[GBP_MAX_STREAMS];    /* S_CODED: length, at scratch + stream * neblock */
+    uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
+    size_t sidx;                       /* outside codec: its first stream in e->xs */
+} unit;
+
+typedef struct chunk_rec {
+    uint64_t base; /* offset of the chunk in the operator buffer */
+    size_t len;    /* header bytes (header + block starts, or the header alone) */
+    size_t hoff;   /* where they are in e->hdrs */
+} chunk_rec;
+
+struct gbp_blosc_enc {
+    size_t n, ts, m; /* input size, typesize, chunk size */
+    int level, filter, threads, codec, shuffle, fmt;
+    size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
+    atomic_int store_nomem; /* a copy task found no memory */
+    int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
+    pthread_mutex_t mu;     /* fused_batch: the walk */
+    size_t front;           /* fused_batch: units walked */
+    int walk_rc;
+    uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
+    int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
+    size_t bsz_max;
+    /* put */
+    size_t taken;         /* input bytes taken so far */
+    int put_pending;      /* a put waits for its emit */
+    uint8_t *carry[2];    /* a partial block; the other buffer may back a unit of this put */
+    int cur;
+    size_t carry_len;
+    unit *u;
+    size_t nu, cap_u;
+    uint8_t *scratch;     /* per unit, bsz_max bytes */
+    size_t scratch_units;
+    int nw;               /* workers at most */
+    uint8_t **fbuf;       /* per worker: the filtered block */
+    gbp_codec_ws *ws;     /* per worker: codec state */
+    /* walk */
+    int started;          /* a chunk is being walked */
+    size_t ck, ck_in0, ck_n, ck_bsz, ck_nb;
+    int ck_split;
+    uint64_t ck_base, nt;
+    int ck_mode;
+    int all_zero;
+    size_t zpend;         /* zero runs not written yet (the chunk may be a special-zero one) */
+    uint64_t zpend_at;
+    size_t bst;           /* offset of the current chunk's block starts in hdrs */
+    uint64_t out_end;     /* end of the last finished chunk */
+    uint8_t *hdrs;
+    size_t hdrs_len, hdrs_cap;
+    chunk_rec *ch;
+    size_t nch, cap_ch;
+    uint8_t prefix[GBP_BLOSC_PREFIX];
+    /* emit */
+    uint8_t *out;
+    size_t o, ocap;
+    gbp_blosc_extent *ext;
+    size_t next, cap_ext;
+    gbp_blosc_redo *redo;
+    size_t nredo, cap_redo;
+    size_t ck_u0, ck_ext0, ck_o0; /* this emit: first unit, extent and out byte of the chunk */
+    /* outside codec (put_ext / emit_ext): the streams to code, the segments that place them */
+    int xmode;
+    gbp_blosc_xstream *xs;
+    size_t nxs, cap_xs;
+    int held;             /* a second put_ext waits behind the pending one: its units here */
+    unit *hu;
+    gbp_blosc_xstream *hxs;
+    size_t hnu, hcap_u, hnxs, hcap_xs;
+    gbp_dz_seg *seg;
+    size_t nseg, cap_seg, ck_seg0;
+};
+
+/* Cuts the next len input bytes into units (blosc_enc.c). in NULL: the outside codec's put
+ * (put_ext), which reads nothing and must end on a block boundary or at the end of the input. */
+int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len);
+
+/* *p holding *cap elements of el bytes grows to hold need (blosc_enc.c). */
+int gbp_blosc_enc_grow(void **p, size_t *cap, size_t need, size_t el);
+
+#endif /* GBP_COMPRESS_BLOSC_ENCX_H */
