@@ -255,19 +255,24 @@ static void split_block(gbp_wblock *wb, size_t n)
     }
 }
 
+/* A block's meta.dims points into the block itself (dimstore), so it is stale once the blocks
+ * array has moved (gbp_grow in a put or below, the memmove below): re-pointed before it is read. */
+static void repoint_dims(gpubp_file *f)
+{
+    for (size_t i = 0; i < f->wr.nblocks; i++) f->wr.blocks[i].meta.dims = f->wr.blocks[i].dimstore;
+}
+
 /* The puts not performed yet, split as split_count says: the blocks after each split one move
  * up (from the last one down, so that each moves once), keeping put order. */
 static int split_pending(gpubp_file *f)
 {
-    /* a block's meta.dims points into the block itself (dimstore): the array has moved since the
-     * puts (gbp_grow), and moves again below, so each block is re-pointed before it is read */
-    for (size_t i = 0; i < f->wr.nblocks; i++) f->wr.blocks[i].meta.dims = f->wr.blocks[i].dimstore;
+    repoint_dims(f);
     size_t n0 = split_target(f), extra = 0;
     for (size_t i = 0; i < f->wr.nblocks; i++) extra += split_count(f, &f->wr.blocks[i], n0) - 1;
     if (extra == 0) return GPUBP_OK;
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->wr.blocks, &f->wr.cap_blocks, f->wr.nblocks + extra,
                                   sizeof *f->wr.blocks));
-    for (size_t i = 0; i < f->wr.nblocks; i++) f->wr.blocks[i].meta.dims = f->wr.blocks[i].dimstore;
+    repoint_dims(f);
     size_t to = f->wr.nblocks + extra;
     for (size_t i = f->wr.nblocks; i-- > 0;) {
         size_t n = split_count(f, &f->wr.blocks[i], n0);
