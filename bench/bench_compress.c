@@ -20,7 +20,8 @@
  * codec with compress_device=on (shuffle and codec on the device) and with compress_device=off
  * (the CPU path), and once uncompressed, all threads, medians over the repetitions:
  *   codec=C path=device|cpu|raw write_MBps=<x> read_MBps=<y> ratio=<r> size_device_vs_cpu=<s>
- * (on the cpu row: the device path's data files over the CPU path's). */
+ * (on the cpu row: the device path's data files over the CPU path's); --no-cpu-path leaves the
+ * CPU path's rows out. */
 #include "bench/bench_compress.h"
 
 #include <gpubp.h>
@@ -146,7 +147,7 @@ static int zread(const zrun *z, int to_dev, int base, double *secs)
 }
 
 /* --codecs: per codec, the device path, the CPU path, then the uncompressed field. */
-static int codec_rows(zrun *z, const char *list, int repeat, const char *params)
+static int codec_rows(zrun *z, const char *list, int repeat, const char *params, int no_cpu)
 {
     char codecs[256], pbuf[1024];
     snprintf(codecs, sizeof codecs, "%s,none", list);
@@ -157,7 +158,7 @@ static int codec_rows(zrun *z, const char *list, int repeat, const char *params)
         int none = !strcmp(c, "none");
         double dev_bytes = 0;
         z->codec = c;
-        for (int mode = 0; mode < (none ? 1 : 2); mode++) {
+        for (int mode = 0; mode < (none || no_cpu ? 1 : 2); mode++) {
             snprintf(pbuf, sizeof pbuf, "%s%scompress_device=%s", params ? params : "",
                      params ? "," : "", mode ? "off" : "on");
             z->params = pbuf;
@@ -180,6 +181,7 @@ int gpubp_bench_compress(int argc, char **argv)
 {
     const char *dir = NULL, *shuffle = "byte", *params = NULL, *codecs = NULL;
     size_t mib = 64, steps = 2;
+    int no_cpu = 0; /* --codecs: leave out the CPU path's rows (a quicker comparison) */
     int repeat = 3, level = 1, gpu = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -197,12 +199,14 @@ int gpubp_bench_compress(int argc, char **argv)
         else if (!strcmp(a, "--level") && v) level = atoi(argv[++i]);
         else if (!strcmp(a, "--params") && v) params = argv[++i];
         else if (!strcmp(a, "--codecs") && v) codecs = argv[++i];
+        else if (!strcmp(a, "--no-cpu-path")) no_cpu = 1;
         else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host")))
             gpu = !strcmp(argv[++i], "gpu");
         else {
             fprintf(stderr, "usage: gpubp-bench --compress zlib --dir D [--mib-per-step N] "
                             "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L] "
-                            "[--mem host|gpu] [--params P] [--codecs zlib,lz4,lz4hc,zstd]\n");
+                            "[--mem host|gpu] [--params P] [--codecs zlib,lz4,lz4hc,zstd] "
+                            "[--no-cpu-path]\n");
             return 2;
         }
     }
@@ -260,7 +264,7 @@ int gpubp_bench_compress(int argc, char **argv)
         }
         if (gpu && bench_dev_upload(z.dev, data, bytes)) return 1;
         if (codecs) {
-            if (codec_rows(&z, codecs, repeat, params)) return 1;
+            if (codec_rows(&z, codecs, repeat, params, no_cpu)) return 1;
             break; /* the smooth field only */
         }
         for (int c = 0; c < ncounts; c++) {
