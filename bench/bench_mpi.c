@@ -88,22 +88,6 @@ static long file_size(const char *p)
     return stat(p, &st) == 0 ? (long)st.st_size : -1;
 }
 
-/* Removes a dataset directory written by this program (its plain files, then the directory). */
-static void remove_dataset(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d) return;
-    struct dirent *e;
-    char p[4400];
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
 /* ---- weak scaling -------------------------------------------------------------------------- */
 
 typedef struct result {
@@ -129,7 +113,7 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     size_t n = o->mib * 1024 * 1024 / 8 / o->vars;
     size_t shape = n * (size_t)nranks, start = n * (size_t)rank;
     gpubp_variable *v[64];
-    if (rank == 0) remove_dataset(path);
+    if (rank == 0) bench_remove_dataset(path);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = bench_now();
     gpubp_file *f;
@@ -155,7 +139,7 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     /* metadata-only steps: the same variables, one element per rank */
     char mdpath[4400];
     snprintf(mdpath, sizeof mdpath, "%s.md", path);
-    if (rank == 0) remove_dataset(mdpath);
+    if (rank == 0) bench_remove_dataset(mdpath);
     MPI_Barrier(MPI_COMM_WORLD);
     size_t one = 1, mshape = (size_t)nranks, mstart = (size_t)rank;
     OK(gpubp_open_mpi(&f, mdpath, GPUBP_MODE_WRITE, params, MPI_COMM_WORLD));
@@ -171,8 +155,8 @@ static void run_config(const opts *o, const char *path, const char *params, doub
     OK(gpubp_close(f));
     MPI_Barrier(MPI_COMM_WORLD);
     if (!o->keep && rank == 0) {
-        remove_dataset(path);
-        remove_dataset(mdpath);
+        bench_remove_dataset(path);
+        bench_remove_dataset(mdpath);
     }
 }
 
@@ -337,7 +321,7 @@ static int synthetic(const opts *o, const char *list)
         if (n < 1) return 2;
         char path[4200];
         snprintf(path, sizeof path, "%s/bench_synthetic_%d.bp", o->dir, n);
-        remove_dataset(path);
+        bench_remove_dataset(path);
         fake_comm *c = malloc(sizeof *c);
         if (!c) die("out of memory", GPUBP_ERR_NOMEM);
         c->size = n;
@@ -362,7 +346,7 @@ static int synthetic(const opts *o, const char *list)
         printf("synthetic ranks=%d vars=%zu: merge_step_ms=%.3f md0_bytes_per_step=%.0f\n", n,
                o->vars, 1e3 * bench_median(t, o->steps), (double)(md0 - 64) / (double)o->steps);
         fflush(stdout);
-        if (!o->keep) remove_dataset(path);
+        if (!o->keep) bench_remove_dataset(path);
     }
     return 0;
 }

@@ -147,20 +147,6 @@ static void drop_file(const char *p)
     close(fd);
 }
 
-static void remove_dataset(const char *path)
-{
-    char p[4200];
-    for (int k = 0; k < 4096; k++) {
-        snprintf(p, sizeof p, "%s/data.%d", path, k);
-        if (unlink(p) < 0) break;
-    }
-    snprintf(p, sizeof p, "%s/md.0", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/md.idx", path);
-    unlink(p);
-    rmdir(path);
-}
-
 /* ---- the library runs ------------------------------------------------------------------------ */
 typedef struct run {
     const opts *o;
@@ -781,7 +767,7 @@ int main(int argc, char **argv)
         } else if (o.baseline) {
             if (dd_baseline(&o, r.data, bytes, &dw[k], &dr[k])) return 1;
         }
-        remove_dataset(r.path);
+        bench_remove_dataset(r.path);
         if (k == 0) {
             reset_peak_rss();
             rss0 = status_kb("VmRSS");
@@ -862,7 +848,7 @@ int main(int argc, char **argv)
     }
     printf("write_GBps=%.2f read_GBps=%.2f\n", wmed, rmed);
 
-    if (!o.keep) remove_dataset(r.path);
+    if (!o.keep) bench_remove_dataset(r.path);
     if (fresh) bench_pinned_free(fresh);
     if (o.gpu) {
         bench_dev_free(r.data);

@@ -189,14 +189,29 @@ int grow_buf(dbuf *b, size_t n, bool host)
 int dgrow(dbuf *b, size_t n) { return grow_buf(b, n, false); }
 int hgrow(dbuf *b, size_t n) { return grow_buf(b, n, true); }
 
+// A channel of segment lists uploaded for the assembly kernel on one stream: a pinned staging
+// buffer, its device copy, and the event after the last upload out of the staging buffer.
+struct segch {
+    dbuf d, h;
+    cudaEvent_t ev;
+    int pending;
+};
+
 struct cz {
     void *dctx;
     cudaStream_t lib, st;
-    cudaEvent_t ev_lib, ev_me, ev_seg;
-    int seg_pending;
+    cudaEvent_t ev_lib, ev_me;
+    // the assemblies of encoded pieces run on a stream of their own (ast), so that the writes out
+    // of piece k start once k is assembled, not after piece k + 1 (queued on st before k's
+    // assembly) is coded; st waits for the last assembly before it overwrites what one reads
+    cudaStream_t ast;
+    cudaEvent_t ev_asm, ev_st;
+    cudaEvent_t asm_dep; // what the next assembly waits for: the coded set's results, or NULL: st
+    int asm_pending;     // ev_asm recorded since st last waited for it
+    segch sch[2];        // segment uploads: on st (gather, decode) and on ast (assemblies)
     // per coded set (encode_launch; decode uses set 0): device, then pinned host buffers
     dbuf coded[2], arr[2], adler[2], ain[2], h_arr[2], h_res[2];
-    dbuf tmp, aout, aout_seg, h_seg;
+    dbuf tmp, aout;
     size_t slot[2];           // coded stream stride of the set's last encode
     int wrap[2];              // its streams need the zlib wrapping
     cudaEvent_t ev_res[2];    // its results are in h_res
@@ -213,20 +228,24 @@ void cz_close(void *vz)
     cz *z = (cz *)vz;
     if (!z) return;
     if (z->st) cudaStreamSynchronize(z->st);
-    dbuf *d[] = {&z->coded[0], &z->coded[1], &z->arr[0], &z->arr[1], &z->adler[0],
-                 &z->adler[1],  &z->ain[0],   &z->ain[1], &z->tmp,    &z->aout,
-                 &z->aout_seg};
+    if (z->ast) cudaStreamSynchronize(z->ast);
+    dbuf *d[] = {&z->coded[0], &z->coded[1], &z->arr[0], &z->arr[1],     &z->adler[0],
+                 &z->adler[1],  &z->ain[0],   &z->ain[1], &z->tmp,        &z->aout,
+                 &z->sch[0].d,  &z->sch[1].d};
     for (dbuf *b : d)
         if (b->p) cudaFree(b->p);
-    dbuf *h[] = {&z->h_arr[0], &z->h_arr[1], &z->h_res[0], &z->h_res[1], &z->h_seg};
+    dbuf *h[] = {&z->h_arr[0], &z->h_arr[1], &z->h_res[0], &z->h_res[1], &z->sch[0].h,
+                 &z->sch[1].h};
     for (dbuf *b : h)
         if (b->p) cudaFreeHost(b->p);
     for (cudaEvent_t e : z->ev_res)
         if (e) cudaEventDestroy(e);
     if (z->ev_lib) cudaEventDestroy(z->ev_lib);
     if (z->ev_me) cudaEventDestroy(z->ev_me);
-    if (z->ev_seg) cudaEventDestroy(z->ev_seg);
+    for (cudaEvent_t e : {z->sch[0].ev, z->sch[1].ev, z->ev_asm, z->ev_st})
+        if (e) cudaEventDestroy(e);
     if (z->st) cudaStreamDestroy(z->st);
+    if (z->ast) cudaStreamDestroy(z->ast);
     gbp_free(z);
 }
 
@@ -241,7 +260,9 @@ int cz_open(void *dctx, void **out)
     if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&z->st, cudaStreamNonBlocking);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_lib, cudaEventDisableTiming);
     if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_me, cudaEventDisableTiming);
-    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&z->ev_seg, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&z->ast, cudaStreamNonBlocking);
+    for (cudaEvent_t *p : {&z->sch[0].ev, &z->sch[1].ev, &z->ev_asm, &z->ev_st})
+        if (e == cudaSuccess) e = cudaEventCreateWithFlags(p, cudaEventDisableTiming);
     for (int k = 0; k < 2 && e == cudaSuccess; k++)
         e = cudaEventCreateWithFlags(&z->ev_res[k], cudaEventDisableTiming);
     if (e != cudaSuccess) rc = dz_fail(e, "creating the device codec's stream");
@@ -260,6 +281,8 @@ int after_lib(cz *z)
     DZ_CHECK(cudaStreamWaitEvent(z->st, z->ev_lib, 0), "cudaStreamWaitEvent (codec stream)");
     return GPUBP_OK;
 }
+
+int st_after_asm(cz *z);
 
 // The library's stream waits for the work queued so far on the codec's stream.
 int lib_after(cz *z)
@@ -297,6 +320,7 @@ int cz_filter(void *vz, int filter, int inverse, const void *in, void *out, size
                         GPUBP_ERR_INVALID_ARG, "device filter %d, block size %zu", filter, bsz);
     GBP_RETURN_ERROR_IF(filter == 1 && bsz % ts != 0, GPUBP_ERR_INVALID_ARG,
                         "device byte shuffle: block size %zu, type size %zu", bsz, ts);
+    GBP_FORWARD_IF_ERROR(st_after_asm(z)); // out may be a buffer an assembly reads
     DZ_CHECK(gbp_dzk_shuffle(filter, (const uint8_t *)in, (uint8_t *)out, len, bsz, ts, inverse,
                              z->st),
              "the shuffle kernel");
@@ -337,36 +361,62 @@ size_t batch_bytes(size_t n) { return 58 * n + 64; }
 #endif // GPUBP_HAVE_NVCOMP
 
 // Uploads the segments and writes them into out on the codec's stream.
-int run_segments(cz *z, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
+// The segments into out on stream `s` through channel c (0: st, 1: ast).
+int run_segments(cz *z, int c, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
 {
     if (nseg == 0) return GPUBP_OK;
-    if (z->seg_pending) { // the previous upload out of h_seg must be done
-        DZ_CHECK(cudaEventSynchronize(z->ev_seg), "cudaEventSynchronize (segments)");
-        z->seg_pending = 0;
+    segch *ch = &z->sch[c];
+    cudaStream_t s = c ? z->ast : z->st;
+    if (ch->pending) { // the previous upload out of the staging buffer must be done
+        DZ_CHECK(cudaEventSynchronize(ch->ev), "cudaEventSynchronize (segments)");
+        ch->pending = 0;
     }
     size_t bytes = nseg * sizeof *seg;
-    GBP_FORWARD_IF_ERROR(hgrow(&z->h_seg, bytes));
-    GBP_FORWARD_IF_ERROR(dgrow(&z->aout_seg, bytes));
-    memcpy(z->h_seg.p, seg, bytes);
-    DZ_CHECK(cudaMemcpyAsync(z->aout_seg.p, z->h_seg.p, bytes, cudaMemcpyHostToDevice, z->st),
+    GBP_FORWARD_IF_ERROR(hgrow(&ch->h, bytes));
+    GBP_FORWARD_IF_ERROR(dgrow(&ch->d, bytes));
+    memcpy(ch->h.p, seg, bytes);
+    DZ_CHECK(cudaMemcpyAsync(ch->d.p, ch->h.p, bytes, cudaMemcpyHostToDevice, s),
              "cudaMemcpyAsync (segments)");
-    DZ_CHECK(cudaEventRecord(z->ev_seg, z->st), "cudaEventRecord (segments)");
-    z->seg_pending = 1;
+    DZ_CHECK(cudaEventRecord(ch->ev, s), "cudaEventRecord (segments)");
+    ch->pending = 1;
     size_t maxlen = 0;
     for (size_t i = 0; i < nseg; i++)
         if (seg[i].len > maxlen) maxlen = seg[i].len;
-    DZ_CHECK(gbp_dzk_assemble((const gbp_dz_seg *)z->aout_seg.p, nseg, maxlen, out,
+    DZ_CHECK(gbp_dzk_assemble((const gbp_dz_seg *)ch->d.p, nseg, maxlen, out,
                               (const uint8_t *)z->coded[z->cur].p, z->slot[z->cur],
-                              z->wrap[z->cur], (const uint32_t *)z->adler[z->cur].p, z->st),
+                              z->wrap[z->cur], (const uint32_t *)z->adler[z->cur].p, s),
              "the assembly kernel");
     return GPUBP_OK;
 }
 
+// The codec's stream waits for the assemblies queued so far (before it overwrites a coded set,
+// a filtered piece or the decode buffers that one may read).
+int st_after_asm(cz *z)
+{
+    if (!z->asm_pending) return GPUBP_OK;
+    DZ_CHECK(cudaStreamWaitEvent(z->st, z->ev_asm, 0), "cudaStreamWaitEvent (codec stream)");
+    z->asm_pending = 0;
+    return GPUBP_OK;
+}
+
+// On the assembly stream, after the coded set's results (the set's coding is done: encode_wait
+// waited for them) or, after a decode, after the work queued on the codec's stream so far.
 int cz_assemble(void *vz, uint8_t *out, const gbp_dz_seg *seg, size_t nseg)
 {
     cz *z = (cz *)vz;
-    GBP_FORWARD_IF_ERROR(run_segments(z, out, seg, nseg));
-    return lib_after(z); // the library's copies out of `out` come after
+    if (nseg == 0) return GPUBP_OK;
+    cudaEvent_t dep = z->asm_dep;
+    if (!dep) {
+        DZ_CHECK(cudaEventRecord(z->ev_st, z->st), "cudaEventRecord (codec stream)");
+        dep = z->ev_st;
+    }
+    DZ_CHECK(cudaStreamWaitEvent(z->ast, dep, 0), "cudaStreamWaitEvent (assembly stream)");
+    GBP_FORWARD_IF_ERROR(run_segments(z, 1, out, seg, nseg));
+    DZ_CHECK(cudaEventRecord(z->ev_asm, z->ast), "cudaEventRecord (assembly stream)");
+    z->asm_pending = 1;
+    // the library's copies out of `out` come after
+    DZ_CHECK(cudaStreamWaitEvent(z->lib, z->ev_asm, 0), "cudaStreamWaitEvent (library stream)");
+    return GPUBP_OK;
 }
 
 #ifdef GPUBP_HAVE_NVCOMP
@@ -387,7 +437,7 @@ int gather(cz *z, uint8_t *dst, size_t stride, const uint8_t *const *src, const 
         seg[k].kind = GBP_SEG_DEV;
         k++;
     }
-    int rc = run_segments(z, dst, seg, k);
+    int rc = run_segments(z, 0, dst, seg, k);
     gbp_free(seg);
     return rc;
 }
@@ -446,6 +496,7 @@ int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in,
     GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
     z->n_res[set] = 0; // n once the results are queued
     if (n == 0) return GPUBP_OK;
+    GBP_FORWARD_IF_ERROR(st_after_asm(z)); // the set's buffers: read by its last assemblies
     const char *why = cz_unavailable(codec);
     GBP_RETURN_ERROR_IF(why, GPUBP_ERR_NOT_SUPPORTED, "%s", why);
 #ifndef GPUBP_HAVE_NVCOMP
@@ -518,6 +569,7 @@ int cz_encode_wait(void *vz, int set)
     cz *z = (cz *)vz;
     GBP_RETURN_ERROR_IF(set < 0 || set > 1, GPUBP_ERR_INVALID_ARG, "coded set %d", set);
     z->cur = set;
+    z->asm_dep = z->ev_res[set]; // the assemblies out of this set come after its coding
     size_t n = z->n_res[set];
     if (n == 0) return GPUBP_OK;
     z->n_res[set] = 0;
@@ -553,6 +605,8 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
               size_t n)
 {
     cz *z = (cz *)vz;
+    z->asm_dep = NULL; // placements after the decode: after the codec stream's work
+    GBP_FORWARD_IF_ERROR(st_after_asm(z));
     size_t nc = 0, maxlen = 0, total = 0, maxc = 0;
     for (size_t i = 0; i < n; i++)
         if (s[i].kind == GBP_DSTREAM_CODEC) {
@@ -667,7 +721,7 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
         }
         ns++;
     }
-    int rc = run_segments(z, out, seg, ns);
+    int rc = run_segments(z, 0, out, seg, ns);
     gbp_free(seg);
     GBP_FORWARD_IF_ERROR(rc);
     GBP_FORWARD_IF_ERROR(lib_after(z));
@@ -691,7 +745,10 @@ int cz_adopt(void *vz, void *dctx)
     DZ_CHECK(cudaStreamSynchronize(z->st), "cudaStreamSynchronize (codec stream)");
     z->dctx = dctx;
     z->lib = (cudaStream_t)gbp_cuda_stream_of(dctx);
-    z->seg_pending = 0;
+    DZ_CHECK(cudaStreamSynchronize(z->ast), "cudaStreamSynchronize (assembly stream)");
+    z->sch[0].pending = z->sch[1].pending = 0;
+    z->asm_pending = 0;
+    z->asm_dep = NULL;
     z->n_res[0] = z->n_res[1] = 0;
     return GPUBP_OK;
 }

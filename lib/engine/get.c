@@ -7,6 +7,7 @@
 #include "engine/rvar.h"
 #include "engine/zblock.h"
 #include "engine/zdev.h"
+#include "engine/zdev_read.h"
 
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"

@@ -11,6 +11,7 @@
  * Host memory: one piece's output (about 16 MiB) and the encoder's scratch, whatever the block. */
 #include "engine/zblock.h"
 #include "engine/zdev.h"
+#include "engine/zdev_read.h"
 
 #include "compress/blosczlib.h"
 #include "compress/pool.h"

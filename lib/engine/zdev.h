@@ -26,28 +26,17 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
 /* Waits for and forgets the coding that gbp_zdev_write queued ahead for the next sub-block of a
  * split put (the writer calls it after performing a step's puts: a failed step's). */
 void gbp_zdev_drain(gpubp_file *f);
-/* Reads a compressed block into device memory on the device: the operator buffer z (zlen bytes,
- * host memory; raw bytes uncompressed) goes up through the pinned pool, the device codec decodes
- * its Blosc2 streams as a batch, the unshuffle kernel writes the whole block into the device
- * buffer dst (dense, contiguous). Returns 1 when done; 0 when the CPU decoder is to do it (off,
- * a codec or chunk layout the device does not decode — blosclz, Blosc1 chunks, special NaN or
- * value chunks, damaged input — or no device codec under auto; dst unchanged or partly
- * written); < 0 on a failure (compress_device=on without a usable device codec, a device or
- * stream error). Synchronous. */
-int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
-
 /* Reads into device memory: a host buffer of n bytes for the operator buffer of a block, kept
  * per file (reused by the next block: valid until then); NULL when out of memory (an error is
- * recorded). gbp_zdev_fetch reads n bytes of fd at off into it (or anywhere), by the I/O threads
- * in parallel pieces, and waits for them. */
+ * recorded). */
 uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n);
-int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z);
-/* gbp_zdev_read of a block whose operator buffer (zlen bytes at off of the local file fd) is
- * not in host memory yet: the I/O threads read it into the pinned slots, from which it goes up
- * to the device and into z (zlen bytes, host: the parse, and the CPU decoder) at once. Returns
- * as gbp_zdev_read; on 0, z holds the operator buffer. */
-int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
-                       uint8_t *z);
+
+/* The per-phase times of GPUBP_MEM_STATS (zdev.c, zdev_read.c): the time since *t goes to
+ * `phase` (GBP_DZT_*) and *t restarts (t 0: not timing); lap_start: now when timing, else 0. */
+void gbp_zdev_lap(gbp_mem *m, int phase, double *t);
+double gbp_zdev_lap_start(gbp_mem *m);
+/* Counts a block read on the device (gbp_zdev_counts). */
+void gbp_zdev_count_read(void);
 
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */
