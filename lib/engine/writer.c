@@ -164,9 +164,11 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
     return rc;
 }
 
-/* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more),
- * so that the device codec gets batches of thousands of streams. */
-#define GBP_ZSPLIT_MIN ((uint64_t)32 << 20)
+/* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more).
+ * The device codec codes consecutive sub-blocks of a put in one batch (zdev.c launch_group), so
+ * they may be small: the step's last writes, each into a file of its own, end soon after the
+ * last batch is coded. */
+#define GBP_ZSPLIT_MIN ((uint64_t)16 << 20)
 
 static uint64_t zsplit_min(void)
 {

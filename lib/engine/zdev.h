@@ -43,5 +43,7 @@ void gbp_zdev_count_read(void);
 void gbp_zdev_set_piece(size_t bytes);
 /* Test hook: blocks written and read on the device so far in the process. */
 void gbp_zdev_counts(size_t *written, size_t *read);
+/* Test hook: sub-blocks launched in the batch of an earlier sub-block of their put so far. */
+size_t gbp_zdev_grouped(void);
 
 #endif /* GBP_ENGINE_ZDEV_H */

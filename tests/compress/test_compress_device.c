@@ -257,7 +257,7 @@ static void failures(void **state)
         TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
         TS_OK(gpubp_end_step(w));
         if (what) gbp_sim_fail_io_after(1);
-        else gbp_sim_fail_copy_after(1);
+        else gbp_sim_fail_copy_after(0); /* the block's one piece: its only copy */
         TS_OK(gpubp_begin_step(w));
         int rc = gpubp_put(w, v, d, GPUBP_DEFERRED);
         if (rc == GPUBP_OK) rc = gpubp_end_step(w);

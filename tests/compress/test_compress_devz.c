@@ -288,33 +288,35 @@ static void split_failure(void **state)
 {
     (void)state;
     setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
-    gbp_zdev_set_piece(300000);
-    const tcase *t = &types[0];
-    size_t n = ((size_t)4 << 20) + 4 * 3, shape[1] = {n / 4}, start[1] = {0};
-    uint8_t *host = two_steps(t, n, 11), *d = gbp_sim_alloc(n);
-    const char *path = ts_path("devz_split_fail.bp");
-    gpubp_file *w;
-    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
-                     "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=4"));
-    gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
-    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
-    memcpy(d, host, n);
-    for (long k = 1; k < 16; k += 2) { /* the failure found at various pieces */
-        gbp_sim_fail_io_after(k);
-        TS_OK(gpubp_begin_step(w));
-        int rc = gpubp_put(w, v, d, GPUBP_SYNC), rc2 = gpubp_end_step(w); /* the step fails */
-        assert_int_equal(rc == GPUBP_OK ? rc2 : rc, GPUBP_ERR_IO);
-        assert_int_not_equal(rc2, GPUBP_OK);
-        gbp_sim_reset();
+    for (int group = 0; group < 2; group++) {
+        gbp_zdev_set_piece(group ? (size_t)4 << 20 : 300000); /* 4 MiB: sub-blocks in pairs */
+        const tcase *t = &types[0];
+        size_t n = ((size_t)4 << 20) + 4 * 3, shape[1] = {n / 4}, start[1] = {0};
+        uint8_t *host = two_steps(t, n, 11), *d = gbp_sim_alloc(n);
+        const char *path = ts_path("devz_split_fail.bp");
+        gpubp_file *w;
+        TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
+                         "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=4"));
+        gpubp_variable *v;
+        TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
+        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+        TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
+        memcpy(d, host, n);
+        for (long k = 1; k < (group ? 8 : 16); k += 2) { /* the failure found at various pieces */
+            gbp_sim_fail_io_after(k);
+            TS_OK(gpubp_begin_step(w));
+            int rc = gpubp_put(w, v, d, GPUBP_SYNC), rc2 = gpubp_end_step(w); /* the step fails */
+            assert_int_equal(rc == GPUBP_OK ? rc2 : rc, GPUBP_ERR_IO);
+            assert_int_not_equal(rc2, GPUBP_OK);
+            gbp_sim_reset();
+        }
+        put_steps(w, v, d, host, n);
+        TS_OK(gpubp_close(w));
+        read_back(path, host, n, NULL, 0);
+        read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
+        gbp_sim_free(d);
+        free(host);
     }
-    put_steps(w, v, d, host, n);
-    TS_OK(gpubp_close(w));
-    read_back(path, host, n, NULL, 0);
-    read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
-    gbp_sim_free(d);
-    free(host);
     gbp_zdev_set_piece(0);
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
@@ -365,13 +367,17 @@ static void split_device_blocks(void **state)
 {
     (void)state;
     setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
-    gbp_zdev_set_piece(300000);
     const tcase *t = &types[0];
     size_t n = ((size_t)6 << 20) + 4 * 7;
     uint8_t *host = two_steps(t, n, 3);
-    static const char *cs[] = {"lz4", "zlib"};
-    for (size_t c = 0; c < 2; c++) {
-        if (!have_codec(cs[c])) continue;
+    static const char *cs[] = {"lz4", "zlib", "zstd"};
+    for (size_t c = 0; c < 6; c++) {
+        if (!have_codec(cs[c % 3])) continue;
+        /* pieces under a sub-block (several pieces each), or of 4 MiB: the sub-blocks of ~1.5
+         * MiB go two by two into one batch (launch_group) */
+        int group = c >= 3;
+        gbp_zdev_set_piece(group ? (size_t)4 << 20 : 300000);
+        size_t g0 = gbp_zdev_grouped();
         const char *extra = ",split_mib=2,subfiles=4";
         char on[200], off[200];
         snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s",
@@ -382,12 +388,14 @@ static void split_device_blocks(void **state)
         snprintf(pb, sizeof pb, "%s", ts_path("devz_split_off.bp"));
         size_t w0, r0, w1, r1;
         gbp_zdev_counts(&w0, &r0);
-        write_one(pa, on, cs[c], "shuffle=byte", t, host, n);
+        write_one(pa, on, cs[c % 3], "shuffle=byte", t, host, n);
         gbp_zdev_counts(&w1, &r1);
         assert_int_equal(w1 - w0, 2 * 4); /* 2 steps of 4 sub-blocks, one per subfile */
-        write_one(pb, off, cs[c], "shuffle=byte", t, host, n);
+        if (group) assert_int_equal(gbp_zdev_grouped() - g0, 2 * 2); /* 2nd and 4th, per step */
+        else assert_int_equal(gbp_zdev_grouped(), g0);
+        write_one(pb, off, cs[c % 3], "shuffle=byte", t, host, n);
         static const char *files[] = {"data.0", "data.1", "data.2", "data.3", "md.0"};
-        for (size_t k = 0; k < 5; k++) same_file(pa, pb, files[k], cs[c]);
+        for (size_t k = 0; k < 5; k++) same_file(pa, pb, files[k], cs[c % 3]);
         assert_true(ts_file_size(ts_join(pa, "data.3")) > 1000);
         read_back(pa, host, n, NULL, 0);
         gbp_zdev_counts(&w0, &r0);
