@@ -126,6 +126,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int codec
     e->shuffle = shuffle;
     e->threads = threads;
     e->filter = FILTER_NONE;
+    atomic_init(&e->dead_ck, NO_CHUNK); /* NO_CHUNK's units are not coded anyway (BLK_SKIP) */
     if (shuffle == GBP_BLOSC_SHUFFLE && typesize > 1) e->filter = FILTER_SHUFFLE;
     else if (shuffle == GBP_BLOSC_BITSHUFFLE) e->filter = FILTER_BITSHUFFLE;
     e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, codec, level, shuffle) : 1;
@@ -279,7 +280,8 @@ static void store_task(void *ctx, size_t task, int worker)
     gbp_blosc_enc *e = ctx;
     const unit *r = &e->u[task];
     if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
-    else store_streams(e, task, worker, e->plain_only && !r->late ? 2 : 0);
+    else store_streams(e, task, worker,
+                       e->plain_only && !r->late && atomic_load(&r->claimed) ? 2 : 0);
 }
 
 static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chunk, size_t block,
@@ -295,6 +297,7 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
     r->in_off = in_off;
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
     r->nst = nst;
+    atomic_init(&r->claimed, 0);
     return GPUBP_OK;
 }
 
@@ -443,6 +446,7 @@ static void place_plain(gbp_blosc_enc *e, unit *r)
 static int abandon(gbp_blosc_enc *e, size_t upto)
 {
     e->ck_mode = CK_ABANDONED;
+    atomic_store(&e->dead_ck, e->ck);
     e->next = e->ck_ext0;
     e->o = e->ck_o0;
     e->nseg = e->ck_seg0;
@@ -653,16 +657,28 @@ static int emit_units(gbp_blosc_enc *e)
 }
 
 /* Threads, whole buffer: a worker codes a unit into its scratch slot, then walks the units coded
- * next in block order (under e->mu) and copies their streams into place while in cache. Whole
- * blocks stored plain are copied after the join: a chunk found not to shrink overwrites the
- * streams copied before it was. The same bytes as coding all, then walking, then copying. */
+ * next in block order (under e->mu), then copies the streams of walked units into place while in
+ * cache: its own unit first, then any walked unit not claimed yet (e->copy_next), so that the
+ * worker that advances the walk past a slow block does not copy alone all the blocks coded
+ * meanwhile. What is left when the workers run out of units is copied after the join, with
+ * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
+ * it was. The same bytes as coding all, then walking, then copying. */
+static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
+{
+    unit *r = &e->u[t];
+    if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
+}
+
 static void fused_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
+    unit *u = &e->u[task];
+    /* after the block that abandoned its chunk: placed plain, its coded streams never read
+     * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
+    if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
     compress_task(e, task, worker);
     pthread_mutex_lock(&e->mu);
-    e->u[task].ready = 1;
-    size_t a = e->front;
+    u->ready = 1;
     while (e->walk_rc == GPUBP_OK && e->front < e->nu && e->u[e->front].ready) {
         unit *r = &e->u[e->front];
         e->walk_rc = emit_one(e, e->front++);
@@ -673,9 +689,16 @@ static void fused_task(void *ctx, size_t task, int worker)
         r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
     }
     size_t b = e->front;
+    atomic_store(&e->walked, b);
     pthread_mutex_unlock(&e->mu);
-    for (size_t t = a; t < b; t++)
-        if (!e->u[t].late) store_streams(e, t, worker, 1);
+    if (task < b) copy_unit(e, task, worker);
+    size_t c = atomic_load(&e->copy_next);
+    while (c < atomic_load(&e->walked)) {
+        if (atomic_compare_exchange_weak(&e->copy_next, &c, c + 1)) {
+            copy_unit(e, c, worker);
+            c = atomic_load(&e->copy_next);
+        }
+    }
 }
 
 static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
@@ -684,6 +707,8 @@ static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     GBP_FORWARD_IF_ERROR(unit_scratch(e));
     emit_start(e);
     e->front = 0;
+    atomic_store(&e->walked, 0);
+    atomic_store(&e->copy_next, 0);
     e->walk_rc = GPUBP_OK;
     atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);

@@ -27,6 +27,7 @@ typedef struct unit {
     int kind;            /* BLK_* (what a worker found) */
     int ready;           /* fused_batch: coded, under e->mu */
     int late;            /* fused_batch: its streams are copied after the join */
+    atomic_int claimed;  /* fused_batch: a worker copied its streams (copy_unit) */
     int store;           /* STORE_PLAIN: the whole block raw, at dst */
     uint8_t *dst;
     unsigned nst;        /* streams of the block: typesize when split, else 1 */
@@ -52,6 +53,9 @@ struct gbp_blosc_enc {
     int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
     pthread_mutex_t mu;     /* fused_batch: the walk */
     size_t front;           /* fused_batch: units walked */
+    atomic_size_t walked;   /* fused_batch: front, published for the copies */
+    atomic_size_t copy_next; /* fused_batch: the next walked unit to claim for copying */
+    atomic_size_t dead_ck;  /* the last chunk abandoned (NO_CHUNK: none): not coded further */
     int walk_rc;
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
