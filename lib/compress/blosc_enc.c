@@ -21,15 +21,18 @@
 #include "compress/blosc_size.h"
 #include "compress/shuffle.h"
 #include "compress/pool.h"
+#include "compress/spare.h"
 
 #include <stdlib.h>
 
 /* A batch of blocks. With threads and a filter, 4 MiB: the scratch slots are read back soon
  * after they are written (16 MiB: lz4, byte / bit shuffle at 0.77 of Blosc2 -> 0.85, 2 threads).
  * Else 16 MiB: a chunk that does not shrink is known so at its end, and what earlier batches
- * placed of it is copied again (4 MiB: blosclz without filter 1.3 -> 1.05, 1 or 2 threads). */
+ * placed of it is copied again (4 MiB: blosclz without filter 1.3 -> 1.05, 1 or 2 threads).
+ * With many threads, more (batch_bytes). */
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
+#define BATCH_MAX GBP_SPARE_MAX
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -164,7 +167,8 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e)
     gbp_free(e->carry[0]);
     gbp_free(e->carry[1]);
     gbp_free(e->u);
-    gbp_free(e->scratch);
+    if (e->scratch_spare) gbp_spare_give(e->scratch, e->scratch_spare);
+    else gbp_free(e->scratch);
     gbp_free(e->hdrs);
     gbp_free(e->ch);
     gbp_free(e->ext);
@@ -361,12 +365,16 @@ int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
     return GPUBP_OK;
 }
 
-static int unit_scratch(gbp_blosc_enc *e)
+/* spare: the whole-buffer threaded path, whose scratch is kept between calls (spare.c) */
+static int unit_scratch(gbp_blosc_enc *e, int spare)
 {
     if (e->scratch_units >= e->nu) return GPUBP_OK;
-    gbp_free(e->scratch);
-    e->scratch = gbp_malloc(e->nu * e->bsz_max);
-    e->scratch_units = e->scratch ? e->nu : 0;
+    if (e->scratch_spare) gbp_spare_give(e->scratch, e->scratch_spare);
+    else gbp_free(e->scratch);
+    size_t n = e->nu * e->bsz_max;
+    e->scratch_spare = 0;
+    e->scratch = spare ? gbp_spare_take(n, &e->scratch_spare) : gbp_malloc(n);
+    e->scratch_units = !e->scratch ? 0 : spare ? e->scratch_spare / e->bsz_max : e->nu;
     if (!e->scratch) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
     return GPUBP_OK;
 }
@@ -379,7 +387,7 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
     GBP_RETURN_ERROR_IF(e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put after put_ext");
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     if (e->nu == 0) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(unit_scratch(e));
+    GBP_FORWARD_IF_ERROR(unit_scratch(e, 0));
     int workers = gbp_pool_workers(e->threads, e->nu); /* <= e->nw */
     gbp_pool_run(workers, e->nu, compress_task, e);
     return GPUBP_OK;
@@ -704,7 +712,7 @@ static void fused_task(void *ctx, size_t task, int worker)
 static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
 {
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
-    GBP_FORWARD_IF_ERROR(unit_scratch(e));
+    GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
     emit_start(e);
     e->front = 0;
     atomic_store(&e->walked, 0);
@@ -765,6 +773,26 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
     return GPUBP_OK;
 }
 
+/* The whole buffer's batches with w workers. A batch ends in a join, where workers wait for its
+ * slowest block and the copies left: at least 8 blocks and 1 MiB (2 MiB unfiltered: see
+ * BATCH_BYTES) per worker, so that this is a small part of a batch (16 workers, 256 KiB blocks,
+ * 4 per worker: lz4 at 0.5 of Blosc2); at most BATCH_MAX of scratch (kept between calls:
+ * spare.c). The input is then cut into equal batches of whole blocks, so that the last one is
+ * not a small one that few workers run. */
+static size_t batch_bytes(const gbp_blosc_enc *e, size_t w)
+{
+    size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
+    if (w == 1) return piece;
+    size_t per = e->filter != FILTER_NONE ? (size_t)1 << 20 : (size_t)2 << 20;
+    if (per < 8 * e->bsz_max) per = 8 * e->bsz_max;
+    if (piece < w * per) piece = w * per;
+    if (piece > BATCH_MAX) piece = BATCH_MAX;
+    size_t nb = (e->n + piece - 1) / piece; /* batches */
+    if (nb < 1) nb = 1;
+    size_t blocks = ((e->n + nb - 1) / nb + e->bsz_max - 1) / e->bsz_max;
+    return (blocks ? blocks : 1) * e->bsz_max;
+}
+
 int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, int level,
                        int shuffle, int threads, void *dst, size_t cap, size_t *outlen)
 {
@@ -783,10 +811,7 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
     }
     e->direct = dst;
     pthread_mutex_init(&e->mu, NULL);
-    /* batches of blocks: at least 4 per worker, scratch small enough to be reused by malloc */
-    size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
-    size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
-    if (piece < 4 * w * e->bsz_max) piece = 4 * w * e->bsz_max;
+    size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX), piece = batch_bytes(e, w);
     /* one thread: each stream is coded as its block is walked, straight into its place (as
      * Blosc2's serial path does), instead of into a scratch slot copied into place after */
     e->inplace = w == 1;

@@ -70,6 +70,7 @@ struct gbp_blosc_enc {
     size_t nu, cap_u;
     uint8_t *scratch;     /* per unit, bsz_max bytes */
     size_t scratch_units;
+    size_t scratch_spare; /* its size when it came from gbp_spare_take (fused_batch), else 0 */
     int nw;               /* workers at most */
     uint8_t **fbuf;       /* per worker: the filtered block */
     gbp_codec_ws *ws;     /* per worker: codec state */
