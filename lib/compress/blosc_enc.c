@@ -10,8 +10,9 @@
  * and stream sizes, then the workers copy the streams into place. With one thread the whole
  * buffer is coded in place instead: each stream is filtered and coded as its block is walked,
  * straight into its final place (as Blosc2's serial path writes), with no copy. With more, the
- * whole buffer is coded, walked and copied in one pass (fused_task): a worker that has coded a
- * block walks the blocks coded next in order and copies their streams while still in cache, as
+ * whole buffer is coded, walked and copied in batches of one pass each (fused_task): a worker
+ * that has coded a block walks the blocks coded next in order, then copies its own block's
+ * streams while still in cache and claims the other walked blocks' copies, as
  * Blosc2's threads copy each block from their scratch as soon as it is coded (Blosc2 places
  * blocks in the order they finish; we keep block order). The result is the same for any number
  * of threads. */
@@ -21,15 +22,18 @@
 #include "compress/blosc_size.h"
 #include "compress/shuffle.h"
 #include "compress/pool.h"
+#include "compress/spare.h"
 
 #include <stdlib.h>
 
 /* A batch of blocks. With threads and a filter, 4 MiB: the scratch slots are read back soon
  * after they are written (16 MiB: lz4, byte / bit shuffle at 0.77 of Blosc2 -> 0.85, 2 threads).
  * Else 16 MiB: a chunk that does not shrink is known so at its end, and what earlier batches
- * placed of it is copied again (4 MiB: blosclz without filter 1.3 -> 1.05, 1 or 2 threads). */
+ * placed of it is copied again (4 MiB: blosclz without filter 1.3 -> 1.05, 1 or 2 threads).
+ * With many threads, more (batch_bytes). */
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
+#define BATCH_MAX GBP_SPARE_MAX
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -126,6 +130,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int codec
     e->shuffle = shuffle;
     e->threads = threads;
     e->filter = FILTER_NONE;
+    atomic_init(&e->dead_ck, NO_CHUNK); /* NO_CHUNK's units are not coded anyway (BLK_SKIP) */
     if (shuffle == GBP_BLOSC_SHUFFLE && typesize > 1) e->filter = FILTER_SHUFFLE;
     else if (shuffle == GBP_BLOSC_BITSHUFFLE) e->filter = FILTER_BITSHUFFLE;
     e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, codec, level, shuffle) : 1;
@@ -163,7 +168,8 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e)
     gbp_free(e->carry[0]);
     gbp_free(e->carry[1]);
     gbp_free(e->u);
-    gbp_free(e->scratch);
+    if (e->scratch_spare) gbp_spare_give(e->scratch, e->scratch_spare);
+    else gbp_free(e->scratch);
     gbp_free(e->hdrs);
     gbp_free(e->ch);
     gbp_free(e->ext);
@@ -279,7 +285,8 @@ static void store_task(void *ctx, size_t task, int worker)
     gbp_blosc_enc *e = ctx;
     const unit *r = &e->u[task];
     if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
-    else store_streams(e, task, worker, e->plain_only && !r->late ? 2 : 0);
+    else store_streams(e, task, worker,
+                       e->plain_only && !r->late && atomic_load(&r->claimed) ? 2 : 0);
 }
 
 static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chunk, size_t block,
@@ -295,6 +302,7 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
     r->in_off = in_off;
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
     r->nst = nst;
+    atomic_init(&r->claimed, 0);
     return GPUBP_OK;
 }
 
@@ -358,12 +366,16 @@ int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
     return GPUBP_OK;
 }
 
-static int unit_scratch(gbp_blosc_enc *e)
+/* spare: the whole-buffer threaded path, whose scratch is kept between calls (spare.c) */
+static int unit_scratch(gbp_blosc_enc *e, int spare)
 {
     if (e->scratch_units >= e->nu) return GPUBP_OK;
-    gbp_free(e->scratch);
-    e->scratch = gbp_malloc(e->nu * e->bsz_max);
-    e->scratch_units = e->scratch ? e->nu : 0;
+    if (e->scratch_spare) gbp_spare_give(e->scratch, e->scratch_spare);
+    else gbp_free(e->scratch);
+    size_t n = e->nu * e->bsz_max;
+    e->scratch_spare = 0;
+    e->scratch = spare ? gbp_spare_take(n, &e->scratch_spare) : gbp_malloc(n);
+    e->scratch_units = !e->scratch ? 0 : spare ? e->scratch_spare / e->bsz_max : e->nu;
     if (!e->scratch) return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (scratch)");
     return GPUBP_OK;
 }
@@ -376,7 +388,7 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
     GBP_RETURN_ERROR_IF(e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put after put_ext");
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     if (e->nu == 0) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(unit_scratch(e));
+    GBP_FORWARD_IF_ERROR(unit_scratch(e, 0));
     int workers = gbp_pool_workers(e->threads, e->nu); /* <= e->nw */
     gbp_pool_run(workers, e->nu, compress_task, e);
     return GPUBP_OK;
@@ -443,6 +455,7 @@ static void place_plain(gbp_blosc_enc *e, unit *r)
 static int abandon(gbp_blosc_enc *e, size_t upto)
 {
     e->ck_mode = CK_ABANDONED;
+    atomic_store(&e->dead_ck, e->ck);
     e->next = e->ck_ext0;
     e->o = e->ck_o0;
     e->nseg = e->ck_seg0;
@@ -653,16 +666,28 @@ static int emit_units(gbp_blosc_enc *e)
 }
 
 /* Threads, whole buffer: a worker codes a unit into its scratch slot, then walks the units coded
- * next in block order (under e->mu) and copies their streams into place while in cache. Whole
- * blocks stored plain are copied after the join: a chunk found not to shrink overwrites the
- * streams copied before it was. The same bytes as coding all, then walking, then copying. */
+ * next in block order (under e->mu), then copies the streams of walked units into place while in
+ * cache: its own unit first, then any walked unit not claimed yet (e->copy_next), so that the
+ * worker that advances the walk past a slow block does not copy alone all the blocks coded
+ * meanwhile. What is left when the workers run out of units is copied after the join, with
+ * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
+ * it was. The same bytes as coding all, then walking, then copying. */
+static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
+{
+    unit *r = &e->u[t];
+    if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
+}
+
 static void fused_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
+    unit *u = &e->u[task];
+    /* after the block that abandoned its chunk: placed plain, its coded streams never read
+     * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
+    if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
     compress_task(e, task, worker);
     pthread_mutex_lock(&e->mu);
-    e->u[task].ready = 1;
-    size_t a = e->front;
+    u->ready = 1;
     while (e->walk_rc == GPUBP_OK && e->front < e->nu && e->u[e->front].ready) {
         unit *r = &e->u[e->front];
         e->walk_rc = emit_one(e, e->front++);
@@ -673,17 +698,26 @@ static void fused_task(void *ctx, size_t task, int worker)
         r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
     }
     size_t b = e->front;
+    atomic_store(&e->walked, b);
     pthread_mutex_unlock(&e->mu);
-    for (size_t t = a; t < b; t++)
-        if (!e->u[t].late) store_streams(e, t, worker, 1);
+    if (task < b) copy_unit(e, task, worker);
+    size_t c = atomic_load(&e->copy_next);
+    while (c < atomic_load(&e->walked)) {
+        if (atomic_compare_exchange_weak(&e->copy_next, &c, c + 1)) {
+            copy_unit(e, c, worker);
+            c = atomic_load(&e->copy_next);
+        }
+    }
 }
 
 static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
 {
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
-    GBP_FORWARD_IF_ERROR(unit_scratch(e));
+    GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
     emit_start(e);
     e->front = 0;
+    atomic_store(&e->walked, 0);
+    atomic_store(&e->copy_next, 0);
     e->walk_rc = GPUBP_OK;
     atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
@@ -740,6 +774,26 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
     return GPUBP_OK;
 }
 
+/* The whole buffer's batches with w workers. A batch ends in a join, where workers wait for its
+ * slowest block and the copies left: at least 8 blocks and 1 MiB (2 MiB unfiltered: see
+ * BATCH_BYTES) per worker, so that this is a small part of a batch (16 workers, 256 KiB blocks,
+ * 4 per worker: lz4 at 0.5 of Blosc2); at most BATCH_MAX of scratch (kept between calls:
+ * spare.c). The input is then cut into equal batches of whole blocks, so that the last one is
+ * not a small one that few workers run. */
+static size_t batch_bytes(const gbp_blosc_enc *e, size_t w)
+{
+    size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
+    if (w == 1) return piece;
+    size_t per = e->filter != FILTER_NONE ? (size_t)1 << 20 : (size_t)2 << 20;
+    if (per < 8 * e->bsz_max) per = 8 * e->bsz_max;
+    if (piece < w * per) piece = w * per;
+    if (piece > BATCH_MAX) piece = BATCH_MAX;
+    size_t nb = (e->n + piece - 1) / piece; /* batches */
+    if (nb < 1) nb = 1;
+    size_t blocks = ((e->n + nb - 1) / nb + e->bsz_max - 1) / e->bsz_max;
+    return (blocks ? blocks : 1) * e->bsz_max;
+}
+
 int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, int level,
                        int shuffle, int threads, void *dst, size_t cap, size_t *outlen)
 {
@@ -758,10 +812,7 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
     }
     e->direct = dst;
     pthread_mutex_init(&e->mu, NULL);
-    /* batches of blocks: at least 4 per worker, scratch small enough to be reused by malloc */
-    size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX);
-    size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
-    if (piece < 4 * w * e->bsz_max) piece = 4 * w * e->bsz_max;
+    size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX), piece = batch_bytes(e, w);
     /* one thread: each stream is coded as its block is walked, straight into its place (as
      * Blosc2's serial path does), instead of into a scratch slot copied into place after */
     e->inplace = w == 1;

@@ -27,6 +27,7 @@ typedef struct unit {
     int kind;            /* BLK_* (what a worker found) */
     int ready;           /* fused_batch: coded, under e->mu */
     int late;            /* fused_batch: its streams are copied after the join */
+    atomic_int claimed;  /* fused_batch: a worker copied its streams (copy_unit) */
     int store;           /* STORE_PLAIN: the whole block raw, at dst */
     uint8_t *dst;
     unsigned nst;        /* streams of the block: typesize when split, else 1 */
@@ -52,6 +53,9 @@ struct gbp_blosc_enc {
     int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
     pthread_mutex_t mu;     /* fused_batch: the walk */
     size_t front;           /* fused_batch: units walked */
+    atomic_size_t walked;   /* fused_batch: front, published for the copies */
+    atomic_size_t copy_next; /* fused_batch: the next walked unit to claim for copying */
+    atomic_size_t dead_ck;  /* the last chunk abandoned (NO_CHUNK: none): not coded further */
     int walk_rc;
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
@@ -66,6 +70,7 @@ struct gbp_blosc_enc {
     size_t nu, cap_u;
     uint8_t *scratch;     /* per unit, bsz_max bytes */
     size_t scratch_units;
+    size_t scratch_spare; /* its size when it came from gbp_spare_take (fused_batch), else 0 */
     int nw;               /* workers at most */
     uint8_t **fbuf;       /* per worker: the filtered block */
     gbp_codec_ws *ws;     /* per worker: codec state */
