@@ -130,13 +130,17 @@ typedef struct zfly {
     int set;
 } zfly;
 
-/* Sub-blocks of a split put that fit in one piece are launched in groups of up to a piece of
- * input (GBP_ZDEV_GROUP at most), as one batch of the codec: nvCOMP's throughput grows with the
- * batch (H200: lz4 with 16 KiB streams 76 GB/s in batches of 32 MiB, 226 in batches of 256 MiB),
- * while small sub-blocks keep the step's last writes short (each sub-block goes into a file of
- * its own, which takes ~4.8 GB/s). The queue holds the launched sub-blocks not yet taken by
- * their gbp_zdev_write: at most two groups, one per coded set. */
+/* Sub-blocks of a split put that fit in one piece are launched in groups (GBP_ZDEV_BATCH of input,
+ * GBP_ZDEV_GROUP sub-blocks at most), as one batch of the codec: nvCOMP's throughput grows with
+ * the batch (H200: lz4 with 16 KiB streams 76 GB/s in batches of 32 MiB, 226 in batches of 256
+ * MiB), while the sub-blocks stay a file's share each (a file takes ~4.8 GB/s). The queue holds
+ * the launched sub-blocks not yet taken by their gbp_zdev_write: at most two groups, one per coded
+ * set. */
 #define GBP_ZDEV_GROUP 16
+/* 128 MiB: H200, 1 GiB steps split into 64 MiB sub-blocks, zstd 8.8 GB/s with one sub-block a
+ * batch, 9.8-9.9 with two or four; the device holds two batches of filtered input and of coded
+ * streams (about 4 x 128 MiB). */
+#define GBP_ZDEV_BATCH ((size_t)128 << 20)
 #define GBP_ZDEV_QUEUE (2 * GBP_ZDEV_GROUP)
 
 /* Per coded set: the filtered piece (device), the stream arrays of its launch. */
@@ -392,12 +396,22 @@ static size_t piece_bytes(void)
     return atomic_load(&piece_hook) ? atomic_load(&piece_hook) : zdev_piece();
 }
 
+/* The input of a group's batch at most: GBP_ZDEV_BATCH, GPUBP_ZDEV_BATCH_MIB MiB, or the test
+ * hook's piece. */
+static size_t batch_bytes(void)
+{
+    if (atomic_load(&piece_hook)) return atomic_load(&piece_hook);
+    const char *e = getenv("GPUBP_ZDEV_BATCH_MIB");
+    long mib = e ? strtol(e, NULL, 10) : 0;
+    return mib >= 1 && mib <= 65536 ? (size_t)mib << 20 : GBP_ZDEV_BATCH;
+}
+
 static const gbp_wblock *next_sub(const gpubp_file *f, const gbp_wblock *wb);
 static int block_open(gpubp_file *f, const gbp_wblock *wb, zblk *b);
 
 /* Launches into `set` the first piece of block b0 (opened, nothing launched) and, when it is
  * its only piece, the first pieces of the sub-blocks after it in its put that are single pieces
- * too, up to a piece of input in all, as one batch (GBP_ZDEV_GROUP); every block launched is
+ * too, up to batch_bytes() of input in all, as one batch (GBP_ZDEV_GROUP); every block launched is
  * queued (b0 first, the others opened here). On failure nothing is queued and the blocks opened
  * here are closed (b0 stays the caller's). */
 static int launch_group(zw *w, gpubp_file *f, const zblk *b0, int set)
@@ -406,7 +420,7 @@ static int launch_group(zw *w, gpubp_file *f, const zblk *b0, int set)
     zset *q = &zs->set[set];
     zblk g[GBP_ZDEV_GROUP];
     zfly fl[GBP_ZDEV_GROUP];
-    size_t bsz, cap = piece_bytes(), bytes = piece_len(b0, &bsz);
+    size_t bsz, cap = batch_bytes(), bytes = piece_len(b0, &bsz);
     int ng = 1, rc = GPUBP_OK;
     g[0] = *b0;
     const gbp_wblock *wb = b0->wb;
