@@ -303,6 +303,7 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
     r->nst = nst;
     atomic_init(&r->claimed, 0);
+    atomic_init(&r->ready, 0);
     return GPUBP_OK;
 }
 
@@ -665,17 +666,46 @@ static int emit_units(gbp_blosc_enc *e)
     return store_all(e);
 }
 
-/* Threads, whole buffer: a worker codes a unit into its scratch slot, then walks the units coded
- * next in block order (under e->mu), then copies the streams of walked units into place while in
- * cache: its own unit first, then any walked unit not claimed yet (e->copy_next), so that the
- * worker that advances the walk past a slow block does not copy alone all the blocks coded
- * meanwhile. What is left when the workers run out of units is copied after the join, with
+/* Threads, whole buffer: a worker codes a unit into its scratch slot, marks it ready, then walks
+ * the units ready next in block order (walk_ready), then copies the streams of walked units into
+ * place while in cache: its own unit first, then any walked unit not claimed yet (e->copy_next),
+ * so that the worker that advances the walk past a slow block does not copy alone all the blocks
+ * coded meanwhile. What is left when the workers run out of units is copied after the join, with
  * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
  * it was. The same bytes as coding all, then walking, then copying. */
 static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
 {
     unit *r = &e->u[t];
     if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
+}
+
+/* One walker at a time (e->walking), and no worker waits for it: one that finds the walk taken
+ * goes on coding, since the holder looks at the front again after letting go, and a unit marked
+ * ready before that look is seen by it (all seq_cst: the flag, the marks, the look). With 16
+ * threads and 16 KiB blocks a blocking lock was taken 2048 times per 32 MiB, workers sleeping
+ * on it while a block was walked. */
+static void walk_ready(gbp_blosc_enc *e)
+{
+    for (;;) {
+        int idle = 0;
+        if (!atomic_compare_exchange_strong(&e->walking, &idle, 1)) return;
+        size_t f = e->front;
+        int rc = e->walk_rc;
+        while (rc == GPUBP_OK && f < e->nu && atomic_load(&e->u[f].ready)) {
+            unit *r = &e->u[f];
+            rc = emit_one(e, f++);
+            /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now;
+             * the others after the join (if it shrinks after all), so that one that does not
+             * shrink does not copy streams that its plain copy overwrites */
+            uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
+            r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
+            atomic_store_explicit(&e->walked, f, memory_order_release); /* copies start now */
+        }
+        e->front = f;
+        e->walk_rc = rc;
+        atomic_store(&e->walking, 0);
+        if (rc != GPUBP_OK || f >= e->nu || !atomic_load(&e->u[f].ready)) return;
+    }
 }
 
 static void fused_task(void *ctx, size_t task, int worker)
@@ -686,21 +716,9 @@ static void fused_task(void *ctx, size_t task, int worker)
      * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
     if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
     compress_task(e, task, worker);
-    pthread_mutex_lock(&e->mu);
-    u->ready = 1;
-    while (e->walk_rc == GPUBP_OK && e->front < e->nu && e->u[e->front].ready) {
-        unit *r = &e->u[e->front];
-        e->walk_rc = emit_one(e, e->front++);
-        /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now; the
-         * others after the join (if it shrinks after all), so that one that does not shrink
-         * does not copy streams that its plain copy overwrites */
-        uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
-        r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
-    }
-    size_t b = e->front;
-    atomic_store(&e->walked, b);
-    pthread_mutex_unlock(&e->mu);
-    if (task < b) copy_unit(e, task, worker);
+    atomic_store(&u->ready, 1);
+    walk_ready(e);
+    if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
     size_t c = atomic_load(&e->copy_next);
     while (c < atomic_load(&e->walked)) {
         if (atomic_compare_exchange_weak(&e->copy_next, &c, c + 1)) {
@@ -716,6 +734,7 @@ static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
     emit_start(e);
     e->front = 0;
+    atomic_store(&e->walking, 0);
     atomic_store(&e->walked, 0);
     atomic_store(&e->copy_next, 0);
     e->walk_rc = GPUBP_OK;
@@ -811,7 +830,6 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
                          bound, n);
     }
     e->direct = dst;
-    pthread_mutex_init(&e->mu, NULL);
     size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX), piece = batch_bytes(e, w);
     /* one thread: each stream is coded as its block is walked, straight into its place (as
      * Blosc2's serial path does), instead of into a scratch slot copied into place after */
@@ -841,7 +859,6 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
             gbp_pool_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
         *outlen = total;
     }
-    pthread_mutex_destroy(&e->mu);
     gbp_blosc_enc_close(e);
     return rc;
 }
