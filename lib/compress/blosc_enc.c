@@ -34,6 +34,8 @@
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
 #define BATCH_MAX GBP_SPARE_MAX
+/* fused_task: the walked units a worker claims at once for copying */
+#define COPY_RUN ((size_t)64 << 10)
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -719,10 +721,13 @@ static void fused_task(void *ctx, size_t task, int worker)
     atomic_store(&u->ready, 1);
     walk_ready(e);
     if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
-    size_t c = atomic_load(&e->copy_next);
-    while (c < atomic_load(&e->walked)) {
-        if (atomic_compare_exchange_weak(&e->copy_next, &c, c + 1)) {
-            copy_unit(e, c, worker);
+    /* the others' copies in runs of COPY_RUN bytes of blocks: one claim per run, not per unit */
+    size_t run = e->bsz_max < COPY_RUN ? COPY_RUN / e->bsz_max : 1;
+    size_t c = atomic_load(&e->copy_next), w;
+    while (c < (w = atomic_load(&e->walked))) {
+        size_t end = w - c < run ? w : c + run;
+        if (atomic_compare_exchange_weak(&e->copy_next, &c, end)) {
+            for (; c < end; c++) copy_unit(e, c, worker);
             c = atomic_load(&e->copy_next);
         }
     }
