@@ -681,6 +681,14 @@ static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
     if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
 }
 
+/* Unit r has unfiltered raw streams, which store_task copies after the join (store_streams) */
+static int raw_left(const gbp_blosc_enc *e, const unit *r)
+{
+    for (unsigned s = 0; e->filter == FILTER_NONE && s < r->nst; s++)
+        if (r->sstore[s] == STORE_FILTERED) return 1;
+    return 0;
+}
+
 /* One walker at a time (e->walking), and no worker waits for it: one that finds the walk taken
  * goes on coding, since the holder looks at the front again after letting go, and a unit marked
  * ready before that look is seen by it (all seq_cst: the flag, the marks, the look). With 16
@@ -701,6 +709,7 @@ static void walk_ready(gbp_blosc_enc *e)
              * shrink does not copy streams that its plain copy overwrites */
             uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
             r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
+            e->after |= r->late || r->store == STORE_PLAIN || raw_left(e, r);
             atomic_store_explicit(&e->walked, f, memory_order_release); /* copies start now */
         }
         e->front = f;
@@ -743,12 +752,16 @@ static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     atomic_store(&e->walked, 0);
     atomic_store(&e->copy_next, 0);
     e->walk_rc = GPUBP_OK;
+    e->after = 0;
     atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
     if (e->walk_rc != GPUBP_OK)
         return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
     e->plain_only = 1;
-    return store_all(e);
+    /* nothing left to copy (every stream coded and copied): no copy pass, no second wake of
+     * the pool for 1000s of empty tasks */
+    GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
+    return e->after ? store_all(e) : GPUBP_OK;
 }
 
 int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,

@@ -61,6 +61,7 @@ struct gbp_blosc_enc {
     atomic_size_t copy_next; /* fused_batch: the next walked unit to claim for copying */
     char pad3[64];
     size_t front;           /* fused_batch: units walked, for the walker */
+    int after;              /* fused_batch: some unit's bytes are copied after the join */
     atomic_size_t dead_ck;  /* the last chunk abandoned (NO_CHUNK: none): not coded further */
     int walk_rc;
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
