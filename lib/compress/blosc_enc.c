@@ -11,7 +11,8 @@
  * buffer is coded in place instead: each stream is filtered and coded as its block is walked,
  * straight into its final place (as Blosc2's serial path writes), with no copy. With more, the
  * whole buffer is coded, walked and copied in batches of one pass each (fused_task): a worker
- * that has coded a block walks the blocks coded next in order, then copies its own block's
+ * that has coded a block walks the blocks coded next in order unless another is walking (then
+ * that one walks them: walk_ready, no worker waits), then copies its own block's
  * streams while still in cache and claims the other walked blocks' copies, as
  * Blosc2's threads copy each block from their scratch as soon as it is coded (Blosc2 places
  * blocks in the order they finish; we keep block order). The result is the same for any number
