@@ -11,7 +11,8 @@
  * buffer is coded in place instead: each stream is filtered and coded as its block is walked,
  * straight into its final place (as Blosc2's serial path writes), with no copy. With more, the
  * whole buffer is coded, walked and copied in batches of one pass each (fused_task): a worker
- * that has coded a block walks the blocks coded next in order, then copies its own block's
+ * that has coded a block walks the blocks coded next in order unless another is walking (then
+ * that one walks them: walk_ready, no worker waits), then copies its own block's
  * streams while still in cache and claims the other walked blocks' copies, as
  * Blosc2's threads copy each block from their scratch as soon as it is coded (Blosc2 places
  * blocks in the order they finish; we keep block order). The result is the same for any number
@@ -34,6 +35,8 @@
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
 #define BATCH_MAX GBP_SPARE_MAX
+/* fused_task: the walked units a worker claims at once for copying */
+#define COPY_RUN ((size_t)64 << 10)
 
 /* ---- compression ------------------------------------------------------------------------------ */
 
@@ -303,6 +306,7 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
     r->nst = nst;
     atomic_init(&r->claimed, 0);
+    atomic_init(&r->ready, 0);
     return GPUBP_OK;
 }
 
@@ -665,17 +669,55 @@ static int emit_units(gbp_blosc_enc *e)
     return store_all(e);
 }
 
-/* Threads, whole buffer: a worker codes a unit into its scratch slot, then walks the units coded
- * next in block order (under e->mu), then copies the streams of walked units into place while in
- * cache: its own unit first, then any walked unit not claimed yet (e->copy_next), so that the
- * worker that advances the walk past a slow block does not copy alone all the blocks coded
- * meanwhile. What is left when the workers run out of units is copied after the join, with
+/* Threads, whole buffer: a worker codes a unit into its scratch slot, marks it ready, then walks
+ * the units ready next in block order (walk_ready), then copies the streams of walked units into
+ * place while in cache: its own unit first, then any walked unit not claimed yet (e->copy_next),
+ * so that the worker that advances the walk past a slow block does not copy alone all the blocks
+ * coded meanwhile. What is left when the workers run out of units is copied after the join, with
  * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
  * it was. The same bytes as coding all, then walking, then copying. */
 static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
 {
     unit *r = &e->u[t];
     if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
+}
+
+/* Unit r has unfiltered raw streams, which store_task copies after the join (store_streams) */
+static int raw_left(const gbp_blosc_enc *e, const unit *r)
+{
+    for (unsigned s = 0; e->filter == FILTER_NONE && s < r->nst; s++)
+        if (r->sstore[s] == STORE_FILTERED) return 1;
+    return 0;
+}
+
+/* One walker at a time (e->walking), and no worker waits for it: one that finds the walk taken
+ * goes on coding, since the holder looks at the front again after letting go, and a unit marked
+ * ready before that look is seen by it (all seq_cst: the flag, the marks, the look). With 16
+ * threads and 16 KiB blocks a blocking lock was taken 2048 times per 32 MiB, workers sleeping
+ * on it while a block was walked. */
+static void walk_ready(gbp_blosc_enc *e)
+{
+    for (;;) {
+        int idle = 0;
+        if (!atomic_compare_exchange_strong(&e->walking, &idle, 1)) return;
+        size_t f = e->front;
+        int rc = e->walk_rc;
+        while (rc == GPUBP_OK && f < e->nu && atomic_load(&e->u[f].ready)) {
+            unit *r = &e->u[f];
+            rc = emit_one(e, f++);
+            /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now;
+             * the others after the join (if it shrinks after all), so that one that does not
+             * shrink does not copy streams that its plain copy overwrites */
+            uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
+            r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
+            e->after |= r->late || r->store == STORE_PLAIN || raw_left(e, r);
+            atomic_store_explicit(&e->walked, f, memory_order_release); /* copies start now */
+        }
+        e->front = f;
+        e->walk_rc = rc;
+        atomic_store(&e->walking, 0);
+        if (rc != GPUBP_OK || f >= e->nu || !atomic_load(&e->u[f].ready)) return;
+    }
 }
 
 static void fused_task(void *ctx, size_t task, int worker)
@@ -686,25 +728,16 @@ static void fused_task(void *ctx, size_t task, int worker)
      * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
     if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
     compress_task(e, task, worker);
-    pthread_mutex_lock(&e->mu);
-    u->ready = 1;
-    while (e->walk_rc == GPUBP_OK && e->front < e->nu && e->u[e->front].ready) {
-        unit *r = &e->u[e->front];
-        e->walk_rc = emit_one(e, e->front++);
-        /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now; the
-         * others after the join (if it shrinks after all), so that one that does not shrink
-         * does not copy streams that its plain copy overwrites */
-        uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
-        r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
-    }
-    size_t b = e->front;
-    atomic_store(&e->walked, b);
-    pthread_mutex_unlock(&e->mu);
-    if (task < b) copy_unit(e, task, worker);
-    size_t c = atomic_load(&e->copy_next);
-    while (c < atomic_load(&e->walked)) {
-        if (atomic_compare_exchange_weak(&e->copy_next, &c, c + 1)) {
-            copy_unit(e, c, worker);
+    atomic_store(&u->ready, 1);
+    walk_ready(e);
+    if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
+    /* the others' copies in runs of COPY_RUN bytes of blocks: one claim per run, not per unit */
+    size_t run = e->bsz_max < COPY_RUN ? COPY_RUN / e->bsz_max : 1;
+    size_t c = atomic_load(&e->copy_next), w;
+    while (c < (w = atomic_load(&e->walked))) {
+        size_t end = w - c < run ? w : c + run;
+        if (atomic_compare_exchange_weak(&e->copy_next, &c, end)) {
+            for (; c < end; c++) copy_unit(e, c, worker);
             c = atomic_load(&e->copy_next);
         }
     }
@@ -716,15 +749,20 @@ static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
     emit_start(e);
     e->front = 0;
+    atomic_store(&e->walking, 0);
     atomic_store(&e->walked, 0);
     atomic_store(&e->copy_next, 0);
     e->walk_rc = GPUBP_OK;
+    e->after = 0;
     atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
     if (e->walk_rc != GPUBP_OK)
         return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
     e->plain_only = 1;
-    return store_all(e);
+    /* nothing left to copy (every stream coded and copied): no copy pass, no second wake of
+     * the pool for 1000s of empty tasks */
+    GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
+    return e->after ? store_all(e) : GPUBP_OK;
 }
 
 int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,
@@ -811,7 +849,6 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
                          bound, n);
     }
     e->direct = dst;
-    pthread_mutex_init(&e->mu, NULL);
     size_t w = (size_t)gbp_pool_workers(threads, SIZE_MAX), piece = batch_bytes(e, w);
     /* one thread: each stream is coded as its block is walked, straight into its place (as
      * Blosc2's serial path does), instead of into a scratch slot copied into place after */
@@ -841,7 +878,6 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
             gbp_pool_copy(out + r[i].out_off, in + r[i].in_off, r[i].len, (int)w);
         *outlen = total;
     }
-    pthread_mutex_destroy(&e->mu);
     gbp_blosc_enc_close(e);
     return rc;
 }

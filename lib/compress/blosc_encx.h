@@ -25,7 +25,7 @@ typedef struct unit {
     size_t chunk, block; /* its chunk and its index there (NO_CHUNK: raw input) */
     size_t in_off;       /* offset of its first byte in the whole input */
     int kind;            /* BLK_* (what a worker found) */
-    int ready;           /* fused_batch: coded, under e->mu */
+    atomic_int ready;    /* fused_batch: coded (walk_ready) */
     int late;            /* fused_batch: its streams are copied after the join */
     atomic_int claimed;  /* fused_batch: a worker copied its streams (copy_unit) */
     int store;           /* STORE_PLAIN: the whole block raw, at dst */
@@ -51,10 +51,17 @@ struct gbp_blosc_enc {
     size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
     atomic_int store_nomem; /* a copy task found no memory */
     int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
-    pthread_mutex_t mu;     /* fused_batch: the walk */
-    size_t front;           /* fused_batch: units walked */
-    atomic_size_t walked;   /* fused_batch: front, published for the copies */
+    /* fused_batch's shared words, each on its own cache line (others poll them while the
+     * walker writes the walk state) */
+    char pad0[64];
+    atomic_int walking;     /* fused_batch: a worker walks (walk_ready) */
+    char pad1[64];
+    atomic_size_t walked;   /* fused_batch: units walked, published for the copies */
+    char pad2[64];
     atomic_size_t copy_next; /* fused_batch: the next walked unit to claim for copying */
+    char pad3[64];
+    size_t front;           /* fused_batch: units walked, for the walker */
+    int after;              /* fused_batch: some unit's bytes are copied after the join */
     atomic_size_t dead_ck;  /* the last chunk abandoned (NO_CHUNK: none): not coded further */
     int walk_rc;
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
