@@ -172,9 +172,7 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 
 static uint64_t zsplit_min(void)
 {
-    const char *e = getenv("GPUBP_ZDEV_SPLIT_MIB");
-    long mib = e ? strtol(e, NULL, 10) : 0;
-    return mib >= 1 && mib <= 65536 ? (uint64_t)mib << 20 : GBP_ZSPLIT_MIN;
+    return gbp_zdev_env_mib("GPUBP_ZDEV_SPLIT_MIB", (size_t)GBP_ZSPLIT_MIN);
 }
 
 /* split_mib: how many sub-blocks a block becomes when performed (1: it stays whole). A serial

@@ -38,6 +38,9 @@ double gbp_zdev_lap_start(gbp_mem *m);
 /* Counts a block read on the device (gbp_zdev_counts). */
 void gbp_zdev_count_read(void);
 
+/* The tuning knob `name` of the environment in MiB (1 ... 65536) as bytes, else def. */
+size_t gbp_zdev_env_mib(const char *name, size_t def);
+
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */
 void gbp_zdev_set_piece(size_t bytes);
