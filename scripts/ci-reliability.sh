@@ -87,10 +87,29 @@ cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_B
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_reliability_stream \
     test_reliability_fault test_api_steps >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
+# A test still running after hang_secs (each takes seconds) has its threads' stacks printed (gdb,
+# when there) and is stopped by ctest's timeout a minute later: a hang costs minutes, not the
+# default 25, and says where it is.
+hang_secs=${HANG_SECONDS:-240}
+watch_hangs() { # build dir
+    sleep "$hang_secs"
+    for pid in $(pgrep -f "^$1/tests/" 2>/dev/null); do
+        printf '== hang: still running after %s s: %s\n' "$hang_secs" "$(tr '\0' ' ' </proc/"$pid"/cmdline)"
+        if command -v gdb >/dev/null 2>&1; then
+            gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1 | grep -E "^(Thread|#)" | head -150
+        else
+            echo "   (no gdb: no stacks)"
+        fi
+    done
+}
 if [ -d "$prefix-tsan" ]; then
+    watch_hangs "$prefix-tsan" &
+    watcher=$!
     (cd "$prefix-tsan" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
         GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_reliability_stream|test_reliability_fault$|test_api_steps" \
-        --output-on-failure -j1) || bad "ThreadSanitizer tests"
+        --timeout $((hang_secs + 60)) --output-on-failure -j1) || bad "ThreadSanitizer tests"
+    kill "$watcher" 2>/dev/null
+    wait "$watcher" 2>/dev/null
 fi
 
 # ---- 3. valgrind memcheck ------------------------------------------------------------------

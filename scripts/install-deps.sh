@@ -23,6 +23,7 @@ present() {
     libbz2-dev) [ -e /usr/include/bzlib.h ] ;;
     libcmocka-dev) command -v pkg-config >/dev/null && pkg-config --exists cmocka ;;
     valgrind) command -v valgrind >/dev/null ;;
+    gdb) command -v gdb >/dev/null ;;
     python3-numpy) /usr/bin/python3 -c "import numpy" 2>/dev/null ;;
     python3-pytest) /usr/bin/python3 -c "import pytest" 2>/dev/null ;;
     openmpi-bin) command -v mpiexec >/dev/null ;;

@@ -41,7 +41,15 @@ void gbp_sim_fail_pinned_alloc_after(long n) { atomic_store(&sim_fail_pinned, n)
 void gbp_sim_fail_queue_after(long n) { atomic_store(&sim_fail_queue, n); }
 void gbp_sim_fail_record_after(long n) { atomic_store(&sim_fail_record, n); }
 void gbp_sim_fail_io_after(long n) { atomic_store(&sim_fail_io, n); }
-void gbp_sim_hold(int on) { atomic_store(&sim_hold, on != 0); }
+static void wake_all_contexts(void);
+/* Releasing the hold wakes every context's worker: a held worker waits on its condition
+ * variable, not on a clock (a timed poll on CLOCK_REALTIME slept as long as the wall clock was
+ * set back, and CI once saw a 25-minute hang there). */
+void gbp_sim_hold(int on)
+{
+    atomic_store(&sim_hold, on != 0);
+    if (!on) wake_all_contexts();
+}
 
 static int countdown_hits(atomic_long *c)
 {
@@ -84,6 +92,7 @@ void gbp_sim_reset(void)
     atomic_store(&st_signals, 0);
     atomic_store(&st_copy_tids, 0);
     atomic_store(&st_copies_behind_own, 0);
+    wake_all_contexts(); /* the hold is off */
 }
 
 /* ---- the registry of device allocations ----------------------------------------------------- */
@@ -175,7 +184,23 @@ typedef struct sim_ctx {
     unsigned char acc_min[16], acc_max[16];
     int acc_have;
     void *user_stream;
+    struct sim_ctx *next_ctx; /* the list of open contexts (ctx_lock) */
 } sim_ctx;
+
+/* The open contexts, so that gbp_sim_hold(0) can wake their workers. */
+static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
+static sim_ctx *ctx_list;
+
+static void wake_all_contexts(void)
+{
+    pthread_mutex_lock(&ctx_lock);
+    for (sim_ctx *s = ctx_list; s; s = s->next_ctx) {
+        pthread_mutex_lock(&s->lock);
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&ctx_lock);
+}
 
 typedef struct sim_event {
     uint64_t target;
@@ -223,20 +248,8 @@ static void *worker_main(void *arg)
     sim_ctx *s = arg;
     pthread_mutex_lock(&s->lock);
     for (;;) {
-        while (!s->stop && (!s->head || atomic_load(&sim_hold))) {
-            if (!atomic_load(&sim_hold)) {
-                pthread_cond_wait(&s->cv, &s->lock);
-                continue;
-            }
-            struct timespec t; /* held (gbp_sim_hold): look again in a millisecond */
-            clock_gettime(CLOCK_REALTIME, &t);
-            t.tv_nsec += 1000000L;
-            if (t.tv_nsec >= 1000000000L) {
-                t.tv_sec++;
-                t.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&s->cv, &s->lock, &t);
-        }
+        /* held (gbp_sim_hold): nothing runs until the hold is released, which wakes us */
+        while (!s->stop && (!s->head || atomic_load(&sim_hold))) pthread_cond_wait(&s->cv, &s->lock);
         if (!s->head) break; /* stop, and the queue is drained */
         sim_op *op = s->head;
         s->head = op->next;
@@ -299,14 +312,32 @@ static sim_op *new_op(op_kind k)
     return op;
 }
 
+static void unlist_context(sim_ctx *s)
+{
+    pthread_mutex_lock(&ctx_lock);
+    for (sim_ctx **p = &ctx_list; *p; p = &(*p)->next_ctx) {
+        if (*p == s) {
+            *p = s->next_ctx;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ctx_lock);
+}
+
 static int sim_open(void **out)
 {
     sim_ctx *s = gbp_calloc(1, sizeof *s);
     if (!s) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (simulated device)");
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->cv, NULL);
+    /* listed before its worker starts: a release of the hold from then on wakes it */
+    pthread_mutex_lock(&ctx_lock);
+    s->next_ctx = ctx_list;
+    ctx_list = s;
+    pthread_mutex_unlock(&ctx_lock);
     int e = pthread_create(&s->worker, NULL, worker_main, s);
     if (e) {
+        unlist_context(s);
         pthread_cond_destroy(&s->cv);
         pthread_mutex_destroy(&s->lock);
         gbp_free(s);
@@ -321,6 +352,7 @@ static void sim_close(void *ctx)
 {
     sim_ctx *s = ctx;
     if (!s) return;
+    unlist_context(s);
     pthread_mutex_lock(&s->lock);
     s->stop = 1;
     pthread_cond_broadcast(&s->cv);
