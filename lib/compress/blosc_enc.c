@@ -12,11 +12,11 @@
  * straight into its final place (as Blosc2's serial path writes), with no copy. With more, the
  * whole buffer is coded, walked and copied in batches of one pass each (fused_task): a worker
  * that has coded a block walks the blocks coded next in order unless another is walking (then
- * that one walks them: walk_ready, no worker waits), then copies its own block's
- * streams while still in cache and claims the other walked blocks' copies, as
- * Blosc2's threads copy each block from their scratch as soon as it is coded (Blosc2 places
- * blocks in the order they finish; we keep block order). The result is the same for any number
- * of threads. */
+ * that one walks them: walk_ready, no worker waits), then copies its own block's streams while
+ * in cache and claims the other walked blocks' copies, as Blosc2's threads copy each block from
+ * their scratch when coded (Blosc2 places blocks in the order they finish; we keep block order)
+ * and code the next into the scratch they just copied out of. The same bytes for any number of
+ * threads. */
 #include "compress/blosc_enc.h"
 
 #include "compress/blosc_encx.h"
@@ -35,10 +35,7 @@
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
 #define BATCH_MAX GBP_SPARE_MAX
-/* fused_task: the walked units a worker claims at once for copying */
-#define COPY_RUN ((size_t)64 << 10)
-
-/* ---- compression ------------------------------------------------------------------------------ */
+#define COPY_RUN ((size_t)64 << 10) /* fused_task: walked units claimed at once for copying */
 
 /* The encoder. gbp_blosc_enc_put cuts the input into Blosc2 blocks (a block that straddles two
  * puts is completed in a carry buffer) and filters and deflates them on the pool, each into a
@@ -167,6 +164,7 @@ void gbp_blosc_enc_close(gbp_blosc_enc *e)
         gbp_codec_ws_free(&e->ws[w]);
     }
     gbp_free(e->fbuf);
+    gbp_free(e->hot_mem);
     gbp_free(e->ws);
     gbp_free(e->carry[0]);
     gbp_free(e->carry[1]);
@@ -224,6 +222,11 @@ static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const 
     return GPUBP_OK;
 }
 
+static uint8_t *unit_scr(const gbp_blosc_enc *e, size_t t) /* fused_task's, else its own */
+{
+    return e->u[t].scr ? e->u[t].scr : e->scratch + t * e->bsz_max;
+}
+
 static void compress_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
@@ -235,7 +238,7 @@ static void compress_task(void *ctx, size_t task, int worker)
     }
     const uint8_t *blk = filter_block(e->filter, r->src, e->fbuf[worker], r->len, e->ts);
     size_t neblock = r->len / r->nst;
-    uint8_t *scratch = e->scratch + task * e->bsz_max;
+    uint8_t *scratch = unit_scr(e, task);
     for (unsigned s = 0; s < r->nst; s++) {
         const uint8_t *in = blk + s * neblock;
         if (code_stream(e, worker, r, s, in, neblock, scratch + s * neblock)) {
@@ -255,7 +258,7 @@ static void store_streams(gbp_blosc_enc *e, size_t task, int worker, int part)
 {
     const unit *r = &e->u[task];
     size_t neblock = r->len / (r->nst ? r->nst : 1);
-    const uint8_t *scratch = e->scratch + task * e->bsz_max, *filtered = NULL;
+    const uint8_t *scratch = unit_scr(e, task), *filtered = NULL;
     for (unsigned s = 0; s < r->nst; s++) {
         if (part && (part == 2) != (r->sstore[s] == STORE_FILTERED && e->filter == FILTER_NONE))
             continue;
@@ -679,7 +682,12 @@ static int emit_units(gbp_blosc_enc *e)
 static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
 {
     unit *r = &e->u[t];
-    if (!r->late && !atomic_exchange(&r->claimed, 1)) store_streams(e, t, worker, 1);
+    if (r->late || atomic_exchange(&r->claimed, 1)) return;
+    store_streams(e, t, worker, 1);
+    /* its scratch is read no more (the join's copies come from the input): the next unit of
+     * this worker codes into it, still in cache */
+    hot_slots *h = &e->hot[worker];
+    if (h->n < GBP_HOT_SLOTS) h->s[h->n++] = unit_scr(e, t);
 }
 
 /* Unit r has unfiltered raw streams, which store_task copies after the join (store_streams) */
@@ -727,6 +735,9 @@ static void fused_task(void *ctx, size_t task, int worker)
     /* after the block that abandoned its chunk: placed plain, its coded streams never read
      * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
     if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
+    /* into a slot this worker copied out of (in its cache), not the unit's own, cold one */
+    hot_slots *h = &e->hot[worker];
+    if (u->kind != BLK_SKIP && h->n > 0) u->scr = h->s[--h->n];
     compress_task(e, task, worker);
     atomic_store(&u->ready, 1);
     walk_ready(e);
@@ -747,6 +758,12 @@ static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
 {
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
+    if (!e->hot) {
+        if (!(e->hot_mem = gbp_calloc((size_t)e->nw + 1, sizeof *e->hot)))
+            return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
+        e->hot = (hot_slots *)(((uintptr_t)e->hot_mem + 63) & ~(uintptr_t)63);
+    }
+    for (int w = 0; w < e->nw; w++) e->hot[w].n = 0; /* slots of the batch before */
     emit_start(e);
     e->front = 0;
     atomic_store(&e->walking, 0);

@@ -37,7 +37,17 @@ typedef struct unit {
     uint32_t clen[GBP_MAX_STREAMS];    /* S_CODED: length, at scratch + stream * neblock */
     uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
     size_t sidx;                       /* outside codec: its first stream in e->xs */
+    uint8_t *scr;                      /* fused_batch: its scratch slot (NULL: its own) */
 } unit;
+
+/* fused_batch: per worker, the scratch slots of units it copied (still in its cache), which
+ * the next units it codes take instead of their own (cold) slots; one cache line each. */
+#define GBP_HOT_SLOTS 6
+typedef struct hot_slots {
+    uint8_t *s[GBP_HOT_SLOTS];
+    size_t n;
+    char pad[64 - (GBP_HOT_SLOTS + 1) * sizeof(size_t)];
+} hot_slots;
 
 typedef struct chunk_rec {
     uint64_t base; /* offset of the chunk in the operator buffer */
@@ -80,6 +90,8 @@ struct gbp_blosc_enc {
     size_t scratch_spare; /* its size when it came from gbp_spare_take (fused_batch), else 0 */
     int nw;               /* workers at most */
     uint8_t **fbuf;       /* per worker: the filtered block */
+    hot_slots *hot;       /* per worker (fused_batch), on cache lines of their own */
+    void *hot_mem;        /* what was allocated for hot */
     gbp_codec_ws *ws;     /* per worker: codec state */
     /* walk */
     int started;          /* a chunk is being walked */
