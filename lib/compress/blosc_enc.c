@@ -20,6 +20,7 @@
 #include "compress/blosc_enc.h"
 
 #include "compress/blosc_encx.h"
+#include "compress/blosc_fused.h"
 #include "compress/blosc_size.h"
 #include "compress/shuffle.h"
 #include "compress/pool.h"
@@ -35,7 +36,6 @@
 #define BATCH_BYTES ((size_t)16 << 20)
 #define BATCH_BYTES_FILTERED ((size_t)4 << 20)
 #define BATCH_MAX GBP_SPARE_MAX
-#define COPY_RUN ((size_t)64 << 10) /* fused_task: walked units claimed at once for copying */
 
 /* The encoder. gbp_blosc_enc_put cuts the input into Blosc2 blocks (a block that straddles two
  * puts is completed in a carry buffer) and filters and deflates them on the pool, each into a
@@ -222,14 +222,9 @@ static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const 
     return GPUBP_OK;
 }
 
-static uint8_t *unit_scr(const gbp_blosc_enc *e, size_t t) /* fused_task's, else its own */
-{
-    return e->u[t].scr ? e->u[t].scr : e->scratch + t * e->bsz_max;
-}
 
-static void compress_task(void *ctx, size_t task, int worker)
+void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker)
 {
-    gbp_blosc_enc *e = ctx;
     unit *r = &e->u[task];
     if (r->kind == BLK_SKIP) return;
     if (e->filter != FILTER_NONE && !worker_fbuf(e, worker)) {
@@ -238,7 +233,7 @@ static void compress_task(void *ctx, size_t task, int worker)
     }
     const uint8_t *blk = filter_block(e->filter, r->src, e->fbuf[worker], r->len, e->ts);
     size_t neblock = r->len / r->nst;
-    uint8_t *scratch = unit_scr(e, task);
+    uint8_t *scratch = gbp_blosc_enc_unit_scr(e, task);
     for (unsigned s = 0; s < r->nst; s++) {
         const uint8_t *in = blk + s * neblock;
         if (code_stream(e, worker, r, s, in, neblock, scratch + s * neblock)) {
@@ -254,11 +249,11 @@ static void compress_task(void *ctx, size_t task, int worker)
 /* A unit's streams to their places (not a whole block stored plain: store_task). part: all
  * (0); all but unfiltered raw streams (1: fused_task); those only (2: after it, so that a chunk
  * found not to shrink copies their input once, as a plain block, not twice). */
-static void store_streams(gbp_blosc_enc *e, size_t task, int worker, int part)
+void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int part)
 {
     const unit *r = &e->u[task];
     size_t neblock = r->len / (r->nst ? r->nst : 1);
-    const uint8_t *scratch = unit_scr(e, task), *filtered = NULL;
+    const uint8_t *scratch = gbp_blosc_enc_unit_scr(e, task), *filtered = NULL;
     for (unsigned s = 0; s < r->nst; s++) {
         if (part && (part == 2) != (r->sstore[s] == STORE_FILTERED && e->filter == FILTER_NONE))
             continue;
@@ -286,12 +281,17 @@ static void store_streams(gbp_blosc_enc *e, size_t task, int worker, int part)
 }
 
 /* The copy phase: each unit's bytes go to their place, in parallel. */
+static void compress_task(void *ctx, size_t task, int worker)
+{
+    gbp_blosc_enc_code(ctx, task, worker);
+}
+
 static void store_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
     const unit *r = &e->u[task];
     if (r->store == STORE_PLAIN) memcpy(r->dst, r->src, r->len);
-    else store_streams(e, task, worker,
+    else gbp_blosc_enc_store_streams(e, task, worker,
                        e->plain_only && !r->late && atomic_load(&r->claimed) ? 2 : 0);
 }
 
@@ -374,7 +374,7 @@ int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
 }
 
 /* spare: the whole-buffer threaded path, whose scratch is kept between calls (spare.c) */
-static int unit_scratch(gbp_blosc_enc *e, int spare)
+int gbp_blosc_enc_unit_scratch(gbp_blosc_enc *e, int spare)
 {
     if (e->scratch_units >= e->nu) return GPUBP_OK;
     if (e->scratch_spare) gbp_spare_give(e->scratch, e->scratch_spare);
@@ -395,7 +395,7 @@ int gbp_blosc_enc_put(gbp_blosc_enc *e, const void *in, size_t len)
     GBP_RETURN_ERROR_IF(e->xmode, GPUBP_ERR_INVALID_ARG, "blosc: put after put_ext");
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     if (e->nu == 0) return GPUBP_OK;
-    GBP_FORWARD_IF_ERROR(unit_scratch(e, 0));
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_unit_scratch(e, 0));
     int workers = gbp_pool_workers(e->threads, e->nu); /* <= e->nw */
     gbp_pool_run(workers, e->nu, compress_task, e);
     return GPUBP_OK;
@@ -631,7 +631,7 @@ static int ext_segments(gbp_blosc_enc *e)
     return GPUBP_OK;
 }
 
-static void emit_start(gbp_blosc_enc *e)
+void gbp_blosc_enc_emit_start(gbp_blosc_enc *e)
 {
     e->ck_u0 = 0;
     e->ck_ext0 = e->next;
@@ -640,7 +640,7 @@ static void emit_start(gbp_blosc_enc *e)
 }
 
 /* Unit t in block order: blosc_c's rules, its places. */
-static int emit_one(gbp_blosc_enc *e, size_t t)
+int gbp_blosc_enc_emit_one(gbp_blosc_enc *e, size_t t)
 {
     unit *r = &e->u[t];
     r->store = STORE_NONE;
@@ -656,7 +656,7 @@ static int emit_one(gbp_blosc_enc *e, size_t t)
     return GPUBP_OK;
 }
 
-static int store_all(gbp_blosc_enc *e)
+int gbp_blosc_enc_store_all(gbp_blosc_enc *e)
 {
     if (!e->plain_only) atomic_store(&e->store_nomem, 0);
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, store_task, e);
@@ -666,120 +666,10 @@ static int store_all(gbp_blosc_enc *e)
 
 static int emit_units(gbp_blosc_enc *e)
 {
-    emit_start(e);
-    for (size_t t = 0; t < e->nu; t++) GBP_FORWARD_IF_ERROR(emit_one(e, t));
+    gbp_blosc_enc_emit_start(e);
+    for (size_t t = 0; t < e->nu; t++) GBP_FORWARD_IF_ERROR(gbp_blosc_enc_emit_one(e, t));
     if (e->xmode) return ext_segments(e);
-    return store_all(e);
-}
-
-/* Threads, whole buffer: a worker codes a unit into its scratch slot, marks it ready, then walks
- * the units ready next in block order (walk_ready), then copies the streams of walked units into
- * place while in cache: its own unit first, then any walked unit not claimed yet (e->copy_next),
- * so that the worker that advances the walk past a slow block does not copy alone all the blocks
- * coded meanwhile. What is left when the workers run out of units is copied after the join, with
- * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
- * it was. The same bytes as coding all, then walking, then copying. */
-static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
-{
-    unit *r = &e->u[t];
-    if (r->late || atomic_exchange(&r->claimed, 1)) return;
-    store_streams(e, t, worker, 1);
-    /* its scratch is read no more (the join's copies come from the input): the next unit of
-     * this worker codes into it, still in cache */
-    hot_slots *h = &e->hot[worker];
-    if (h->n < GBP_HOT_SLOTS) h->s[h->n++] = unit_scr(e, t);
-}
-
-/* Unit r has unfiltered raw streams, which store_task copies after the join (store_streams) */
-static int raw_left(const gbp_blosc_enc *e, const unit *r)
-{
-    for (unsigned s = 0; e->filter == FILTER_NONE && s < r->nst; s++)
-        if (r->sstore[s] == STORE_FILTERED) return 1;
-    return 0;
-}
-
-/* One walker at a time (e->walking), and no worker waits for it: one that finds the walk taken
- * goes on coding, since the holder looks at the front again after letting go, and a unit marked
- * ready before that look is seen by it (all seq_cst: the flag, the marks, the look). With 16
- * threads and 16 KiB blocks a blocking lock was taken 2048 times per 32 MiB, workers sleeping
- * on it while a block was walked. */
-static void walk_ready(gbp_blosc_enc *e)
-{
-    for (;;) {
-        int idle = 0;
-        if (!atomic_compare_exchange_strong(&e->walking, &idle, 1)) return;
-        size_t f = e->front;
-        int rc = e->walk_rc;
-        while (rc == GPUBP_OK && f < e->nu && atomic_load(&e->u[f].ready)) {
-            unit *r = &e->u[f];
-            rc = emit_one(e, f++);
-            /* a chunk under 97 % so far is unlikely not to shrink: its streams are copied now;
-             * the others after the join (if it shrinks after all), so that one that does not
-             * shrink does not copy streams that its plain copy overwrites */
-            uint64_t in = (uint64_t)r->block * e->ck_bsz + r->len + HDR_EXT;
-            r->late = e->ck_mode != CK_NORMAL || e->nt + e->nt / 32 >= in;
-            e->after |= r->late || r->store == STORE_PLAIN || raw_left(e, r);
-            atomic_store_explicit(&e->walked, f, memory_order_release); /* copies start now */
-        }
-        e->front = f;
-        e->walk_rc = rc;
-        atomic_store(&e->walking, 0);
-        if (rc != GPUBP_OK || f >= e->nu || !atomic_load(&e->u[f].ready)) return;
-    }
-}
-
-static void fused_task(void *ctx, size_t task, int worker)
-{
-    gbp_blosc_enc *e = ctx;
-    unit *u = &e->u[task];
-    /* after the block that abandoned its chunk: placed plain, its coded streams never read
-     * (emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
-    if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
-    /* into a slot this worker copied out of (in its cache), not the unit's own, cold one */
-    hot_slots *h = &e->hot[worker];
-    if (u->kind != BLK_SKIP && h->n > 0) u->scr = h->s[--h->n];
-    compress_task(e, task, worker);
-    atomic_store(&u->ready, 1);
-    walk_ready(e);
-    if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
-    /* the others' copies in runs of COPY_RUN bytes of blocks: one claim per run, not per unit */
-    size_t run = e->bsz_max < COPY_RUN ? COPY_RUN / e->bsz_max : 1;
-    size_t c = atomic_load(&e->copy_next), w;
-    while (c < (w = atomic_load(&e->walked))) {
-        size_t end = w - c < run ? w : c + run;
-        if (atomic_compare_exchange_weak(&e->copy_next, &c, end)) {
-            for (; c < end; c++) copy_unit(e, c, worker);
-            c = atomic_load(&e->copy_next);
-        }
-    }
-}
-
-static int fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
-{
-    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
-    GBP_FORWARD_IF_ERROR(unit_scratch(e, 1));
-    if (!e->hot) {
-        if (!(e->hot_mem = gbp_calloc((size_t)e->nw + 1, sizeof *e->hot)))
-            return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
-        e->hot = (hot_slots *)(((uintptr_t)e->hot_mem + 63) & ~(uintptr_t)63);
-    }
-    for (int w = 0; w < e->nw; w++) e->hot[w].n = 0; /* slots of the batch before */
-    emit_start(e);
-    e->front = 0;
-    atomic_store(&e->walking, 0);
-    atomic_store(&e->walked, 0);
-    atomic_store(&e->copy_next, 0);
-    e->walk_rc = GPUBP_OK;
-    e->after = 0;
-    atomic_store(&e->store_nomem, 0);
-    gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
-    if (e->walk_rc != GPUBP_OK)
-        return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
-    e->plain_only = 1;
-    /* nothing left to copy (every stream coded and copied): no copy pass, no second wake of
-     * the pool for 1000s of empty tasks */
-    GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
-    return e->after ? store_all(e) : GPUBP_OK;
+    return gbp_blosc_enc_store_all(e);
 }
 
 int gbp_blosc_enc_emit(gbp_blosc_enc *e, uint8_t *out, size_t cap, const gbp_blosc_extent **ext,
@@ -879,7 +769,7 @@ int gbp_blosc_compress(const void *src, size_t n, size_t typesize, int codec, in
     for (size_t off = 0; rc == GPUBP_OK && off < n; off += piece) {
         size_t len = n - off < piece ? n - off : piece;
         if (e->inplace) rc = gbp_blosc_enc_cut(e, in + off, len);
-        else rc = fused_batch(e, in + off, len);
+        else rc = gbp_blosc_enc_fused_batch(e, in + off, len);
         if (rc == GPUBP_OK && e->inplace) rc = emit_units(e); /* in place, no extents */
         e->nu = 0;
         e->put_pending = 0;

@@ -133,6 +133,24 @@ struct gbp_blosc_enc {
  * (put_ext), which reads nothing and must end on a block boundary or at the end of the input. */
 int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len);
 
+/* The encoder's steps that blosc_fused.c's threaded pass uses (blosc_enc.c): code unit `task`
+ * (filter, then each stream into the unit's scratch); copy its streams into place (part: all
+ * (0), all but unfiltered raw streams (1), those only (2)); place unit t in block order by
+ * blosc_c's rules; copy what is left after the pass (on the pool); scratch for e->nu units
+ * (spare: kept between calls); start an emit. */
+void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker);
+void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int part);
+int gbp_blosc_enc_emit_one(gbp_blosc_enc *e, size_t t);
+int gbp_blosc_enc_store_all(gbp_blosc_enc *e);
+int gbp_blosc_enc_unit_scratch(gbp_blosc_enc *e, int spare);
+void gbp_blosc_enc_emit_start(gbp_blosc_enc *e);
+
+/* Unit t's scratch slot: the one the threaded pass gave it, else its own. */
+static inline uint8_t *gbp_blosc_enc_unit_scr(const gbp_blosc_enc *e, size_t t)
+{
+    return e->u[t].scr ? e->u[t].scr : e->scratch + t * e->bsz_max;
+}
+
 /* *p holding *cap elements of el bytes grows to hold need (blosc_enc.c). */
 int gbp_blosc_enc_grow(void **p, size_t *cap, size_t need, size_t el);
 
