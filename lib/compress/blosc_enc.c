@@ -238,10 +238,15 @@ void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker)
         const uint8_t *in = blk + s * neblock;
         if (code_stream(e, worker, r, s, in, neblock, scratch + s * neblock)) {
             r->kind = BLK_NOMEM;
+            r->raw_fbuf = 0;
             return;
         }
-        if (r->sk[s] == S_RAW && e->filter != FILTER_NONE)
-            memcpy(scratch + s * neblock, in, neblock);
+        /* a filtered stream that does not shrink is kept as filtered; the threaded pass keeps
+         * it in this worker's filtered block for now (blosc_fused.c own_copy) */
+        if (r->sk[s] == S_RAW && e->filter != FILTER_NONE) {
+            if (e->defer_raw) r->raw_fbuf = 1;
+            else memcpy(scratch + s * neblock, in, neblock);
+        }
     }
     r->kind = BLK_DONE;
 }
@@ -254,13 +259,16 @@ void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int 
     const unit *r = &e->u[task];
     size_t neblock = r->len / (r->nst ? r->nst : 1);
     const uint8_t *scratch = gbp_blosc_enc_unit_scr(e, task), *filtered = NULL;
+    /* its coder's filtered block holds its raw streams (copied by that worker: own_copy) */
+    const uint8_t *kept = r->raw_fbuf ? e->fbuf[worker] : scratch;
+    if (r->raw_fbuf) filtered = e->fbuf[worker];
     for (unsigned s = 0; s < r->nst; s++) {
         if (part && (part == 2) != (r->sstore[s] == STORE_FILTERED && e->filter == FILTER_NONE))
             continue;
         if (r->sstore[s] == STORE_CODED) {
             memcpy(r->sdst[s], scratch + s * neblock, r->clen[s]);
         } else if (r->sstore[s] == STORE_KEPT) {
-            memcpy(r->sdst[s], scratch + s * neblock, neblock);
+            memcpy(r->sdst[s], kept + s * neblock, neblock);
         } else if (r->sstore[s] == STORE_FILTERED) {
             if (r->nst == 1) { /* the whole block: filtered straight into place */
                 if (filter_block(e->filter, r->src, r->sdst[s], r->len, e->ts) == r->src)

@@ -38,6 +38,8 @@ typedef struct unit {
     uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
     size_t sidx;                       /* outside codec: its first stream in e->xs */
     uint8_t *scr;                      /* fused_batch: its scratch slot (NULL: its own) */
+    int raw_fbuf;                      /* fused_batch: its STORE_KEPT streams are in its
+                                        * coder's fbuf, not in its scratch (own_copy) */
 } unit;
 
 /* fused_batch: per worker, the scratch slots of units it copied (still in its cache), which
@@ -61,6 +63,7 @@ struct gbp_blosc_enc {
     size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
     atomic_int store_nomem; /* a copy task found no memory */
     int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
+    int defer_raw;          /* fused_batch: raw filtered streams left in fbuf (raw_fbuf) */
     /* fused_batch's shared words, each on its own cache line (others poll them while the
      * walker writes the walk state) */
     char pad0[64];

@@ -16,15 +16,47 @@
  * coded meanwhile. What is left when the workers run out of units is copied after the join, with
  * whole blocks stored plain: a chunk found not to shrink overwrites the streams copied before
  * it was. The same bytes as coding all, then walking, then copying. */
+static void copied(gbp_blosc_enc *e, size_t t, int worker)
+{
+    /* its scratch is read no more (the join's copies come from the input): the next unit of
+     * this worker codes into it, still in cache */
+    hot_slots *h = &e->hot[worker];
+    if (h->n < GBP_HOT_SLOTS) h->s[h->n++] = gbp_blosc_enc_unit_scr(e, t);
+}
+
 static void copy_unit(gbp_blosc_enc *e, size_t t, int worker)
 {
     unit *r = &e->u[t];
     if (r->late || atomic_exchange(&r->claimed, 1)) return;
     gbp_blosc_enc_store_streams(e, t, worker, 1);
-    /* its scratch is read no more (the join's copies come from the input): the next unit of
-     * this worker codes into it, still in cache */
-    hot_slots *h = &e->hot[worker];
-    if (h->n < GBP_HOT_SLOTS) h->s[h->n++] = gbp_blosc_enc_unit_scr(e, t);
+    copied(e, t, worker);
+}
+
+/* Unit t, just coded by this worker, whose raw (filtered) streams are still in the worker's
+ * filtered block (raw_fbuf), claimed by it before it was marked ready: walked, its streams go to
+ * their places from there (one copy of those bytes less than through the scratch); not walked
+ * yet (or late), the raw streams are kept in its scratch, before the next unit overwrites the
+ * filtered block, and the claim is given up for whoever copies it once walked. */
+static void own_copy(gbp_blosc_enc *e, size_t t, int worker)
+{
+    unit *r = &e->u[t];
+    size_t walked = atomic_load(&e->walked);
+    if (t < walked && !r->late) {
+        gbp_blosc_enc_store_streams(e, t, worker, 1);
+        r->raw_fbuf = 0;
+        copied(e, t, worker);
+        return;
+    }
+    size_t neblock = r->len / r->nst;
+    uint8_t *scratch = gbp_blosc_enc_unit_scr(e, t);
+    for (unsigned s = 0; s < r->nst; s++)
+        if (r->sk[s] == S_RAW)
+            memcpy(scratch + s * neblock, e->fbuf[worker] + s * neblock, neblock);
+    r->raw_fbuf = 0;
+    if (t < walked) return; /* late: copied after the join, from the scratch */
+    atomic_store(&r->claimed, 0);
+    /* walked meanwhile: a copier may have passed it while it was claimed */
+    if (t < atomic_load(&e->walked)) copy_unit(e, t, worker);
 }
 
 /* Unit r has unfiltered raw streams, which store_task copies after the join (gbp_blosc_enc_store_streams) */
@@ -76,9 +108,12 @@ static void fused_task(void *ctx, size_t task, int worker)
     hot_slots *h = &e->hot[worker];
     if (u->kind != BLK_SKIP && h->n > 0) u->scr = h->s[--h->n];
     gbp_blosc_enc_code(e, task, worker);
+    int own = u->raw_fbuf; /* copied by this worker, before it codes another unit */
+    if (own) atomic_store(&u->claimed, 1);
     atomic_store(&u->ready, 1);
     walk_ready(e);
-    if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
+    if (own) own_copy(e, task, worker);
+    else if (task < atomic_load(&e->walked)) copy_unit(e, task, worker);
     /* the others' copies in runs of COPY_RUN bytes of blocks: one claim per run, not per unit */
     size_t run = e->bsz_max < COPY_RUN ? COPY_RUN / e->bsz_max : 1;
     size_t c = atomic_load(&e->copy_next), w;
@@ -109,7 +144,9 @@ int gbp_blosc_enc_fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     e->walk_rc = GPUBP_OK;
     e->after = 0;
     atomic_store(&e->store_nomem, 0);
+    e->defer_raw = e->filter != FILTER_NONE;
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
+    e->defer_raw = 0;
     if (e->walk_rc != GPUBP_OK)
         return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
     e->plain_only = 1;
