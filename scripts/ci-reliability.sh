@@ -2,7 +2,8 @@
 # Reliability CI (issue 5): fuzzing, ThreadSanitizer and valgrind, bounded for 2 cores (< 10 min).
 #   1. clang + GPUBP_FUZZ=ON: every fuzz target for FUZZ_SECONDS on the checked-in corpus
 #      (ASan + UBSan + LeakSanitizer); any finding that is not a known, reported bug fails.
-#   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault).
+#   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault) and the
+#      threaded encoder (compress roundtrip: 0-5 threads, output equal to one thread's).
 #   3. valgrind memcheck (definite leaks and memory errors) on the core tests; memory errors of
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
@@ -85,7 +86,7 @@ mkdir -p "$prefix-tsan"
 cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_BUILD_EXAMPLES=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_reliability_stream \
-    test_reliability_fault test_api_steps >>"$prefix-tsan/ci-build.log" 2>&1 ||
+    test_reliability_fault test_api_steps test_compress_roundtrip >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
 # A test still running after hang_secs (each takes seconds) has its threads' stacks printed (gdb,
 # when there) and is stopped by ctest's timeout a minute later: a hang costs minutes, not the
@@ -106,7 +107,7 @@ if [ -d "$prefix-tsan" ]; then
     watch_hangs "$prefix-tsan" &
     watcher=$!
     (cd "$prefix-tsan" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_reliability_stream|test_reliability_fault$|test_api_steps" \
+        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_reliability_stream|test_reliability_fault$|test_api_steps|test_compress_roundtrip" \
         --timeout $((hang_secs + 60)) --output-on-failure -j1) || bad "ThreadSanitizer tests"
     kill "$watcher" 2>/dev/null
     wait "$watcher" 2>/dev/null
