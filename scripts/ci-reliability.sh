@@ -93,7 +93,9 @@ cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_reli
 # default 25, and says where it is.
 hang_secs=${HANG_SECONDS:-240}
 watch_hangs() { # build dir
-    sleep "$hang_secs"
+    # one second at a time: a sleep left behind by the kill below would hold the log's pipe
+    i=0
+    while [ "$i" -lt "$hang_secs" ]; do sleep 1; i=$((i + 1)); done
     for pid in $(pgrep -f "^$1/tests/" 2>/dev/null); do
         printf '== hang: still running after %s s: %s\n' "$hang_secs" "$(tr '\0' ' ' </proc/"$pid"/cmdline)"
         if command -v gdb >/dev/null 2>&1; then
