@@ -166,6 +166,44 @@ static void threads_do_not_change_output(void **state)
     free(back);
 }
 
+/* The threaded pass over several batches (blosc_fused.c), on doubles whose mantissa streams do
+ * not shrink under byte or bit shuffle (they stay in the worker's filtered block until placed:
+ * own_copy) and on smooth ones, cut by runs of zeros (a chunk that shrinks late): 2-8 threads
+ * write one thread's bytes for blosclz and lz4, each scratch slot reused across blocks. */
+static void threads_raw_streams(void **state)
+{
+    (void)state;
+    static const int codecs[] = {GBP_BLOSC_BLOSCLZ, GBP_BLOSC_LZ4};
+    static const int nthr[] = {2, 3, 5, 8};
+    size_t n = (size_t)9 << 20, cap = gbp_blosc_bound(n);
+    uint8_t *src = malloc(n), *a = malloc(cap), *b = malloc(cap), *back = malloc(n);
+    assert_true(src && a && b && back);
+    ts_fill_bytes(src, n / 2, 8, PAT_RANDOM);
+    ts_fill_bytes(src + n / 2, n - n / 2, 8, PAT_SMOOTH);
+    for (size_t i = n / 8; i < n; i += n / 7) memset(src + i, 0, n - i < 300000 ? n - i : 300000);
+    for (size_t c = 0; c < 2; c++) {
+        if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) continue;
+        for (int sh = 1; sh < 3; sh++) {
+            size_t la = 0, lb = 0;
+            assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, sh, 1, a, cap, &la), 0);
+            for (size_t t = 0; t < 4; t++) {
+                assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, sh, nthr[t], b, cap,
+                                                    &lb), 0);
+                assert_int_equal(la, lb);
+                assert_memory_equal(a, b, la);
+            }
+            assert_true(la < n); /* it shrank: coded chunks, not memcpyed ones */
+            memset(back, 0, n);
+            assert_int_equal(gbp_blosc_decompress(b, lb, back, n, 3), 0);
+            assert_memory_equal(back, src, n);
+        }
+    }
+    free(src);
+    free(a);
+    free(b);
+    free(back);
+}
+
 static void multi_chunk(void **state)
 {
     (void)state;
@@ -576,6 +614,7 @@ int main(void)
         cmocka_unit_test(block_boundaries),
         cmocka_unit_test(layouts_written),
         cmocka_unit_test(threads_do_not_change_output),
+        cmocka_unit_test(threads_raw_streams),
         cmocka_unit_test(multi_chunk),
         cmocka_unit_test(params),
         cmocka_unit_test(bad_arguments),
