@@ -51,6 +51,14 @@ typedef struct hot_slots {
     char pad[64 - (GBP_HOT_SLOTS + 1) * sizeof(size_t)];
 } hot_slots;
 
+/* A raw stream parked until its chunk ends (whole buffer: gbp_blosc_enc_settle). */
+typedef struct pend_copy {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t len;
+} pend_copy;
+enum { PEND_OPEN, PEND_PLACE, PEND_DROP };
+
 typedef struct chunk_rec {
     uint64_t base; /* offset of the chunk in the operator buffer */
     size_t len;    /* header bytes (header + block starts, or the header alone) */
@@ -78,6 +86,10 @@ struct gbp_blosc_enc {
     atomic_size_t dead_ck;  /* the last chunk abandoned (NO_CHUNK: none): not coded further */
     int walk_rc;
     uint8_t *direct; /* whole-buffer mode: everything goes to its final place here */
+    const uint8_t *in_base; /* whole-buffer mode: the input */
+    pend_copy *pend;        /* the unfiltered raw streams of chunk pend_ck, parked */
+    size_t npend, cap_pend, pend_ck;
+    int pend_state;         /* PEND_*: what the walk found of chunk pend_ck */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
     size_t bsz_max;
     /* put */
@@ -145,6 +157,7 @@ void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker);
 void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int part);
 int gbp_blosc_enc_emit_one(gbp_blosc_enc *e, size_t t);
 int gbp_blosc_enc_store_all(gbp_blosc_enc *e);
+int gbp_blosc_enc_settle(gbp_blosc_enc *e);
 int gbp_blosc_enc_unit_scratch(gbp_blosc_enc *e, int spare);
 void gbp_blosc_enc_emit_start(gbp_blosc_enc *e);
 

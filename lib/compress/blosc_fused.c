@@ -153,6 +153,7 @@ int gbp_blosc_enc_fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     /* nothing left to copy (every stream coded and copied): no copy pass, no second wake of
      * the pool for 1000s of empty tasks */
     GBP_RETURN_ERROR_IF(atomic_load(&e->store_nomem), GPUBP_ERR_NOMEM, "blosc: out of memory placing streams");
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_settle(e));
     return e->after ? gbp_blosc_enc_store_all(e) : GPUBP_OK;
 }
 

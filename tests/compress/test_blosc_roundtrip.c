@@ -166,6 +166,23 @@ static void threads_do_not_change_output(void **state)
     free(back);
 }
 
+/* n bytes of doubles at src compressed (level 1) with each of the nt thread counts give the la
+ * bytes at ref (b: room for them), which decode to src (back: n bytes). */
+static void threads_match(const uint8_t *src, size_t n, int codec, int sh, const int *thr,
+                          size_t nt, const uint8_t *ref, size_t la, uint8_t *b, uint8_t *back)
+{
+    size_t lb = 0;
+    for (size_t t = 0; t < nt; t++) {
+        assert_int_equal(gbp_blosc_compress(src, n, 8, codec, 1, sh, thr[t], b,
+                                            gbp_blosc_bound(n), &lb), 0);
+        assert_int_equal(la, lb);
+        assert_memory_equal(ref, b, la);
+    }
+    memset(back, 0, n);
+    assert_int_equal(gbp_blosc_decompress(ref, la, back, n, 3), 0);
+    assert_memory_equal(back, src, n);
+}
+
 /* The threaded pass over several batches (blosc_fused.c), on doubles whose mantissa streams do
  * not shrink under byte or bit shuffle (they stay in the worker's filtered block until placed:
  * own_copy) and on smooth ones, cut by runs of zeros (a chunk that shrinks late): 2-8 threads
@@ -184,18 +201,10 @@ static void threads_raw_streams(void **state)
     for (size_t c = 0; c < 2; c++) {
         if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) continue;
         for (int sh = 1; sh < 3; sh++) {
-            size_t la = 0, lb = 0;
+            size_t la = 0;
             assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, sh, 1, a, cap, &la), 0);
-            for (size_t t = 0; t < 4; t++) {
-                assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, sh, nthr[t], b, cap,
-                                                    &lb), 0);
-                assert_int_equal(la, lb);
-                assert_memory_equal(a, b, la);
-            }
+            threads_match(src, n, codecs[c], sh, nthr, 4, a, la, b, back);
             assert_true(la < n); /* it shrank: coded chunks, not memcpyed ones */
-            memset(back, 0, n);
-            assert_int_equal(gbp_blosc_decompress(b, lb, back, n, 3), 0);
-            assert_memory_equal(back, src, n);
         }
     }
     free(src);
@@ -326,11 +335,11 @@ static void allocation_failures(void **state)
 /* Applies the staged encoder to src cut into pieces of `piece` bytes (the last one shorter) and
  * returns the operator buffer it describes (in *len); extents are applied in call order, redo
  * ranges last, as a caller writing a file does. */
-static uint8_t *staged(const uint8_t *src, size_t n, size_t ts, int level, int sh, int threads,
-                       size_t piece, size_t *len)
+static uint8_t *staged_codec(int codec, const uint8_t *src, size_t n, size_t ts, int level,
+                             int sh, int threads, size_t piece, size_t *len)
 {
     gbp_blosc_enc *e;
-    assert_int_equal(gbp_blosc_enc_open(&e, n, ts, GBP_BLOSC_ZLIB, level, sh, threads), GPUBP_OK);
+    assert_int_equal(gbp_blosc_enc_open(&e, n, ts, codec, level, sh, threads), GPUBP_OK);
     size_t cap = gbp_blosc_bound(n) + 64;
     uint8_t *buf = malloc(cap), *out = malloc(gbp_blosc_enc_out_bound(e, piece));
     assert_non_null(buf);
@@ -362,6 +371,48 @@ static uint8_t *staged(const uint8_t *src, size_t n, size_t ts, int level, int s
     gbp_blosc_enc_close(e);
     free(out);
     return buf;
+}
+
+static uint8_t *staged(const uint8_t *src, size_t n, size_t ts, int level, int sh, int threads,
+                       size_t piece, size_t *len)
+{
+    return staged_codec(GBP_BLOSC_ZLIB, src, n, ts, level, sh, threads, piece, len);
+}
+
+/* Whole buffer, no filter, a chunk over several batches (16 MiB with one thread): the raw streams
+ * of the chunk still open at a batch's end are parked, then placed when it shrinks (random
+ * blocks among zero runs) or dropped when it is abandoned a batch later (random after 12 KiB of
+ * zeros: the chunk stays under its room for about 24 MiB). The staged encoder, which never
+ * parks, writes the same bytes; so do 2 and 4 threads. */
+static void parked_raw_streams(void **state)
+{
+    (void)state;
+    static const int codecs[] = {GBP_BLOSC_BLOSCLZ, GBP_BLOSC_LZ4};
+    size_t n = (size_t)32 << 20, cap = gbp_blosc_bound(n);
+    uint8_t *src = malloc(n), *a = malloc(cap), *b = malloc(cap), *back = malloc(n);
+    assert_true(src && a && b && back);
+    for (int drop = 0; drop < 2; drop++) {
+        ts_fill_bytes(src, n, 8, PAT_RANDOM);
+        if (drop) memset(src, 0, 12 << 10);
+        else
+            for (size_t i = 0; i < n; i += 64 << 10) memset(src + i + (48 << 10), 0, 16 << 10);
+        for (size_t c = 0; c < 2; c++) {
+            if (gbp_blosc_check_codec(codecs[c]) != GPUBP_OK) continue;
+            size_t la = 0, lb = 0;
+            assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, 0, 1, a, cap, &la), 0);
+            assert_int_equal(!!(a[23 + 2] & 0x02), drop); /* memcpyed: abandoned */
+            uint8_t *s1 = staged_codec(codecs[c], src, n, 8, 1, 0, 1, (size_t)5 << 20, &lb);
+            assert_int_equal(la, lb);
+            assert_memory_equal(a, s1, la);
+            free(s1);
+            static const int thr[] = {2, 4};
+            threads_match(src, n, codecs[c], 0, thr, 2, a, la, b, back);
+        }
+    }
+    free(src);
+    free(a);
+    free(b);
+    free(back);
 }
 
 /* The staged encoder gives gbp_blosc_compress's bytes for any cut of the input: every pattern
@@ -615,6 +666,7 @@ int main(void)
         cmocka_unit_test(layouts_written),
         cmocka_unit_test(threads_do_not_change_output),
         cmocka_unit_test(threads_raw_streams),
+        cmocka_unit_test(parked_raw_streams),
         cmocka_unit_test(multi_chunk),
         cmocka_unit_test(params),
         cmocka_unit_test(bad_arguments),
