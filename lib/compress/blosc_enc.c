@@ -223,6 +223,17 @@ static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const 
     return GPUBP_OK;
 }
 
+/* Unit t's filtered streams that did not shrink, from its filtered block blk into its scratch
+ * (stored raw as filtered: STORE_KEPT). */
+void gbp_blosc_enc_keep_raw(gbp_blosc_enc *e, size_t t, const uint8_t *blk)
+{
+    unit *r = &e->u[t];
+    size_t neblock = r->len / r->nst;
+    uint8_t *scratch = gbp_blosc_enc_unit_scr(e, t);
+    for (unsigned s = 0; s < r->nst; s++)
+        if (r->sk[s] == S_RAW) memcpy(scratch + s * neblock, blk + s * neblock, neblock);
+    r->raw_fbuf = 0;
+}
 
 void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker)
 {
@@ -242,13 +253,11 @@ void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker)
             r->raw_fbuf = 0;
             return;
         }
-        /* a filtered stream that does not shrink is kept as filtered; the threaded pass keeps
-         * it in this worker's filtered block for now (blosc_fused.c own_copy) */
-        if (r->sk[s] == S_RAW && e->filter != FILTER_NONE) {
-            if (e->defer_raw) r->raw_fbuf = 1;
-            else memcpy(scratch + s * neblock, in, neblock);
-        }
+        r->raw_fbuf |= r->sk[s] == S_RAW && e->filter != FILTER_NONE;
     }
+    /* a filtered stream that does not shrink is kept as filtered; the threaded pass of the whole
+     * buffer (direct) leaves it in this worker's filtered block for now (blosc_fused.c own_copy) */
+    if (r->raw_fbuf && !e->direct) gbp_blosc_enc_keep_raw(e, task, blk);
     r->kind = BLK_DONE;
 }
 
@@ -289,12 +298,12 @@ void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int 
     }
 }
 
-/* The copy phase: each unit's bytes go to their place, in parallel. */
 static void compress_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc_code(ctx, task, worker);
 }
 
+/* The copy phase: each unit's bytes go to their place, in parallel. */
 static void store_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
@@ -472,7 +481,7 @@ static int abandon(gbp_blosc_enc *e, size_t upto)
 {
     e->ck_mode = CK_ABANDONED;
     atomic_store(&e->dead_ck, e->ck);
-    if (e->npend && e->pend_ck == e->ck) e->pend_state = PEND_DROP; /* its redo covers them */
+    if (e->pend_ck == e->ck) e->npend = 0; /* parked streams: its redo range covers them */
     e->next = e->ck_ext0;
     e->o = e->ck_o0;
     e->nseg = e->ck_seg0;
@@ -519,7 +528,7 @@ static void finish_chunk(gbp_blosc_enc *e)
     e->out_end = e->ck_base + cbytes;
     e->nch++;
     e->started = 0;
-    if (e->npend && e->pend_ck == e->ck && e->ck_mode == CK_NORMAL) e->pend_state = PEND_PLACE;
+    e->pend_place = e->npend && e->pend_ck == e->ck; /* shrank: what was parked is placed */
 }
 
 /* blosc_c's bookkeeping for one compressed block, in block order: nt = bytes used so far, the
@@ -689,14 +698,12 @@ static void pend_task(void *ctx, size_t i, int worker)
  * speed; Blosc2 copies each such stream while it is in cache, then the whole chunk). */
 int gbp_blosc_enc_settle(gbp_blosc_enc *e)
 {
-    if (e->npend && e->pend_state != PEND_OPEN) {
-        if (e->pend_state == PEND_PLACE)
-            gbp_pool_run(gbp_pool_workers(e->threads, e->npend), e->npend, pend_task, e);
+    if (e->pend_place) {
+        gbp_pool_run(gbp_pool_workers(e->threads, e->npend), e->npend, pend_task, e);
         e->npend = 0;
+        e->pend_place = 0;
     }
-    e->pend_state = PEND_OPEN;
-    if (!e->direct || !e->in_base || !e->started || e->ck_mode != CK_NORMAL ||
-        e->filter != FILTER_NONE)
+    if (!e->in_base || !e->started || e->ck_mode != CK_NORMAL || e->filter != FILTER_NONE)
         return GPUBP_OK;
     e->pend_ck = e->ck;
     for (size_t t = 0; t < e->nu; t++) {

@@ -38,8 +38,8 @@ typedef struct unit {
     uint8_t *sdst[GBP_MAX_STREAMS];    /* where the stream's bytes go */
     size_t sidx;                       /* outside codec: its first stream in e->xs */
     uint8_t *scr;                      /* fused_batch: its scratch slot (NULL: its own) */
-    int raw_fbuf;                      /* fused_batch: its STORE_KEPT streams are in its
-                                        * coder's fbuf, not in its scratch (own_copy) */
+    int raw_fbuf;                      /* it has filtered streams stored raw, in its coder's
+                                        * fbuf, not yet in its scratch (own_copy) */
 } unit;
 
 /* fused_batch: per worker, the scratch slots of units it copied (still in its cache), which
@@ -57,7 +57,6 @@ typedef struct pend_copy {
     const uint8_t *src;
     size_t len;
 } pend_copy;
-enum { PEND_OPEN, PEND_PLACE, PEND_DROP };
 
 typedef struct chunk_rec {
     uint64_t base; /* offset of the chunk in the operator buffer */
@@ -71,7 +70,6 @@ struct gbp_blosc_enc {
     size_t dbsz; /* gbp_blosc_enc_set_blocks: the GPU blocks' size (0: Blosc2's) */
     atomic_int store_nomem; /* a copy task found no memory */
     int plain_only;         /* after fused_task: store_task copies plain blocks, raw inputs */
-    int defer_raw;          /* fused_batch: raw filtered streams left in fbuf (raw_fbuf) */
     /* fused_batch's shared words, each on its own cache line (others poll them while the
      * walker writes the walk state) */
     char pad0[64];
@@ -89,7 +87,7 @@ struct gbp_blosc_enc {
     const uint8_t *in_base; /* whole-buffer mode: the input */
     pend_copy *pend;        /* the unfiltered raw streams of chunk pend_ck, parked */
     size_t npend, cap_pend, pend_ck;
-    int pend_state;         /* PEND_*: what the walk found of chunk pend_ck */
+    int pend_place;         /* chunk pend_ck shrank: its parked streams are placed */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
     size_t bsz_max;
     /* put */
@@ -149,11 +147,13 @@ struct gbp_blosc_enc {
 int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len);
 
 /* The encoder's steps that blosc_fused.c's threaded pass uses (blosc_enc.c): code unit `task`
- * (filter, then each stream into the unit's scratch); copy its streams into place (part: all
+ * (filter, then each stream into the unit's scratch); keep unit t's raw filtered streams from
+ * its filtered block in its scratch; copy its streams into place (part: all
  * (0), all but unfiltered raw streams (1), those only (2)); place unit t in block order by
  * blosc_c's rules; copy what is left after the pass (on the pool); scratch for e->nu units
  * (spare: kept between calls); start an emit. */
 void gbp_blosc_enc_code(gbp_blosc_enc *e, size_t task, int worker);
+void gbp_blosc_enc_keep_raw(gbp_blosc_enc *e, size_t t, const uint8_t *blk);
 void gbp_blosc_enc_store_streams(gbp_blosc_enc *e, size_t task, int worker, int part);
 int gbp_blosc_enc_emit_one(gbp_blosc_enc *e, size_t t);
 int gbp_blosc_enc_store_all(gbp_blosc_enc *e);

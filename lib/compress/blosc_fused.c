@@ -5,8 +5,6 @@
 
 #include "compress/pool.h"
 
-#include <string.h>
-
 #define COPY_RUN ((size_t)64 << 10) /* fused_task: walked units claimed at once for copying */
 
 /* Threads, whole buffer: a worker codes a unit into its scratch slot, marks it ready, then walks
@@ -47,12 +45,7 @@ static void own_copy(gbp_blosc_enc *e, size_t t, int worker)
         copied(e, t, worker);
         return;
     }
-    size_t neblock = r->len / r->nst;
-    uint8_t *scratch = gbp_blosc_enc_unit_scr(e, t);
-    for (unsigned s = 0; s < r->nst; s++)
-        if (r->sk[s] == S_RAW)
-            memcpy(scratch + s * neblock, e->fbuf[worker] + s * neblock, neblock);
-    r->raw_fbuf = 0;
+    gbp_blosc_enc_keep_raw(e, t, e->fbuf[worker]);
     if (t < walked) return; /* late: copied after the join, from the scratch */
     atomic_store(&r->claimed, 0);
     /* walked meanwhile: a copier may have passed it while it was claimed */
@@ -144,9 +137,7 @@ int gbp_blosc_enc_fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     e->walk_rc = GPUBP_OK;
     e->after = 0;
     atomic_store(&e->store_nomem, 0);
-    e->defer_raw = e->filter != FILTER_NONE;
     gbp_pool_run(gbp_pool_workers(e->threads, e->nu), e->nu, fused_task, e);
-    e->defer_raw = 0;
     if (e->walk_rc != GPUBP_OK)
         return gbp_error(e->walk_rc, 0, "blosc: out of memory compressing a block");
     e->plain_only = 1;

@@ -43,8 +43,8 @@ void gbp_sim_fail_record_after(long n) { atomic_store(&sim_fail_record, n); }
 void gbp_sim_fail_io_after(long n) { atomic_store(&sim_fail_io, n); }
 static void wake_all_contexts(void);
 /* Releasing the hold wakes every context's worker: a held worker waits on its condition
- * variable, not on a clock (a timed poll on CLOCK_REALTIME slept as long as the wall clock was
- * set back, and CI once saw a 25-minute hang there). */
+ * variable, not on a clock (a timed poll on CLOCK_REALTIME would sleep as long as the wall clock
+ * was set back). */
 void gbp_sim_hold(int on)
 {
     atomic_store(&sim_hold, on != 0);
@@ -83,7 +83,6 @@ void gbp_sim_reset(void)
     atomic_store(&sim_fail_pinned, -1);
     atomic_store(&sim_fail_queue, -1);
     atomic_store(&sim_fail_record, -1);
-    atomic_store(&sim_hold, 0);
     atomic_store(&st_copies, 0);
     atomic_store(&st_reductions, 0);
     atomic_store(&st_bytes, 0);
@@ -92,7 +91,7 @@ void gbp_sim_reset(void)
     atomic_store(&st_signals, 0);
     atomic_store(&st_copy_tids, 0);
     atomic_store(&st_copies_behind_own, 0);
-    wake_all_contexts(); /* the hold is off */
+    gbp_sim_hold(0);
 }
 
 /* ---- the registry of device allocations ----------------------------------------------------- */
