@@ -11,6 +11,8 @@
  * rows; the reader gets the whole array of every step and checks the values. --vars V (1 to 64):
  * the step's rows are cut into V variables (field0 ...), each a global array put as B blocks.
  * --mem gpu: the arrays live in device memory (cudaMalloc); GPU memory space, GPU layout.
+ * --sub: also times the strided half-box read (every row, its first half) after each whole read
+ *   and prints "gpubp: sub_read_GBps=..." (--baseline does both, with its baselines).
  * --cold: before each read, the dataset's files are flushed and dropped from the page cache
  *   (fdatasync + posix_fadvise DONTNEED), so reads come from the disk.
  * --baseline: before the result line, prints in the same run the raw limits:
@@ -76,6 +78,7 @@ typedef struct opts {
     const char *params;
     size_t vars; /* the step's array cut into this many variables (rows), each put as `blocks` */
     int raw_direct; /* raw writes: O_DIRECT from page-aligned buffers, fdatasync'ed at the end */
+    int sub;        /* --sub: the strided half-box read without the baselines */
 } opts;
 
 static int fail(const char *what, int rc)
@@ -631,7 +634,7 @@ static int usage(void)
 {
     fprintf(stderr, "usage: gpubp-bench --dir D --mib-per-step N --steps S --blocks B "
                     "--mem host|gpu [--vars V] [--repeat R] [--params P] [--cold] [--baseline] "
-                    "[--keep]\n");
+                    "[--sub] [--keep]\n");
     return 2;
 }
 
@@ -642,7 +645,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--meta")) return gpubp_bench_meta(argc, argv);
         if (!strcmp(argv[i], "--compress")) return gpubp_bench_compress(argc, argv);
     }
-    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL, 1, 0};
+    opts o = {NULL, 256, 8, 4, 0, 0, 0, 0, 3, NULL, 1, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--dir") && v) o.dir = argv[++i];
@@ -659,6 +662,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--baseline")) o.baseline = 1;
         else if (!strcmp(a, "--cold")) o.cold = 1;
         else if (!strcmp(a, "--keep")) o.keep = 1;
+        else if (!strcmp(a, "--sub")) o.sub = 1;
         else return usage();
     }
     if (!o.dir || o.mib == 0 || o.steps == 0 || o.blocks == 0 || o.repeat < 1 ||
@@ -787,7 +791,7 @@ int main(int argc, char **argv)
             qwf[k] = rf[k] > 0 ? wr[k] / rf[k] : 0;
             qrr[k] = rd[k] / rr[k];
         }
-        if (o.baseline) {
+        if (o.baseline || o.sub) {
             if (do_read(&r, 1, &secs)) return 1;
             sub[k] = total / 2 / secs / 1e9;
         }
@@ -846,6 +850,7 @@ int main(int argc, char **argv)
                    (double)(hwm - rss0) / 1024.0);
         }
     }
+    if (o.sub && !o.baseline) printf("gpubp: sub_read_GBps=%.2f\n", median(sub, o.repeat));
     printf("write_GBps=%.2f read_GBps=%.2f\n", wmed, rmed);
 
     if (!o.keep) bench_remove_dataset(r.path);

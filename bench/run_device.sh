@@ -24,6 +24,12 @@
 # workload of 1, 4 and 16 blocks through ADIOS2 BP4 and BP5 (write, read, strided half-box read).
 # Ends with the table of ratios against the issue's targets (bench/issue23_summary.py).
 # ROWS23="1 5 9" runs only the rows of those numbers (the list is printed first).
+# MODE=sparse: strided reads run by run against span reads (sparse.log): gpubp-sparse-pread on a
+# 2 GiB warm file at 1, 2, 4, 8, 16 threads and the core count (half rows of 8 KiB; 16 KiB rows of
+# 8 KiB runs; 2 KiB and 3 KiB gaps), then gpubp-bench's strided half-box read (sub_read_GBps) of
+# 1 and 16 blocks into device memory, three interleaved rounds of this tree and, when
+# .carry/base.tar exists (git archive of the tree before the change, with this tree's bench/ laid
+# over it: gpubp-bench --sub), of that tree built beside it.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -88,6 +94,37 @@ if [ "$MODE" = sweep ]; then
     done
   } > "$OUT/sweep.log" 2>&1
   grep -E "===|GBps|ratios|gpubp-mem" "$OUT/sweep.log"
+  exit 0
+fi
+
+if [ "$MODE" = sparse ]; then
+  build gpubp-bench gpubp-sparse-pread
+  BASE=""
+  if [ -f "$CARRY/base.tar" ]; then
+    rm -rf /tmp/gpubp-base && mkdir -p /tmp/gpubp-base && tar -xf "$CARRY/base.tar" -C /tmp/gpubp-base
+    [ -e /tmp/gpubp-base/tests/golden ] || ln -s "$SRC/tests/golden" /tmp/gpubp-base/tests/golden
+    { cmake -S /tmp/gpubp-base -B /tmp/gpubp-base/b -DGPUBP_USE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build /tmp/gpubp-base/b -j "$NJ" --target gpubp-bench; } \
+      >> "$OUT/build.log" 2>&1 && BASE=/tmp/gpubp-base/b/bench/gpubp-bench
+  fi
+  SP=$B/bench/gpubp-sparse-pread
+  {
+    for t in 1 2 4 8 16 "$NJ"; do
+      for rr in "8192 4096" "16384 8192" "8192 6144" "12288 9216"; do
+        stamp "sparse_pread $rr threads $t"; timeout 120 "$SP" /tmp/gpubp-sparse.dat 2048 $rr "$t" 3
+      done
+    done
+    rm -f /tmp/gpubp-sparse.dat
+    for round in 1 2 3; do
+      for b in 1 16; do
+        G="--dir /tmp/gpubp-bench --mib-per-step 512 --steps 4 --mem gpu --repeat 3 --blocks $b --sub"
+        stamp "round $round, $b block(s): this tree"; timeout 120 "$B/bench/gpubp-bench" $G
+        [ -n "$BASE" ] && { stamp "round $round, $b block(s): base"; timeout 120 "$BASE" $G; }
+      done
+    done
+    stamp done
+  } > "$OUT/sparse.log" 2>&1
+  grep -E "===|sparse_pread|sub_read|read_GBps" "$OUT/sparse.log"
   exit 0
 fi
 

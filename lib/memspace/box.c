@@ -46,16 +46,48 @@ int gbp_box_is_contiguous(const gbp_box *b)
     return 1;
 }
 
+/* The dimension the runs of a (and b) span from, and the elements of a run. */
+static size_t run_dim2(const gbp_box *a, const gbp_box *b, size_t *run)
+{
+    size_t ka = run_dim(a), kb = b ? run_dim(b) : ka;
+    size_t k = ka > kb ? ka : kb; /* runs must be contiguous in both arrays */
+    *run = 1;
+    for (size_t i = k; i < a->ndims; i++) *run *= a->count[i];
+    return k;
+}
+
+size_t gbp_box_run_bytes(const gbp_box *a, const gbp_box *b, size_t elsize)
+{
+    size_t run = 1;
+    if (a->ndims > 0) (void)run_dim2(a, b, &run);
+    return run * elsize;
+}
+
+size_t gbp_box_span(const gbp_box *a, size_t elsize)
+{
+    if (gbp_box_elements(a) == 0) return 0;
+    size_t first = 0, last = 0;
+    for (size_t i = 0; i < a->ndims; i++) {
+        first = first * a->dims[i] + a->start[i];
+        last = last * a->dims[i] + a->start[i] + a->count[i] - 1;
+    }
+    return (last - first + 1) * elsize;
+}
+
+int gbp_box_sparse_pays(size_t span, size_t bytes, size_t run)
+{
+    if (run == 0 || bytes == 0 || span <= bytes) return 0;
+    return (span - bytes) / GBP_SPARSE_GAP + 1 >= bytes / run; /* n runs: n - 1 gaps */
+}
+
 int gbp_box_foreach_run(const gbp_box *a, const gbp_box *b, size_t elsize, gbp_run_fn fn,
                         void *ctx)
 {
     size_t nd = a->ndims;
     if (gbp_box_elements(a) == 0) return 0;
     if (nd == 0) return fn(ctx, 0, 0, elsize);
-    size_t ka = run_dim(a), kb = b ? run_dim(b) : ka;
-    size_t k = ka > kb ? ka : kb; /* runs must be contiguous in both arrays */
-    size_t run = 1;
-    for (size_t i = k; i < nd; i++) run *= a->count[i];
+    size_t run;
+    size_t k = run_dim2(a, b, &run);
     size_t idx[GBP_MAX_DIMS] = {0};
     for (;;) {
         size_t oa = 0, ob = 0;

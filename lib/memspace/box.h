@@ -13,6 +13,20 @@ typedef int (*gbp_run_fn)(void *ctx, size_t a_off, size_t b_off, size_t bytes);
 int gbp_box_foreach_run(const gbp_box *a, const gbp_box *b, size_t elsize, gbp_run_fn fn,
                         void *ctx);
 
+/* The bytes of each run that gbp_box_foreach_run(a, b, ...) calls fn for (b may be NULL). */
+size_t gbp_box_run_bytes(const gbp_box *a, const gbp_box *b, size_t elsize);
+
+/* Bytes from the first to the last byte of box a in its array (0 for an empty box). */
+size_t gbp_box_span(const gbp_box *a, size_t elsize);
+
+/* Reading a strided box: one pread of its whole span (then dropping what lies between the
+ * runs), or one pread per run (only the runs' bytes leave the page cache, at the price of a
+ * call each). Measured on warm files (docs/performance.md, "Strided reads"): a call costs about
+ * what copying 2-4 KiB does, so the runs are read one by one where the bytes skipped between
+ * them are GBP_SPARSE_GAP or more per run on average. */
+#define GBP_SPARSE_GAP ((size_t)4096)
+int gbp_box_sparse_pays(size_t span, size_t bytes, size_t run);
+
 /* One 3-D strided piece of a box-to-box copy: byte offsets of its first byte in arrays a and b,
  * `width` contiguous bytes per row, `height` rows, `depth` slices, and the byte strides of rows
  * and slices in each array. */

@@ -118,6 +118,13 @@ static job take_job_locked(gbp_mem *m, int k)
     return j;
 }
 
+/* A run of a sparse host read: from the block at j->off into the user's array at j->dst. */
+static int sparse_run(void *vc, size_t a_off, size_t b_off, size_t bytes)
+{
+    const job *j = vc;
+    return gbp_pread_all(j->fd, (uint8_t *)j->dst + b_off, bytes, j->off + a_off, "data file");
+}
+
 static int run_job(gbp_mem *m, job *j)
 {
     if (j->kind == JOB_HOST_WRITE || j->kind == JOB_HOST_READ) {
@@ -127,6 +134,7 @@ static int run_job(gbp_mem *m, job *j)
                              j->kind == JOB_HOST_WRITE ? "write to" : "read of",
                              (unsigned long long)j->off, strerror(EIO));
         if (j->kind == JOB_HOST_WRITE) return gbp_pwrite_all(j->fd, j->src, j->len, j->off, "data file");
+        if (j->sparse) return gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, j);
         return gbp_pread_all(j->fd, j->dst, j->len, j->off, "data file");
     }
     if (gbp_memctx_job_failed(m, j)) return GPUBP_OK;

@@ -53,6 +53,73 @@ typedef struct h2d_ctx {
     uint8_t *dst;
 } h2d_ctx;
 
+/* Where a device read's bytes land in its slot, piece by piece: the file bytes (the whole span,
+ * or only the runs of a sparse read, packed) at slot offsets 0..len, each piece of m->piece
+ * bytes copied to the device as soon as it is complete when the read goes in pieces. */
+typedef struct rd_fill {
+    gbp_mem *m;
+    job *j;
+    slot *s;
+    int pieces, prev_np;
+    int waited;    /* pieces: regions of the slot whose older copies are known complete */
+    size_t filled; /* bytes in the slot so far */
+    uint8_t *dst;  /* pieces: the destination of slot byte 0 (contiguous) */
+    int queued;    /* a copy was queued */
+} rd_fill;
+
+/* Before bytes land in piece region i of the slot: the older copies out of it are complete. */
+static int rd_fill_wait(rd_fill *f, int i)
+{
+    for (; f->waited <= i; f->waited++) {
+        size_t o = (size_t)f->waited * f->m->piece;
+        size_t n = f->j->len - o < f->m->piece ? f->j->len - o : f->m->piece;
+        /* after pev[prev_np - 1], every older copy out of the slot has completed */
+        if (f->waited < f->prev_np) GBP_FORWARD_IF_ERROR(f->m->ops->event_wait(f->m->dctx,
+                                                                               f->s->pev[f->waited]));
+        GBP_FORWARD_IF_ERROR(gbp_memctx_slot_idle(f->m, f->s->buf + o, n, 1));
+    }
+    return GPUBP_OK;
+}
+
+/* Reads n file bytes at offset `off` into the slot at f->filled; in pieces, each piece completed
+ * is copied to the device with its event. */
+static int rd_fill_put(rd_fill *f, uint64_t off, size_t n)
+{
+    gbp_mem *m = f->m;
+    while (n > 0) {
+        size_t o = f->filled, k = n;
+        if (f->pieces) {
+            int i = (int)(o / m->piece);
+            GBP_FORWARD_IF_ERROR(rd_fill_wait(f, i));
+            size_t end = ((size_t)i + 1) * m->piece;
+            if (k > end - o) k = end - o;
+        }
+        GBP_FORWARD_IF_ERROR(gbp_pread_all(f->j->fd, f->s->buf + o, k, off, "data file"));
+        f->filled += k;
+        off += k;
+        n -= k;
+        if (f->pieces && (f->filled % m->piece == 0 || f->filled == f->j->len)) {
+            int i = (int)((f->filled - 1) / m->piece);
+            size_t po = (size_t)i * m->piece;
+            gbp_copy3d c = {f->s->buf + po, f->dst + po, f->filled - po, 1, 1, 0, 0, 0, 0,
+                            GBP_COPY_H2D};
+            f->queued = 1;
+            GBP_FORWARD_IF_ERROR(m->ops->copy_async(m->dctx, &c));
+            GBP_FORWARD_IF_ERROR(m->ops->event_record(m->dctx, f->s->pev[i]));
+            f->s->read_np = i + 1; /* a copy without its event: the next read waits for ev */
+        }
+    }
+    return GPUBP_OK;
+}
+
+/* A run of a sparse read: its bytes follow the previous run's in the slot. */
+static int rd_fill_run(void *vc, size_t a_off, size_t b_off, size_t bytes)
+{
+    rd_fill *f = vc;
+    (void)b_off; /* == f->filled: the runs are packed in order */
+    return rd_fill_put(f, f->j->off + (a_off - f->j->span_off), bytes);
+}
+
 static int h2d_piece(void *vc, const gbp_piece *p)
 {
     h2d_ctx *c = vc;
@@ -61,14 +128,37 @@ static int h2d_piece(void *vc, const gbp_piece *p)
     return c->m->ops->copy_async(c->m->dctx, &k);
 }
 
-/* A device read: the chunk's file span pread into the slot (or produced by j->fill) and copied
- * to the device. The slot may still feed the host-to-device copies of the read before it
- * (j->wait_ev): they are waited for before their bytes are overwritten, piece by piece when
- * both reads go in pieces, so that a reused slot does not wait for the last copy of the read
- * before. A contiguous run on both sides goes in pieces, each copied as soon as it is in the
- * slot, so that the copies of a step's last chunks do not queue behind its last reads. The
- * slot's event is recorded after the copies queued, also on a failure: it always covers every
- * copy out of the slot. */
+/* The whole span of a device read without pieces: read by O_DIRECT where asked (any trouble:
+ * through the page cache) or by one pread, at byte `shift` of the slot. */
+static int rd_span(gbp_mem *m, job *j, slot *s, size_t shift)
+{
+    if (m->params.direct_io) {
+        pthread_mutex_lock(&m->lock);
+        int dfd = direct_fd_locked(m, j->fd, 1);
+        pthread_mutex_unlock(&m->lock);
+        if (dfd >= 0) {
+            uint64_t a = j->off - shift;
+            size_t n = (shift + j->len + GBP_DIRECT_ALIGN - 1) & ~(GBP_DIRECT_ALIGN - 1);
+            size_t got = 0;
+            int r = gbp_pread_some(dfd, s->buf, n, a, &got, "data file (O_DIRECT)");
+            gbp_error_clear(); /* on any trouble, read it again through the page cache */
+            if (r == GPUBP_OK && got >= shift + j->len) return GPUBP_OK;
+        }
+    }
+    return gbp_pread_all(j->fd, s->buf + shift, j->len, j->off, "data file");
+}
+
+/* A device read: the chunk's file bytes pread into the slot (or produced by j->fill) and copied
+ * to the device. Without j->sparse the slot holds the chunk's whole span (the bytes between its
+ * runs too, dropped by the strided copy); with it, only its runs, packed (j->len bytes, one pread
+ * each: mem_read.c decides, gbp_box_sparse_pays). The slot may still feed the host-to-device
+ * copies of the read before it (j->wait_ev): they are waited for before their bytes are
+ * overwritten, piece by piece when both reads go in pieces, so that a reused slot does not wait
+ * for the last copy of the read before. A read whose bytes in the slot go to one contiguous
+ * range of the device goes in pieces, each copied as soon as it is in the slot, so that the
+ * copies of a step's last chunks do not queue behind its last reads. The slot's event is
+ * recorded after the copies queued, also on a failure: it always covers every copy out of the
+ * slot. */
 int gbp_jobs_read_dev(gbp_mem *m, job *j)
 {
     slot *s = &m->slots[j->slot];
@@ -78,61 +168,42 @@ int gbp_jobs_read_dev(gbp_mem *m, job *j)
     if (gbp_sim_io_fail_now())
         return gbp_error(GPUBP_ERR_IO, EIO, "read of data file at offset %llu failed: %s "
                          "(injected)", (unsigned long long)j->off, strerror(EIO));
+    /* the slot's bytes as a box: the span (of the block's array) or the runs packed */
+    gbp_box src = j->fa;
+    size_t src_off = j->span_off;
+    if (j->sparse) {
+        gbp_box_dense(&src, j->fa.ndims, j->fa.count);
+        src_off = 0;
+    }
     gbp_one_piece op = {0, {0}};
     int pieces = !j->fill && !m->params.direct_io && j->len > m->piece && m->npev > 1 &&
-                 gbp_box_walk3d(&j->fa, &j->da, j->elsize, gbp_memctx_one_piece_fn, &op) ==
+                 gbp_box_walk3d(&src, &j->da, j->elsize, gbp_memctx_one_piece_fn, &op) ==
                      GPUBP_OK &&
                  op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len;
     gbp_error_clear();
-    int rc = GPUBP_OK, queued = 0;
+    rd_fill f = {m, j, s, pieces, prev_np, 0, 0, (uint8_t *)j->dst + op.p.b_off, 0};
+    int rc = GPUBP_OK;
     if (pieces) {
         if (j->wait_ev && prev_np == 0) rc = m->ops->event_wait(m->dctx, s->ev);
-        int i = 0;
-        for (size_t o = 0; rc == GPUBP_OK && o < j->len; o += m->piece, i++) {
-            size_t n = j->len - o < m->piece ? j->len - o : m->piece;
-            /* after pev[prev_np - 1], every older copy out of the slot has completed */
-            if (i < prev_np) rc = m->ops->event_wait(m->dctx, s->pev[i]);
-            if (rc == GPUBP_OK) rc = gbp_memctx_slot_idle(m, s->buf + o, n, 1);
-            if (rc == GPUBP_OK) rc = gbp_pread_all(j->fd, s->buf + o, n, j->off + o, "data file");
-            gbp_copy3d k = {s->buf + o, (uint8_t *)j->dst + op.p.b_off + o, n, 1, 1, 0, 0, 0, 0,
-                            GBP_COPY_H2D};
-            if (rc == GPUBP_OK) {
-                queued = 1;
-                rc = m->ops->copy_async(m->dctx, &k);
-            }
-            if (rc == GPUBP_OK) rc = m->ops->event_record(m->dctx, s->pev[i]);
-            /* a copy without its piece's event: the next read waits for ev (recorded below) */
-            s->read_np = rc == GPUBP_OK ? i + 1 : 0;
-        }
+        if (rc == GPUBP_OK)
+            rc = j->sparse ? gbp_box_foreach_run(&j->fa, NULL, j->elsize, rd_fill_run, &f)
+                           : rd_fill_put(&f, j->off, j->len);
     } else {
-        int done = 0;
         if (j->wait_ev) rc = m->ops->event_wait(m->dctx, s->ev);
         if (rc == GPUBP_OK) rc = gbp_memctx_slot_idle(m, s->buf, m->slot_alloc, 1);
-        if (rc == GPUBP_OK && j->fill) {
-            rc = j->fill(j->fill_ctx, s->buf, j->span_off, j->len);
-            done = 1;
-        } else if (rc == GPUBP_OK && m->params.direct_io) {
-            pthread_mutex_lock(&m->lock);
-            int dfd = direct_fd_locked(m, j->fd, 1);
-            pthread_mutex_unlock(&m->lock);
-            if (dfd >= 0) {
-                uint64_t a = j->off - shift;
-                size_t n = (shift + j->len + GBP_DIRECT_ALIGN - 1) & ~(GBP_DIRECT_ALIGN - 1);
-                size_t got = 0;
-                int r = gbp_pread_some(dfd, s->buf, n, a, &got, "data file (O_DIRECT)");
-                if (r == GPUBP_OK && got >= shift + j->len) done = 1;
-                gbp_error_clear(); /* on any trouble, read it again through the page cache */
-            }
-        }
-        if (rc == GPUBP_OK && !done)
-            rc = gbp_pread_all(j->fd, s->buf + shift, j->len, j->off, "data file");
-        h2d_ctx c = {m, s->buf + shift, j->span_off, j->dst};
         if (rc == GPUBP_OK) {
-            queued = 1;
-            rc = gbp_box_walk3d(&j->fa, &j->da, j->elsize, h2d_piece, &c);
+            if (j->fill) rc = j->fill(j->fill_ctx, s->buf, j->span_off, j->len);
+            else if (j->sparse) rc = gbp_box_foreach_run(&j->fa, NULL, j->elsize, rd_fill_run, &f);
+            else rc = rd_span(m, j, s, shift);
+        }
+        h2d_ctx c = {m, s->buf + shift, src_off, j->dst};
+        if (rc == GPUBP_OK) {
+            f.queued = 1;
+            rc = gbp_box_walk3d(&src, &j->da, j->elsize, h2d_piece, &c);
         }
     }
-    if (!queued) return rc;
+    if (!f.queued) return rc;
+    if (rc != GPUBP_OK && pieces) s->read_np = 0; /* a piece may lack its event: ev covers all */
     gbp_saved_error e;
     gbp_error_save(&e, rc, sizeof m->err_msg);
     int rc2 = m->ops->event_record(m->dctx, s->ev);

@@ -77,6 +77,8 @@ typedef struct job {
     /* reads: the chunk as a box of the file block and of the destination, and the destination */
     gbp_box fa, da;
     size_t span_off; /* byte offset in the block of the span's first byte */
+    int sparse;      /* reads: only the runs of fa are read (len: their bytes; device reads:
+                      * packed in the slot), not its whole span (gbp_box_sparse_pays) */
     size_t elsize;
     void *dst;
     const void *src; /* host jobs: the user's bytes (write) */

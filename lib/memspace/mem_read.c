@@ -1,6 +1,7 @@
 /* Reads, cut into jobs: device reads into chunks queued for the I/O threads (jobs.c reads and
- * copies them); large host runs into pieces the I/O threads pread in place; strided host boxes
- * through the bounce buffer. Also the synchronous small copies (scatter, copy out). */
+ * copies them; only the runs of a strided box whose runs lie far apart); large host runs into
+ * pieces the I/O threads pread in place; strided host boxes run by run into place (far apart,
+ * by the I/O threads when large) or through the bounce buffer. Also the synchronous small copies (scatter, copy out). */
 #include "memspace/mem_read.h"
 
 #include <string.h>
@@ -23,6 +24,13 @@ static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
 }
 
 /* ---- reads ----------------------------------------------------------------------------------- */
+/* Whether the runs of box a (contiguous in b too, when given) are better read one by one. */
+static int sparse_pays(const gbp_box *a, const gbp_box *b, size_t elsize)
+{
+    return gbp_box_sparse_pays(gbp_box_span(a, elsize), gbp_box_elements(a) * elsize,
+                               gbp_box_run_bytes(a, b, elsize));
+}
+
 static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gbp_box *fbox,
                        void *dst, const gbp_box *dbox, gbp_fill_fn fill, void *fill_ctx)
 {
@@ -32,8 +40,11 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
     /* direct I/O reads whole pages around the span: keep room for the alignment on both ends */
     size_t limit = m->slot_bytes;
     if (limit < elsize) limit = elsize;
+    /* runs far apart are read one by one, packed in the slot: chunks of at most a slot's bytes
+     * (whatever their span); otherwise each chunk's span is read whole */
+    int sparse = !fill && !m->params.direct_io && sparse_pays(fbox, NULL, elsize);
     gbp_chunker ch;
-    gbp_chunker_init(&ch, fbox, elsize, limit, 1);
+    gbp_chunker_init(&ch, fbox, elsize, limit, !sparse);
     gbp_chunk c;
     while (gbp_chunker_next(&ch, &c)) {
         if (gbp_memctx_has_error(m)) return GPUBP_OK;
@@ -46,6 +57,10 @@ static int device_read(gbp_mem *m, int fd, uint64_t off, size_t elsize, const gb
         j.fd = fd;
         j.off = off + c.span_off;
         j.len = c.span;
+        if (sparse && c.bytes < c.span) {
+            j.sparse = 1;
+            j.len = c.bytes;
+        }
         j.fa = c.a;
         gbp_box_sub(&j.da, dbox, c.rel, c.count);
         j.span_off = c.span_off;
@@ -93,30 +108,48 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
         if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
         return device_read(m, fd, off, elsize, fbox, dst, dbox, NULL, NULL);
     }
-    if (!gbp_box_is_contiguous(fbox) && gbp_box_elements(fbox) > 0) {
-        /* a strided sub-box: read spans of the file into the bounce buffer and scatter the runs,
-         * rather than one pread per (short) run, where the span is not mostly waste */
-        GBP_FORWARD_IF_ERROR(gbp_memctx_need_bounce(m));
+    read_ctx c = {m, fd, off, dst};
+    if (gbp_box_is_contiguous(fbox) || gbp_box_elements(fbox) == 0)
+        return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
+    /* a strided sub-box whose runs are far apart: one pread per run, straight into place; by
+     * the I/O threads when it is large */
+    if (sparse_pays(fbox, dbox, elsize)) {
+        if (gbp_box_elements(fbox) * elsize < GBP_HOST_ASYNC_MIN)
+            return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
+        GBP_FORWARD_IF_ERROR(gbp_ioq_open(m));
         gbp_chunker ch;
-        gbp_chunker_init(&ch, fbox, elsize, GBP_BOUNCE_BYTES, 1);
+        gbp_chunker_init(&ch, fbox, elsize, GBP_HOST_CHUNK, 0);
         gbp_chunk k;
         while (gbp_chunker_next(&ch, &k)) {
-            gbp_box da;
-            gbp_box_sub(&da, dbox, k.rel, k.count);
-            if (k.span <= GBP_READ_SPAN_WASTE * k.bytes) {
-                GBP_FORWARD_IF_ERROR(gbp_pread_all(fd, m->bounce, k.span, off + k.span_off,
-                                                   "data file"));
-                scatter_ctx sc = {m->bounce, dst, k.span_off};
-                GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, scatter_run, &sc));
-            } else {
-                read_ctx c = {m, fd, off, dst};
-                GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, read_run, &c));
-            }
+            if (gbp_memctx_has_error(m)) return GPUBP_OK;
+            job j;
+            memset(&j, 0, sizeof j);
+            j.kind = JOB_HOST_READ;
+            j.sparse = 1;
+            j.fd = fd;
+            j.off = off;
+            j.len = k.bytes;
+            j.fa = k.a;
+            gbp_box_sub(&j.da, dbox, k.rel, k.count);
+            j.elsize = elsize;
+            j.dst = dst;
+            gbp_ioq_submit(m, &j);
         }
         return GPUBP_OK;
     }
-    read_ctx c = {m, fd, off, dst};
-    return gbp_box_foreach_run(fbox, dbox, elsize, read_run, &c);
+    /* runs close together: spans of the file read into the bounce buffer, the runs scattered */
+    GBP_FORWARD_IF_ERROR(gbp_memctx_need_bounce(m));
+    gbp_chunker ch;
+    gbp_chunker_init(&ch, fbox, elsize, GBP_BOUNCE_BYTES, 1);
+    gbp_chunk k;
+    while (gbp_chunker_next(&ch, &k)) {
+        gbp_box da;
+        gbp_box_sub(&da, dbox, k.rel, k.count);
+        GBP_FORWARD_IF_ERROR(gbp_pread_all(fd, m->bounce, k.span, off + k.span_off, "data file"));
+        scatter_ctx sc = {m->bounce, dst, k.span_off};
+        GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, scatter_run, &sc));
+    }
+    return GPUBP_OK;
 }
 
 int gbp_mem_read_fill(gbp_mem *m, gbp_fill_fn fill, void *ctx, size_t elsize, const gbp_box *fbox,

@@ -1,0 +1,141 @@
+/* gpubp-sparse-pread: the raw measurement behind the strided-read rule (lib/memspace/box.c
+ * gbp_box_sparse_pays, docs/performance.md "Strided reads: run by run"). A warm file of rows of
+ * ROW bytes, of which the first RUN bytes of every row are wanted, read by T threads (each its
+ * share of the rows) three ways:
+ *   span   one pread of 16 MiB spans, the gaps read too (what the device path did: the copy
+ *          engine drops them);
+ *   pack   the same spans, then the runs packed on the CPU (the host bounce-buffer path);
+ *   runs   one pread per run, straight into a packed buffer.
+ * Prints, per mode, the median over the repetitions of the bytes wanted per second:
+ *   sparse_pread row=ROW run=RUN threads=T mode=span|pack|runs GBps=<x>
+ * Usage: gpubp-sparse-pread FILE [MiB=512] [row=8192] [run=4096] [threads=1] [repeat=3]
+ * FILE is created (or extended) to MiB and read once before the clock starts. Not a test. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench/bench_util.h"
+
+#define SPAN ((size_t)16 << 20)
+#define MAX_THREADS 64
+
+typedef struct sp_arg {
+    int fd, mode;
+    size_t lo, hi, row, run; /* this thread's rows [lo, hi) */
+    int failed;
+} sp_arg;
+
+static int read_full(int fd, char *p, size_t n, off_t off)
+{
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+        off += r;
+    }
+    return 0;
+}
+
+static void *sp_main(void *vp)
+{
+    sp_arg *a = vp;
+    char *buf = malloc(SPAN), *out = malloc(SPAN);
+    if (!buf || !out) {
+        a->failed = 1;
+        free(buf);
+        free(out);
+        return NULL;
+    }
+    size_t rows_per_span = SPAN / a->row, p = 0;
+    for (size_t r = a->lo; r < a->hi && !a->failed;) {
+        if (a->mode == 2) { /* one pread per run */
+            if (p + a->run > SPAN) p = 0;
+            a->failed = read_full(a->fd, out + p, a->run, (off_t)(r * a->row)) != 0;
+            p += a->run;
+            r++;
+            continue;
+        }
+        size_t n = a->hi - r < rows_per_span ? a->hi - r : rows_per_span;
+        a->failed = read_full(a->fd, buf, n * a->row, (off_t)(r * a->row)) != 0;
+        if (a->mode == 1)
+            for (size_t k = 0; k < n; k++) memcpy(out + k * a->run, buf + k * a->row, a->run);
+        r += n;
+    }
+    free(buf);
+    free(out);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s FILE [MiB=512] [row=8192] [run=4096] [threads=1] [repeat=3]\n",
+                argv[0]);
+        return 2;
+    }
+    size_t mib = argc > 2 ? strtoul(argv[2], NULL, 10) : 512;
+    size_t row = argc > 3 ? strtoul(argv[3], NULL, 10) : 8192;
+    size_t run = argc > 4 ? strtoul(argv[4], NULL, 10) : 4096;
+    int threads = argc > 5 ? atoi(argv[5]) : 1, repeat = argc > 6 ? atoi(argv[6]) : 3;
+    if (row == 0 || run == 0 || run > row || row > SPAN || threads < 1 || threads > MAX_THREADS ||
+        repeat < 1 || repeat > 100 || mib == 0) {
+        fprintf(stderr, "gpubp-sparse-pread: bad arguments (0 < run <= row <= 16 MiB, 1-%d "
+                        "threads, 1-100 repeats)\n", MAX_THREADS);
+        return 2;
+    }
+    size_t rows = (mib << 20) / row, bytes = rows * row;
+    int fd = open(argv[1], O_RDWR | O_CREAT, 0644);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "gpubp-sparse-pread: %s: %s\n", argv[1], strerror(errno));
+        return 1;
+    }
+    char *fill = malloc(SPAN);
+    if (!fill) return 1;
+    memset(fill, 0x3c, SPAN);
+    for (size_t o = (size_t)st.st_size; o < bytes; o += SPAN) {
+        size_t n = bytes - o < SPAN ? bytes - o : SPAN;
+        if (pwrite(fd, fill, n, (off_t)o) != (ssize_t)n) {
+            fprintf(stderr, "gpubp-sparse-pread: write %s: %s\n", argv[1], strerror(errno));
+            return 1;
+        }
+    }
+    for (size_t o = 0; o < bytes; o += SPAN) /* warm */
+        if (read_full(fd, fill, bytes - o < SPAN ? bytes - o : SPAN, (off_t)o) != 0) return 1;
+    free(fill);
+    static const char *names[] = {"span", "pack", "runs"};
+    double v[3][100];
+    for (int k = 0; k < repeat; k++)
+        for (int mode = 0; mode < 3; mode++) {
+            sp_arg a[MAX_THREADS];
+            pthread_t t[MAX_THREADS];
+            double t0 = bench_now();
+            for (int i = 0; i < threads; i++) {
+                a[i] = (sp_arg){fd, mode, rows * (size_t)i / (size_t)threads,
+                                rows * ((size_t)i + 1) / (size_t)threads, row, run, 0};
+                if (pthread_create(&t[i], NULL, sp_main, &a[i]) != 0) return 1;
+            }
+            int failed = 0;
+            for (int i = 0; i < threads; i++) {
+                pthread_join(t[i], NULL);
+                failed |= a[i].failed;
+            }
+            if (failed) {
+                fprintf(stderr, "gpubp-sparse-pread: a read failed\n");
+                return 1;
+            }
+            v[mode][k] = (double)(rows * run) / (bench_now() - t0) / 1e9;
+        }
+    for (int mode = 0; mode < 3; mode++)
+        printf("sparse_pread row=%zu run=%zu threads=%d mode=%s GBps=%.2f\n", row, run, threads,
+               names[mode], bench_median(v[mode], (size_t)repeat));
+    close(fd);
+    return 0;
+}
