@@ -175,6 +175,41 @@ static uint64_t zsplit_min(void)
     return gbp_zdev_env_mib("GPUBP_ZDEV_SPLIT_MIB", (size_t)GBP_ZSPLIT_MIN);
 }
 
+/* Tapered compressed sub-blocks (a tuning knob, off by default): with GPUBP_ZDEV_TAPER=P (1-99)
+ * each sub-block of a split compressed device put is P % of the one before, the last one
+ * GPUBP_ZDEV_TAPER_MIB (16) MiB at least. The device codes the sub-blocks in order and each is
+ * written into its file (one file: ~4.8 GB/s on the H200) once coded, so a step ends with the
+ * write of its last sub-blocks after the device has coded everything: with equal sub-blocks that
+ * tail is a whole sub-block's write (10 ms of a 256 MiB step's ~33 ms for lz4). Sub-blocks that
+ * shrink as q = P/100 = 1 - code/(code + write) (time per input byte; ~70 for lz4, ~60 for zstd
+ * on the H200) end their writes together. Returns q, or 1 (equal sub-blocks). */
+static double ztaper(void)
+{
+    const char *e = getenv("GPUBP_ZDEV_TAPER");
+    long p = e ? strtol(e, NULL, 10) : 0;
+    return p >= 1 && p <= 99 ? (double)p / 100.0 : 1.0;
+}
+
+/* Whether block wb is a compressed put from device memory (the GPU codec path's input: one
+ * contiguous run), whose sub-blocks follow the compressed rules. */
+static int zsplit_block(const gbp_wblock *wb)
+{
+    return wb->var->op && wb->space == GPUBP_MEM_GPU && gbp_box_is_contiguous(&wb->box);
+}
+
+/* Tapered: the most sub-blocks, at most n, whose last is `floor` bytes or more (0: none). */
+static size_t taper_count(uint64_t bytes, double q, uint64_t floor, uint64_t n)
+{
+    size_t best = 0;
+    double qk = 1.0; /* q^(k-1) */
+    for (uint64_t k = 1; k <= n; k++) {
+        double sum = (1.0 - qk * q) / (1.0 - q); /* 1 + q + ... + q^(k-1) */
+        if ((double)bytes * qk / sum >= (double)floor) best = (size_t)k;
+        qk *= q;
+    }
+    return best;
+}
+
 /* split_mib: how many sub-blocks a block becomes when performed (1: it stays whole). A serial
  * writer cuts an uncompressed global-array block of the threshold or more (split_mib; auto: one
  * staging chunk, chunk_mib) along its first (slowest) file dimension into sub-blocks of
@@ -196,10 +231,17 @@ static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
         return 1;
     uint64_t piece = limit / 2 < GBP_STRIPE_MIN ? limit / 2 : GBP_STRIPE_MIN;
     if (v->op) {
-        if (wb->space != GPUBP_MEM_GPU || !gbp_box_is_contiguous(&wb->box)) return 1;
+        if (!zsplit_block(wb)) return 1;
         piece = zsplit_min();
     }
     uint64_t n = n0, rows = GBP_COUNT(&wb->meta)[0];
+    double q = v->op ? ztaper() : 1.0;
+    if (q < 1.0) { /* tapered: as many as leave the last one the floor's size, and a row */
+        uint64_t floor = gbp_zdev_env_mib("GPUBP_ZDEV_TAPER_MIB", (size_t)16 << 20);
+        if (rows && floor < bytes / rows) floor = bytes / rows; /* so split_row's rows differ */
+        n = taper_count(bytes, q, floor, n > rows ? rows : n);
+        return n > 1 ? (size_t)n : 1;
+    }
     if (n > bytes / piece) n = bytes / piece;
     if (n > rows) n = rows;
     if (n > GBP_SPLIT_COUNT(UINT32_MAX)) n = GBP_SPLIT_COUNT(UINT32_MAX);
@@ -233,17 +275,35 @@ static size_t split_target(const gpubp_file *f)
     return nlarge ? S / gcd(nlarge, S) : 1;
 }
 
-/* Cuts the block at wb (room for n blocks there) into n sub-blocks of near-equal rows of its first
- * file dimension: each a block of its own (count, start, its part of the user's buffer box, its
- * own min/max once written), marked j of n (gbp_block.split). */
+/* The first row of sub-block j of n (j = n: rows): near-equal rows, or (q < 1) rows shrinking
+ * by q from one sub-block to the next, each at least one row. */
+static uint64_t split_row(uint64_t rows, size_t j, size_t n, double q)
+{
+    if (q >= 1.0 || j == 0 || j >= n) return j >= n ? rows : rows * j / n;
+    double qj = 1.0, qn = 1.0;
+    for (size_t k = 0; k < n; k++) {
+        if (k < j) qj *= q;
+        qn *= q;
+    }
+    uint64_t lo = (uint64_t)((double)rows * (1.0 - qj) / (1.0 - qn) + 0.5);
+    /* each sub-block is a row or more (split_count's floor), so the rounded rows increase */
+    if (lo < j) lo = j;
+    if (lo > rows - (n - j)) lo = rows - (n - j);
+    return lo;
+}
+
+/* Cuts the block at wb (room for n blocks there) into n sub-blocks of its first file dimension's
+ * rows (split_row): each a block of its own (count, start, its part of the user's buffer box,
+ * its own min/max once written), marked j of n (gbp_block.split). */
 static void split_block(gbp_wblock *wb, size_t n)
 {
     const gbp_wblock whole = *wb;
     uint64_t rows = GBP_COUNT(&whole.meta)[0];
     uint64_t row_bytes = rows ? whole.payload_len / rows : 0;
+    double q = whole.var->op && zsplit_block(&whole) ? ztaper() : 1.0;
     for (size_t j = 0; j < n; j++) {
         gbp_wblock *sb = &wb[j];
-        uint64_t lo = rows * j / n, hi = rows * (j + 1) / n;
+        uint64_t lo = split_row(rows, j, n, q), hi = split_row(rows, j + 1, n, q);
         *sb = whole;
         sb->meta.dims = sb->dimstore;
         GBP_COUNT(&sb->meta)[0] = hi - lo;

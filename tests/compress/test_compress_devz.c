@@ -408,6 +408,72 @@ static void split_device_blocks(void **state)
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
+/* GPUBP_ZDEV_TAPER=P: the sub-blocks of a split compressed device put shrink to P % of the one
+ * before, the last GPUBP_ZDEV_TAPER_MIB at least: 6 MiB of floats over up to 8 subfiles, q = 0.7
+ * and a 1 MiB floor make as many sub-blocks as leave the last one 1 MiB or more (3: 2.74, 1.92,
+ * 1.34 MiB; 4 would leave 0.81 MiB last), each 70 % of the one before to the row (unset, the
+ * put stays whole: 64 MiB sub-blocks at least); the stored blocks cover the put in order; the CPU path cuts the same
+ * blocks (files equal byte for byte), and the values read back into host and device memory. */
+static void tapered_device_blocks(void **state)
+{
+    (void)state;
+    if (!have_codec("lz4")) skip();
+    setenv("GPUBP_ZDEV_TAPER", "70", 1);
+    setenv("GPUBP_ZDEV_TAPER_MIB", "1", 1);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)6 << 20) + 4 * 9;
+    uint8_t *host = two_steps(t, n, 11);
+    const char *extra = ",split_mib=2,subfiles=8";
+    char on[200], off[200];
+    snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s", extra);
+    snprintf(off, sizeof off, "device=simulated,compress_device=off%s", extra);
+    char pa[1024], pb[1024];
+    snprintf(pa, sizeof pa, "%s", ts_path("devz_taper_on.bp"));
+    snprintf(pb, sizeof pb, "%s", ts_path("devz_taper_off.bp"));
+    write_one(pa, on, "lz4", "shuffle=byte", t, host, n);
+    write_one(pb, off, "lz4", "shuffle=byte", t, host, n);
+    /* the sub-blocks: the most whose last holds 1 MiB or more, each 70 % of the one before */
+    size_t rows = n / t->es, expect = 0;
+    for (size_t k = 1; k <= 8; k++) {
+        double sum = 0, qk = 1;
+        for (size_t i = 0; i < k; i++, qk *= 0.7) sum += qk;
+        if ((double)n * qk / 0.7 / sum >= (double)(1 << 20)) expect = k;
+    }
+    assert_true(expect >= 3);
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, pa, GPUBP_MODE_READ_RANDOM_ACCESS, "block_view=stored"));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, r, "x"));
+    size_t nb = 0, prev = rows + 1, total = 0;
+    TS_OK(gpubp_variable_blocks(v, 0, &nb));
+    assert_int_equal(nb, expect);
+    for (size_t b = 0; b < nb; b++) {
+        size_t start = 0, count = 0;
+        TS_OK(gpubp_variable_block_info(v, 0, b, &start, &count, NULL, NULL));
+        assert_int_equal(start, total);
+        assert_true(count < prev); /* each smaller than the one before */
+        if (b + 1 < nb) /* 70 % of the one before, to the row */
+            assert_true(b == 0 || (count + 1 >= (size_t)(0.7 * (double)prev) &&
+                                   count <= (size_t)(0.7 * (double)prev) + 1));
+        assert_true(count * t->es >= ((size_t)1 << 20));
+        prev = count;
+        total += count;
+    }
+    assert_int_equal(total, rows);
+    TS_OK(gpubp_close(r));
+    char name[32];
+    for (size_t k = 0; k < expect; k++) {
+        snprintf(name, sizeof name, "data.%zu", k);
+        same_file(pa, pb, name, "lz4 tapered");
+    }
+    same_file(pa, pb, "md.0", "lz4 tapered");
+    read_back(pa, host, n, NULL, 0);
+    read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+    unsetenv("GPUBP_ZDEV_TAPER");
+    unsetenv("GPUBP_ZDEV_TAPER_MIB");
+    free(host);
+}
+
 /* compress_device=on where the device cannot compress: a clear NOT_SUPPORTED naming why. */
 static void on_fails_clearly(void **state)
 {
@@ -557,6 +623,7 @@ int main(void)
         cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
         cmocka_unit_test(split_failure),
+        cmocka_unit_test(tapered_device_blocks),
         cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
