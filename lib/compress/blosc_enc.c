@@ -318,16 +318,24 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
 {
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
     unit *r = &e->u[e->nu++];
-    memset(r, 0, sizeof *r);
+    /* every field before the stream arrays, one store each (a memset's start-up cost counts
+     * here: one thread cuts while the workers wait) */
     r->src = src;
     r->len = len;
     r->chunk = chunk;
     r->block = block;
     r->in_off = in_off;
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
-    r->nst = nst;
-    atomic_init(&r->claimed, 0);
     atomic_init(&r->ready, 0);
+    r->late = 0;
+    atomic_init(&r->claimed, 0);
+    r->store = STORE_NONE;
+    r->dst = NULL;
+    r->nst = nst;
+    r->sidx = 0;
+    r->scr = NULL;
+    r->raw_fbuf = 0;
+    if (!e->lazy_streams) gbp_blosc_unit_zero_streams(r);
     return GPUBP_OK;
 }
 
@@ -358,15 +366,23 @@ int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
         e->taken += left;
         return GPUBP_OK;
     }
+    /* the chunk of the last unit and what depends on it alone (a division or more each) */
+    size_t k = SIZE_MAX, c0 = 0, cn = 0, bsz = 1;
+    int split = 0, skips = 0;
     while (left > 0) {
-        size_t pos = e->taken - e->carry_len, k = pos / e->m, c0 = k * e->m;
-        size_t cn = chunk_bytes(e, k);
-        size_t bsz = gbp_blosc_enc_blocksize(e, cn);
+        size_t pos = e->taken - e->carry_len;
+        if (k == SIZE_MAX || pos < c0 || pos - c0 >= cn) {
+            k = pos / e->m;
+            c0 = k * e->m;
+            cn = chunk_bytes(e, k);
+            bsz = gbp_blosc_enc_blocksize(e, cn);
+            split = enc_split(e, cn);
+            skips = chunk_skips(e, k);
+        }
         size_t j = (pos - c0) / bsz, blen = c0 + cn - (c0 + j * bsz);
         if (blen > bsz) blen = bsz;
         /* split chunks: a whole block is cut into typesize streams, the leftover block not */
-        unsigned nst = blen == bsz && enc_split(e, cn)
-                           ? (unsigned)e->ts : 1;
+        unsigned nst = blen == bsz && split ? (unsigned)e->ts : 1;
         size_t need = blen - e->carry_len;
         GBP_RETURN_ERROR_IF(e->xmode && left < blen, GPUBP_ERR_INVALID_ARG,
                             "blosc: an outside codec's put of %zu bytes ends inside a block", len);
@@ -378,12 +394,12 @@ int gbp_blosc_enc_cut(gbp_blosc_enc *e, const void *in, size_t len)
             left -= t;
             e->taken += t;
             if (e->carry_len < blen) break; /* the rest comes with the next put */
-            GBP_FORWARD_IF_ERROR(add_unit(e, e->carry[e->cur], blen, k, j, pos, chunk_skips(e, k), nst));
+            GBP_FORWARD_IF_ERROR(add_unit(e, e->carry[e->cur], blen, k, j, pos, skips, nst));
             e->cur ^= 1;
             e->carry_len = 0;
             continue;
         }
-        GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, chunk_skips(e, k), nst));
+        GBP_FORWARD_IF_ERROR(add_unit(e, p, blen, k, j, pos, skips, nst));
         if (p) p += blen;
         left -= blen;
         e->taken += blen;
