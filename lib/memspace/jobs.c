@@ -74,8 +74,8 @@ static int rd_fill_wait(rd_fill *f, int i)
         size_t o = (size_t)f->waited * f->m->piece;
         size_t n = f->j->len - o < f->m->piece ? f->j->len - o : f->m->piece;
         /* after pev[prev_np - 1], every older copy out of the slot has completed */
-        if (f->waited < f->prev_np) GBP_FORWARD_IF_ERROR(f->m->ops->event_wait(f->m->dctx,
-                                                                               f->s->pev[f->waited]));
+        if (f->waited < f->prev_np)
+            GBP_FORWARD_IF_ERROR(f->m->ops->event_wait(f->m->dctx, f->s->pev[f->waited]));
         GBP_FORWARD_IF_ERROR(gbp_memctx_slot_idle(f->m, f->s->buf + o, n, 1));
     }
     return GPUBP_OK;

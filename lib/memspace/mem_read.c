@@ -1,7 +1,8 @@
 /* Reads, cut into jobs: device reads into chunks queued for the I/O threads (jobs.c reads and
  * copies them; only the runs of a strided box whose runs lie far apart); large host runs into
  * pieces the I/O threads pread in place; strided host boxes run by run into place (far apart,
- * by the I/O threads when large) or through the bounce buffer. Also the synchronous small copies (scatter, copy out). */
+ * by the I/O threads when large) or through the bounce buffer. Also the synchronous small
+ * copies (scatter, copy out). */
 #include "memspace/mem_read.h"
 
 #include <string.h>
