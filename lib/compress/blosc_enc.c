@@ -795,6 +795,17 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
     return GPUBP_OK;
 }
 
+/* A filtered batch's bytes per worker at least: 1 MiB, or GPUBP_BLOSC_WORKER_MIB (1-64; a tuning
+ * knob for the H200 runs: each batch ends in a join and starts with a wake of the pool, which
+ * cost more with 16 workers; 2 MiB makes 32 MiB of 16 KiB blocks one batch at 16 workers
+ * instead of two; the bytes do not change). */
+static size_t worker_bytes(void)
+{
+    const char *v = getenv("GPUBP_BLOSC_WORKER_MIB");
+    long mib = v ? strtol(v, NULL, 10) : 0;
+    return mib >= 1 && mib <= 64 ? (size_t)mib << 20 : (size_t)1 << 20;
+}
+
 /* The whole buffer's batches with w workers. A batch ends in a join, where workers wait for its
  * slowest block and the copies left: at least 8 blocks and 1 MiB (2 MiB unfiltered: see
  * BATCH_BYTES) per worker, so that this is a small part of a batch (16 workers, 256 KiB blocks,
@@ -805,7 +816,7 @@ static size_t batch_bytes(const gbp_blosc_enc *e, size_t w)
 {
     size_t piece = w > 1 && e->filter != FILTER_NONE ? BATCH_BYTES_FILTERED : BATCH_BYTES;
     if (w == 1) return piece;
-    size_t per = e->filter != FILTER_NONE ? (size_t)1 << 20 : (size_t)2 << 20;
+    size_t per = e->filter != FILTER_NONE ? worker_bytes() : (size_t)2 << 20;
     if (per < 8 * e->bsz_max) per = 8 * e->bsz_max;
     if (piece < w * per) piece = w * per;
     if (piece > BATCH_MAX) piece = BATCH_MAX;

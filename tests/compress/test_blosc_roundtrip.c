@@ -7,6 +7,7 @@
 #include "compress/blosczlib.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Compresses, checks the framing, decompresses with 1 and 3 threads, compares. Returns the
  * compressed size. */
@@ -204,6 +205,10 @@ static void threads_raw_streams(void **state)
             size_t la = 0;
             assert_int_equal(gbp_blosc_compress(src, n, 8, codecs[c], 1, sh, 1, a, cap, &la), 0);
             threads_match(src, n, codecs[c], sh, nthr, 4, a, la, b, back);
+            /* larger batches (GPUBP_BLOSC_WORKER_MIB: at 8 threads one batch, not two) */
+            setenv("GPUBP_BLOSC_WORKER_MIB", "2", 1);
+            threads_match(src, n, codecs[c], sh, nthr, 4, a, la, b, back);
+            unsetenv("GPUBP_BLOSC_WORKER_MIB");
             assert_true(la < n); /* it shrank: coded chunks, not memcpyed ones */
         }
     }
