@@ -318,24 +318,20 @@ static int add_unit(gbp_blosc_enc *e, const uint8_t *src, size_t len, size_t chu
 {
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_grow((void **)&e->u, &e->cap_u, e->nu + 1, sizeof *e->u));
     unit *r = &e->u[e->nu++];
-    /* every field before the stream arrays, one store each (a memset's start-up cost counts
-     * here: one thread cuts while the workers wait) */
+    /* the fields before the stream arrays: a memset of constant size (inline stores; one
+     * thread cuts while the workers wait); the arrays too unless the threaded pass's coder
+     * zeroes them (fused_task) */
+    memset(r, 0, UNIT_STREAMS_AT);
+    if (!gbp_blosc_enc_fused(e)) gbp_blosc_unit_zero_streams(r);
     r->src = src;
     r->len = len;
     r->chunk = chunk;
     r->block = block;
     r->in_off = in_off;
     r->kind = skip ? BLK_SKIP : BLK_NOMEM;
-    atomic_init(&r->ready, 0);
-    r->late = 0;
-    atomic_init(&r->claimed, 0);
-    r->store = STORE_NONE;
-    r->dst = NULL;
     r->nst = nst;
-    r->sidx = 0;
-    r->scr = NULL;
-    r->raw_fbuf = 0;
-    if (!e->lazy_streams) gbp_blosc_unit_zero_streams(r);
+    atomic_init(&r->claimed, 0);
+    atomic_init(&r->ready, 0);
     return GPUBP_OK;
 }
 

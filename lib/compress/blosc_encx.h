@@ -46,9 +46,10 @@ typedef struct unit {
 } unit;
 
 /* The per-stream arrays of a unit start here; the fields before are set when it is cut. The
- * threaded whole-buffer pass (e->lazy_streams) zeroes the arrays in the worker that codes the
- * unit, not in the serial cut: 240 of the unit's 330 bytes, which at 16 KiB blocks made the cut
- * (one thread, before the workers start) a quarter of a 16-thread compression. */
+ * threaded whole-buffer pass (gbp_blosc_enc_fused) zeroes the arrays in the worker that codes
+ * the unit, not in the serial cut: 240 of the unit's 330 bytes, which at 16 KiB blocks made the
+ * cut (one thread, before the workers start) about a tenth of a 16-thread compression
+ * (docs/compression.md, "The serial cut"). */
 #define UNIT_STREAMS_AT offsetof(unit, sk)
 static inline void gbp_blosc_unit_zero_streams(unit *r)
 {
@@ -102,7 +103,6 @@ struct gbp_blosc_enc {
     size_t npend, cap_pend, pend_ck;
     int pend_place;         /* chunk pend_ck shrank: its parked streams are placed */
     int inplace;     /* direct, one thread: streams coded during the walk (walk_block) */
-    int lazy_streams; /* the cut leaves units' stream arrays to their coder (fused_task) */
     size_t bsz_max;
     /* put */
     size_t taken;         /* input bytes taken so far */
@@ -174,6 +174,10 @@ int gbp_blosc_enc_store_all(gbp_blosc_enc *e);
 int gbp_blosc_enc_settle(gbp_blosc_enc *e);
 int gbp_blosc_enc_unit_scratch(gbp_blosc_enc *e, int spare);
 void gbp_blosc_enc_emit_start(gbp_blosc_enc *e);
+
+/* The threaded pass of the whole buffer (blosc_fused.c): every unit is a task of fused_task,
+ * which zeroes its stream arrays before anything reads them. */
+static inline int gbp_blosc_enc_fused(const gbp_blosc_enc *e) { return e->direct && !e->inplace; }
 
 /* Unit t's scratch slot: the one the threaded pass gave it, else its own. */
 static inline uint8_t *gbp_blosc_enc_unit_scr(const gbp_blosc_enc *e, size_t t)

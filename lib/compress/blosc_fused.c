@@ -94,7 +94,7 @@ static void fused_task(void *ctx, size_t task, int worker)
 {
     gbp_blosc_enc *e = ctx;
     unit *u = &e->u[task];
-    gbp_blosc_unit_zero_streams(u); /* left by the cut (lazy_streams), read by no one before */
+    gbp_blosc_unit_zero_streams(u); /* left by the cut (gbp_blosc_enc_fused), unread so far */
     /* after the block that abandoned its chunk: placed plain, its coded streams never read
      * (gbp_blosc_enc_emit_one), so not coded at all (as Blosc2's threads give up, thread_giveup_code) */
     if (u->chunk == atomic_load(&e->dead_ck)) u->kind = BLK_SKIP;
@@ -122,10 +122,7 @@ static void fused_task(void *ctx, size_t task, int worker)
 
 int gbp_blosc_enc_fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
 {
-    e->lazy_streams = 1; /* every unit goes through fused_task before anything reads it */
-    int rc = gbp_blosc_enc_cut(e, in, len);
-    e->lazy_streams = 0;
-    GBP_FORWARD_IF_ERROR(rc);
+    GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_unit_scratch(e, 1));
     if (!e->hot) {
         if (!(e->hot_mem = gbp_calloc((size_t)e->nw + 1, sizeof *e->hot)))
