@@ -30,6 +30,13 @@
 # 1 and 16 blocks into device memory, three interleaved rounds of this tree and, when
 # .carry/base.tar exists (git archive of the tree before the change, with this tree's bench/ laid
 # over it: gpubp-bench --sub), of that tree built beside it.
+# MODE=taper: the tapered sub-blocks of compressed device puts (docs/compression.md, "Tapered
+# sub-blocks"; taper.log): GPUBP_ZDEV_TAPER unset, 70 and 60 with batches of 128 and 64 MiB on
+# 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, lz4/zstd/zlib from device memory, two
+# interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
+# MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
+# libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
+# then the same with GPUBP_BLOSC_WORKER_MIB=2.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -94,6 +101,42 @@ if [ "$MODE" = sweep ]; then
     done
   } > "$OUT/sweep.log" 2>&1
   grep -E "===|GBps|ratios|gpubp-mem" "$OUT/sweep.log"
+  exit 0
+fi
+
+if [ "$MODE" = taper ]; then
+  build gpubp-bench
+  Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+  {
+    for r in 1 2; do
+      for t in "" 70 60; do
+        for b in 128 64; do
+          stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_TAPER='$t' GPUBP_ZDEV_BATCH_MIB=$b"
+          GPUBP_ZDEV_TAPER=$t GPUBP_ZDEV_BATCH_MIB=$b timeout 120 $Z --mib-per-step 256 --steps 2 --repeat 3
+        done
+      done
+      for t in "" 60; do
+        stamp "round $r: 1 GiB x 4, GPUBP_ZDEV_TAPER='$t'"
+        GPUBP_ZDEV_TAPER=$t timeout 150 $Z --mib-per-step 1024 --steps 4 --repeat 3
+      done
+    done
+    stamp done
+  } > "$OUT/taper.log" 2>&1
+  grep -E "===|MBps|GBps" "$OUT/taper.log"
+  exit 0
+fi
+
+if [ "$MODE" = blosc ]; then
+  build gpubp_blosc2_cmp
+  {
+    for w in "" 2; do
+      stamp "gpubp_blosc2_cmp ${B2LIB:-} 32 3 1 1,2,4,8,16 blosclz,lz4,zstd, GPUBP_BLOSC_WORKER_MIB='$w'"
+      GPUBP_BLOSC_WORKER_MIB=$w timeout 280 "$B/bench/gpubp_blosc2_cmp" "${B2LIB:-}" 32 3 1 \
+        1,2,4,8,16 blosclz,lz4,zstd
+    done
+    stamp done
+  } > "$OUT/blosc.log" 2>&1
+  cat "$OUT/blosc.log"
   exit 0
 fi
 
