@@ -227,3 +227,10 @@ int gbp_params_parse(gbp_params *p, const char *s)
     gbp_free(copy);
     return rc;
 }
+
+size_t gbp_env_mib(const char *name, size_t max_mib, size_t def)
+{
+    const char *e = getenv(name);
+    long mib = e ? strtol(e, NULL, 10) : 0;
+    return mib >= 1 && (size_t)mib <= max_mib ? (size_t)mib << 20 : def;
+}

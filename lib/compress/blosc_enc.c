@@ -19,6 +19,7 @@
  * threads. */
 #include "compress/blosc_enc.h"
 
+#include "common/params.h"
 #include "compress/blosc_encx.h"
 #include "compress/blosc_fused.h"
 #include "compress/blosc_size.h"
@@ -797,9 +798,7 @@ int gbp_blosc_enc_finish(gbp_blosc_enc *e, const gbp_blosc_extent **ext, size_t 
  * instead of two; the bytes do not change). */
 static size_t worker_bytes(void)
 {
-    const char *v = getenv("GPUBP_BLOSC_WORKER_MIB");
-    long mib = v ? strtol(v, NULL, 10) : 0;
-    return mib >= 1 && mib <= 64 ? (size_t)mib << 20 : (size_t)1 << 20;
+    return gbp_env_mib("GPUBP_BLOSC_WORKER_MIB", 64, (size_t)1 << 20);
 }
 
 /* The whole buffer's batches with w workers. A batch ends in a join, where workers wait for its

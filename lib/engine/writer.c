@@ -8,6 +8,7 @@
 #include "engine/handles.h"
 #include "engine/zblock.h"
 
+#include "common/params.h"
 #include "compress/blosczlib.h"
 #include "format/bp4_encode.h"
 
@@ -172,7 +173,7 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 
 static uint64_t zsplit_min(void)
 {
-    return gbp_zdev_env_mib("GPUBP_ZDEV_SPLIT_MIB", (size_t)GBP_ZSPLIT_MIN);
+    return gbp_env_mib("GPUBP_ZDEV_SPLIT_MIB", GBP_ZDEV_ENV_MAX_MIB, (size_t)GBP_ZSPLIT_MIN);
 }
 
 /* Tapered compressed sub-blocks (a tuning knob, off by default): with GPUBP_ZDEV_TAPER=P (1-99)

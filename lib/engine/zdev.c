@@ -15,6 +15,7 @@
  * (launch_group), and taken from the queue by their own gbp_zdev_write in turn. */
 #include "engine/zdev.h"
 
+#include "common/params.h"
 #include "compress/blosczlib.h"
 #include "engine/zblock.h"
 #include "io/fileio.h"
@@ -34,15 +35,11 @@ static atomic_size_t piece_hook;
 
 void gbp_zdev_set_piece(size_t bytes) { atomic_store(&piece_hook, bytes); }
 
-size_t gbp_zdev_env_mib(const char *name, size_t def)
-{
-    const char *e = getenv(name);
-    long mib = e ? strtol(e, NULL, 10) : 0;
-    return mib >= 1 && mib <= 65536 ? (size_t)mib << 20 : def;
-}
-
 /* The piece: GBP_ZDEV_PIECE, or GPUBP_ZDEV_PIECE_MIB MiB (a tuning knob). */
-static size_t zdev_piece(void) { return gbp_zdev_env_mib("GPUBP_ZDEV_PIECE_MIB", GBP_ZDEV_PIECE); }
+static size_t zdev_piece(void)
+{
+    return gbp_env_mib("GPUBP_ZDEV_PIECE_MIB", GBP_ZDEV_ENV_MAX_MIB, GBP_ZDEV_PIECE);
+}
 
 static atomic_size_t n_written, n_read, n_grouped;
 
@@ -402,7 +399,7 @@ static size_t piece_bytes(void)
 static size_t batch_bytes(void)
 {
     if (atomic_load(&piece_hook)) return atomic_load(&piece_hook);
-    return gbp_zdev_env_mib("GPUBP_ZDEV_BATCH_MIB", GBP_ZDEV_BATCH);
+    return gbp_env_mib("GPUBP_ZDEV_BATCH_MIB", GBP_ZDEV_ENV_MAX_MIB, GBP_ZDEV_BATCH);
 }
 
 static const gbp_wblock *next_sub(const gpubp_file *f, const gbp_wblock *wb);

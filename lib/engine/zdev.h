@@ -38,8 +38,8 @@ double gbp_zdev_lap_start(gbp_mem *m);
 /* Counts a block read on the device (gbp_zdev_counts). */
 void gbp_zdev_count_read(void);
 
-/* The tuning knob `name` of the environment in MiB (1 ... 65536) as bytes, else def. */
-size_t gbp_zdev_env_mib(const char *name, size_t def);
+/* The tuning knobs of the device codec path (GPUBP_ZDEV_*_MIB): gbp_env_mib up to 64 GiB. */
+#define GBP_ZDEV_ENV_MAX_MIB 65536
 
 /* Test hook: pieces of `bytes` of input (0: the default, 64 MiB), so that small blocks are
  * written in several pieces. Process-wide. */
