@@ -238,7 +238,8 @@ static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
     uint64_t n = n0, rows = GBP_COUNT(&wb->meta)[0];
     double q = v->op ? ztaper() : 1.0;
     if (q < 1.0) { /* tapered: as many as leave the last one the floor's size, and a row */
-        uint64_t floor = gbp_zdev_env_mib("GPUBP_ZDEV_TAPER_MIB", (size_t)16 << 20);
+        uint64_t floor =
+            gbp_env_mib("GPUBP_ZDEV_TAPER_MIB", GBP_ZDEV_ENV_MAX_MIB, (size_t)16 << 20);
         if (rows && floor < bytes / rows) floor = bytes / rows; /* so split_row's rows differ */
         n = taper_count(bytes, q, floor, n > rows ? rows : n);
         return n > 1 ? (size_t)n : 1;
