@@ -154,13 +154,15 @@ if [ "$MODE" = sparse ]; then
   fi
   SP=$B/bench/gpubp-sparse-pread
   {
-    for t in 1 2 4 8 16 "$NJ"; do
-      for rr in "8192 4096" "16384 8192" "8192 6144" "12288 9216"; do
+    # SP_THREADS, SP_ROWS ("ROW RUN,..."), SP_ROUNDS shorten the run
+    IFS=, read -ra rows <<< "${SP_ROWS:-8192 4096,16384 8192,8192 6144,12288 9216}"
+    for t in ${SP_THREADS:-1 2 4 8 16 $NJ}; do
+      for rr in "${rows[@]}"; do
         stamp "sparse_pread $rr threads $t"; timeout 120 "$SP" /tmp/gpubp-sparse.dat 2048 $rr "$t" 3
       done
     done
     rm -f /tmp/gpubp-sparse.dat
-    for round in 1 2 3; do
+    for round in $(seq "${SP_ROUNDS:-3}"); do
       for b in 1 16; do
         G="--dir /tmp/gpubp-bench --mib-per-step 512 --steps 4 --mem gpu --repeat 3 --blocks $b --sub"
         stamp "round $round, $b block(s): this tree"; timeout 120 "$B/bench/gpubp-bench" $G
