@@ -106,6 +106,7 @@ fi
 
 if [ "$MODE" = taper ]; then
   build gpubp-bench
+  mkdir -p /tmp/z # gpubp-bench --compress makes the dataset, not its parent
   Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
   {
     for r in 1 2; do
