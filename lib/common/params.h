@@ -50,7 +50,7 @@ int gbp_params_io_threads(const gbp_params *p);
 int gbp_params_pool_slots(const gbp_params *p);
 /* A tuning knob of the environment in MiB: the variable `name` read as an integer in
  * 1 ... max_mib, as bytes; def when it is unset or out of range (the knobs of docs/parameters.md's
- * "Environment" list: GPUBP_ZDEV_*_MIB, GPUBP_BLOSC_WORKER_MIB). */
+ * "Environment variables": GPUBP_ZDEV_*_MIB, GPUBP_BLOSC_WORKER_MIB). */
 size_t gbp_env_mib(const char *name, size_t max_mib, size_t def);
 
 #endif /* GBP_COMMON_PARAMS_H */
