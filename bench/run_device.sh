@@ -37,10 +37,32 @@
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
+# MODE=all: one call for a session with little device time (about 8-9 minutes with the build),
+# most needed first, at most 7 logs: check (check.log: environment, ctest, example, build tail;
+# sanitizer.log; bench.log), taper (taper.log, when GPUBP_NVCOMP_LIBRARY is set), blosc
+# (blosc.log, when B2LIB names a libblosc2.so), issue23 rows ROWS23 (default "1 3 13 15": with
+# ADIOS2_DIR, ADIOS2 beside; issue23.log with the summary), then sparse (sparse.log; SP_* as
+# below, default 1, 4 and 16 threads, the half-box rows, one round).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
 mkdir -p "$OUT"
+if [ "$MODE" = all ]; then
+  me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+  t_all=$(date +%s)
+  MODE=check bash "$me"
+  (cd "$OUT" && { cat env.log ctest.log example.log; tail -40 build.log; } > check.log &&
+   rm -f env.log ctest.log example.log build.log)
+  [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] && MODE=taper bash "$me"
+  [ -n "${B2LIB:-}" ] && MODE=blosc bash "$me" > /dev/null
+  ROWS23=${ROWS23:-"1 3 13 15"} MODE=issue23 bash "$me"
+  cat "$OUT/issue23_summary.txt" >> "$OUT/issue23.log" && rm -f "$OUT/issue23_summary.txt"
+  SP_THREADS=${SP_THREADS:-"1 4 16"} SP_ROWS=${SP_ROWS:-"8192 4096,16384 8192"} \
+    SP_ROUNDS=${SP_ROUNDS:-1} MODE=sparse bash "$me"
+  rm -f "$OUT/env.log" # check.log has it; build.log is the last mode's
+  echo "MODE=all done in $(( $(date +%s) - t_all )) s; logs: $(cd "$OUT" && ls | tr '\n' ' ')"
+  exit 0
+fi
 CARRY=$PWD/.carry
 SRC=$PWD
 if [ -f "$CARRY/head.tar" ]; then
@@ -269,7 +291,8 @@ mkdir -p /tmp/gpubp-san
       # own kernels (third-party code)
       x2=""
       if [ "$prog" = tests/gpu/test_gpu_compress ]; then
-        [ -n "$GPUBP_NVCOMP_LIBRARY" ] || { echo "($prog: GPUBP_NVCOMP_LIBRARY not set)"; continue; }
+        [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] ||
+          { echo "($prog: GPUBP_NVCOMP_LIBRARY not set)"; continue; }
         [ $tool = racecheck ] && x2="--kernel-name-exclude kns=nvcomp"
       fi
       stamp "compute-sanitizer --tool $tool $extra $x2 $prog"
