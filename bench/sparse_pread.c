@@ -5,9 +5,11 @@
  *   span   one pread of 16 MiB spans, the gaps read too (what the device path did: the copy
  *          engine drops them);
  *   pack   the same spans, then the runs packed on the CPU (the host bounce-buffer path);
- *   runs   one pread per run, straight into a packed buffer.
+ *   runs   one pread per run, straight into a packed buffer;
+ *   vec    one preadv per 512 rows: each run into the packed buffer, each gap into one small
+ *          buffer that stays in cache (the gaps leave the page cache, but nothing stores them).
  * Prints, per mode, the median over the repetitions of the bytes wanted per second:
- *   sparse_pread row=ROW run=RUN threads=T mode=span|pack|runs GBps=<x>
+ *   sparse_pread row=ROW run=RUN threads=T mode=span|pack|runs|vec GBps=<x>
  * Usage: gpubp-sparse-pread FILE [MiB=512] [row=8192] [run=4096] [threads=1] [repeat=3]
  * FILE is created (or extended) to MiB and read once before the clock starts. Not a test. */
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bench/bench_util.h"
@@ -43,6 +46,29 @@ static int read_full(int fd, char *p, size_t n, off_t off)
     return 0;
 }
 
+#define VEC_ROWS 512 /* iovecs: two a row, within IOV_MAX (1024) */
+
+/* preadv of the whole iov from off, resumed after short reads; 0, or -1. */
+static int readv_full(int fd, struct iovec *iov, int n, off_t off)
+{
+    while (n > 0) {
+        ssize_t r = preadv(fd, iov, n, off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        off += r;
+        while (n > 0 && (size_t)r >= iov->iov_len) {
+            r -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + r;
+            iov->iov_len -= (size_t)r;
+        }
+    }
+    return 0;
+}
+
 static void *sp_main(void *vp)
 {
     sp_arg *a = vp;
@@ -55,6 +81,20 @@ static void *sp_main(void *vp)
     }
     size_t rows_per_span = SPAN / a->row, p = 0;
     for (size_t r = a->lo; r < a->hi && !a->failed;) {
+        if (a->mode == 3) { /* one preadv per VEC_ROWS rows, the gaps into buf's first bytes */
+            struct iovec iov[2 * VEC_ROWS];
+            size_t n = a->hi - r < VEC_ROWS ? a->hi - r : VEC_ROWS;
+            if (p + n * a->run > SPAN) p = 0;
+            int k = 0;
+            for (size_t i = 0; i < n; i++) {
+                iov[k++] = (struct iovec){out + p + i * a->run, a->run};
+                if (a->row > a->run && i + 1 < n) iov[k++] = (struct iovec){buf, a->row - a->run};
+            }
+            a->failed = readv_full(a->fd, iov, k, (off_t)(r * a->row)) != 0;
+            p += n * a->run;
+            r += n;
+            continue;
+        }
         if (a->mode == 2) { /* one pread per run */
             if (p + a->run > SPAN) p = 0;
             a->failed = read_full(a->fd, out + p, a->run, (off_t)(r * a->row)) != 0;
@@ -110,10 +150,10 @@ int main(int argc, char **argv)
     for (size_t o = 0; o < bytes; o += SPAN) /* warm */
         if (read_full(fd, fill, bytes - o < SPAN ? bytes - o : SPAN, (off_t)o) != 0) return 1;
     free(fill);
-    static const char *names[] = {"span", "pack", "runs"};
-    double v[3][100];
+    static const char *names[] = {"span", "pack", "runs", "vec"};
+    double v[4][100];
     for (int k = 0; k < repeat; k++)
-        for (int mode = 0; mode < 3; mode++) {
+        for (int mode = 0; mode < 4; mode++) {
             sp_arg a[MAX_THREADS];
             pthread_t t[MAX_THREADS];
             double t0 = bench_now();
@@ -133,7 +173,7 @@ int main(int argc, char **argv)
             }
             v[mode][k] = (double)(rows * run) / (bench_now() - t0) / 1e9;
         }
-    for (int mode = 0; mode < 3; mode++)
+    for (int mode = 0; mode < 4; mode++)
         printf("sparse_pread row=%zu run=%zu threads=%d mode=%s GBps=%.2f\n", row, run, threads,
                names[mode], bench_median(v[mode], (size_t)repeat));
     close(fd);
