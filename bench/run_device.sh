@@ -168,6 +168,7 @@ fi
 if [ "$MODE" = sparse ]; then
   build gpubp-bench gpubp-sparse-pread
   BASE=""
+  [ -f "$CARRY/base.tar.gz" ] && gunzip -f "$CARRY/base.tar.gz" # carried gzipped (3.5 MiB)
   if [ -f "$CARRY/base.tar" ]; then
     rm -rf /tmp/gpubp-base && mkdir -p /tmp/gpubp-base && tar -xf "$CARRY/base.tar" -C /tmp/gpubp-base
     [ -e /tmp/gpubp-base/tests/golden ] || ln -s "$SRC/tests/golden" /tmp/gpubp-base/tests/golden
