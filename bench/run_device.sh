@@ -38,11 +38,12 @@
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
 # MODE=all: one call for a session with little device time (about 8-9 minutes with the build),
-# most needed first, at most 7 logs: check (check.log: environment, ctest, example, build tail;
-# sanitizer.log; bench.log), taper (taper.log, when GPUBP_NVCOMP_LIBRARY is set), blosc
-# (blosc.log, when B2LIB names a libblosc2.so), issue23 rows ROWS23 (default "1 3 13 15": with
-# ADIOS2_DIR, ADIOS2 beside; issue23.log with the summary), then sparse (sparse.log; SP_* as
-# below, default 1, 4 and 16 threads, the half-box rows, one round).
+# most needed first, at most 8 logs: check without its sync rows (check.log: environment, ctest,
+# example, build tail; sanitizer.log), taper (taper.log, one round: TAPER_ROUNDS; when
+# GPUBP_NVCOMP_LIBRARY is set), blosc (blosc.log, when B2LIB names a libblosc2.so), issue23 rows
+# ROWS23 (default "1 3 13 15": with ADIOS2_DIR, ADIOS2 beside; issue23.log with the summary),
+# then sparse (sparse.log; SP_* as below, default 1, 4 and 16 threads, the half-box rows, two
+# rounds).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -50,15 +51,15 @@ mkdir -p "$OUT"
 if [ "$MODE" = all ]; then
   me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
   t_all=$(date +%s)
-  MODE=check bash "$me"
+  CHECK_BENCH=0 MODE=check bash "$me"
   (cd "$OUT" && { cat env.log ctest.log example.log; tail -40 build.log; } > check.log &&
    rm -f env.log ctest.log example.log build.log)
-  [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] && MODE=taper bash "$me"
+  [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] && TAPER_ROUNDS=${TAPER_ROUNDS:-1} MODE=taper bash "$me"
   [ -n "${B2LIB:-}" ] && MODE=blosc bash "$me" > /dev/null
   ROWS23=${ROWS23:-"1 3 13 15"} MODE=issue23 bash "$me"
   cat "$OUT/issue23_summary.txt" >> "$OUT/issue23.log" && rm -f "$OUT/issue23_summary.txt"
   SP_THREADS=${SP_THREADS:-"1 4 16"} SP_ROWS=${SP_ROWS:-"8192 4096,16384 8192"} \
-    SP_ROUNDS=${SP_ROUNDS:-1} MODE=sparse bash "$me"
+    SP_ROUNDS=${SP_ROUNDS:-2} MODE=sparse bash "$me"
   rm -f "$OUT/env.log" # check.log has it; build.log is the last mode's
   echo "MODE=all done in $(( $(date +%s) - t_all )) s; logs: $(cd "$OUT" && ls | tr '\n' ' ')"
   exit 0
@@ -131,7 +132,7 @@ if [ "$MODE" = taper ]; then
   mkdir -p /tmp/z # gpubp-bench --compress makes the dataset, not its parent
   Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
   {
-    for r in 1 2; do
+    for r in $(seq "${TAPER_ROUNDS:-2}"); do
       for t in "" 70 60; do
         for b in 128 64; do
           stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_TAPER='$t' GPUBP_ZDEV_BATCH_MIB=$b"
@@ -311,6 +312,7 @@ D=/tmp/gpubp-bench
 ROWS=("" "subfiles=1" "subfiles=4,io_threads=4,pool_slots=8" "subfiles=8,io_threads=8,pool_slots=16"
       "subfiles=16,io_threads=16,pool_slots=32")
 REPEAT=3
+[ "${CHECK_BENCH:-1}" = 0 ] && ROWS=() # MODE=all: issue 23's rows measure the same paths
 if [ "$MODE" = full ]; then
   ROWS+=("async_commit=1" "async_commit=1,subfiles=4,io_threads=4,pool_slots=8"
          "async_commit=1,subfiles=8,io_threads=8,pool_slots=16"
