@@ -86,7 +86,8 @@ mkdir -p "$prefix-tsan"
 cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_BUILD_EXAMPLES=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_memspace_read_sparse \
-    test_reliability_stream test_reliability_fault test_api_steps test_compress_roundtrip >>"$prefix-tsan/ci-build.log" 2>&1 ||
+    test_reliability_stream test_reliability_fault test_api_steps test_compress_roundtrip \
+    >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
 # A test still running after hang_secs (each takes seconds) has its threads' stacks printed (gdb,
 # when there) and is stopped by ctest's timeout a minute later: a hang costs minutes, not the

@@ -228,9 +228,15 @@ int gbp_params_parse(gbp_params *p, const char *s)
     return rc;
 }
 
-size_t gbp_env_mib(const char *name, size_t max_mib, size_t def)
+long gbp_env_long(const char *name, long lo, long hi, long def)
 {
     const char *e = getenv(name);
-    long mib = e ? strtol(e, NULL, 10) : 0;
-    return mib >= 1 && (size_t)mib <= max_mib ? (size_t)mib << 20 : def;
+    long v = e ? strtol(e, NULL, 10) : lo - 1;
+    return v >= lo && v <= hi ? v : def;
+}
+
+size_t gbp_env_mib(const char *name, size_t max_mib, size_t def)
+{
+    long mib = gbp_env_long(name, 1, (long)max_mib, 0);
+    return mib ? (size_t)mib << 20 : def;
 }

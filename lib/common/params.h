@@ -48,9 +48,10 @@ int gbp_params_parse(gbp_params *p, const char *s);
  * online cores within [4, 16]. The pinned slots: pool_slots, else one per I/O thread, 4 at least. */
 int gbp_params_io_threads(const gbp_params *p);
 int gbp_params_pool_slots(const gbp_params *p);
-/* A tuning knob of the environment in MiB: the variable `name` read as an integer in
- * 1 ... max_mib, as bytes; def when it is unset or out of range (the knobs of docs/parameters.md's
- * "Environment variables": GPUBP_ZDEV_*_MIB, GPUBP_BLOSC_WORKER_MIB). */
+/* Tuning knobs of the environment (docs/parameters.md, "Environment variables"): the variable
+ * `name` read as an integer in lo ... hi, else def (unset or out of range); gbp_env_mib: in MiB,
+ * 1 ... max_mib, returned as bytes (GPUBP_ZDEV_*_MIB, GPUBP_BLOSC_WORKER_MIB). */
+long gbp_env_long(const char *name, long lo, long hi, long def);
 size_t gbp_env_mib(const char *name, size_t max_mib, size_t def);
 
 #endif /* GBP_COMMON_PARAMS_H */

@@ -183,12 +183,10 @@ static uint64_t zsplit_min(void)
  * write of its last sub-blocks after the device has coded everything: with equal sub-blocks that
  * tail is a whole sub-block's write (10 ms of a 256 MiB step's ~33 ms for lz4). Sub-blocks that
  * shrink as q = P/100 = 1 - code/(code + write) (time per input byte; ~70 for lz4, ~60 for zstd
- * on the H200) end their writes together. Returns q, or 1 (equal sub-blocks). */
+ * on the H200) end their writes together. */
 static double ztaper(void)
 {
-    const char *e = getenv("GPUBP_ZDEV_TAPER");
-    long p = e ? strtol(e, NULL, 10) : 0;
-    return p >= 1 && p <= 99 ? (double)p / 100.0 : 1.0;
+    return (double)gbp_env_long("GPUBP_ZDEV_TAPER", 1, 99, 100) / 100.0;
 }
 
 /* Whether block wb is a compressed put from device memory (the GPU codec path's input: one
@@ -197,6 +195,10 @@ static int zsplit_block(const gbp_wblock *wb)
 {
     return wb->var->op && wb->space == GPUBP_MEM_GPU && gbp_box_is_contiguous(&wb->box);
 }
+
+/* The ratio of consecutive sub-blocks of block wb: q of ztaper for a compressed device put,
+ * else 1 (equal sub-blocks). */
+static double split_q(const gbp_wblock *wb) { return zsplit_block(wb) ? ztaper() : 1.0; }
 
 /* Tapered: the most sub-blocks, at most n, whose last is `floor` bytes or more (0: none). */
 static size_t taper_count(uint64_t bytes, double q, uint64_t floor, uint64_t n)
@@ -236,7 +238,7 @@ static size_t split_count(const gpubp_file *f, const gbp_wblock *wb, size_t n0)
         piece = zsplit_min();
     }
     uint64_t n = n0, rows = GBP_COUNT(&wb->meta)[0];
-    double q = v->op ? ztaper() : 1.0;
+    double q = split_q(wb);
     if (q < 1.0) { /* tapered: as many as leave the last one the floor's size, and a row */
         uint64_t floor =
             gbp_env_mib("GPUBP_ZDEV_TAPER_MIB", GBP_ZDEV_ENV_MAX_MIB, (size_t)16 << 20);
@@ -302,7 +304,7 @@ static void split_block(gbp_wblock *wb, size_t n)
     const gbp_wblock whole = *wb;
     uint64_t rows = GBP_COUNT(&whole.meta)[0];
     uint64_t row_bytes = rows ? whole.payload_len / rows : 0;
-    double q = whole.var->op && zsplit_block(&whole) ? ztaper() : 1.0;
+    double q = split_q(&whole);
     for (size_t j = 0; j < n; j++) {
         gbp_wblock *sb = &wb[j];
         uint64_t lo = split_row(rows, j, n, q), hi = split_row(rows, j + 1, n, q);
