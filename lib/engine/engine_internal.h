@@ -145,6 +145,14 @@ typedef struct gbp_file_rd {
     size_t nrfd;
     struct gbp_pending_get *gets;
     size_t ngets, cap_gets;
+    /* a compressed block's operator buffer being read ahead into device memory while the block
+     * before it decodes (zdev_read.c): pending between the two reads of one get only */
+    struct {
+        int pending, fd;
+        uint64_t off;
+        size_t len;
+        void *pieces; /* the read jobs' arguments, freed once they are done */
+    } zahead;
 } gbp_file_rd;
 
 /* A file: what every role shares at the top (path, mode, parameters, memory context, the step

@@ -82,7 +82,7 @@ static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block 
  * copy the wanted box out (the box may be strided, the destination on the device). */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
-                           const gbp_box *dbox)
+                           const gbp_box *dbox, const gbp_zahead *ahead)
 {
     size_t es = gbp_type_size(v->type), n = 1;
     for (size_t i = 0; i < fbox->ndims; i++)
@@ -117,12 +117,14 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     /* blosc blocks read into device memory from a local file: into the GPU path's buffer (kept
      * per file), by the I/O threads in parallel pieces */
     int zdev = dev && !bp5 && !bz && !f->rd.remote && fd >= 0 && f->params.compress_device >= 0;
-    uint8_t *z = zdev ? gbp_zdev_inbuf(f, zn) : gbp_malloc(zn), *r = NULL;
-    int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK && zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
-        gbp_box_elements(fbox) * es == raw) { /* the whole block: read, uploaded and decoded */
+    int whole = zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
+                gbp_box_elements(fbox) * es == raw;
+    uint8_t *z = NULL, *r = NULL;
+    if (!whole) z = zdev ? gbp_zdev_inbuf(f, zn, 0) : gbp_malloc(zn);
+    int rc = z || whole ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    if (rc == GPUBP_OK && whole) { /* the whole block: read (or read ahead), uploaded, decoded */
         rc = gbp_zdev_read_file(f, fd, b->payload_offset, zn, raw,
-                                dst + gbp_box_offset(dbox) * es, z);
+                                dst + gbp_box_offset(dbox) * es, &z, ahead);
         if (rc == 1) return GPUBP_OK;
         t0 = 0; /* timed there; 0: z holds the buffer, for the CPU decoder */
     } else if (rc == GPUBP_OK && zdev) {
@@ -175,26 +177,26 @@ static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, cons
                      b->subfile, v->name, (unsigned long long)b->payload_offset, e.msg);
 }
 
-/* Reads the part of one array block that intersects the box (start, count) into dst. */
-static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
-                           const gbp_block *b, const size_t *start, const size_t *count,
-                           const gbp_sel *s, int rev, uint8_t *dst, int local)
+/* The boxes of block b that the box (start, count) and the memory selection of s read: fbox in
+ * the block, dbox in the destination; 0 when the block is outside the box. */
+static int block_boxes(const gpubp_variable *v, const gbp_block *b, const size_t *start,
+                       const size_t *count, const gbp_sel *s, int rev, int local, gbp_box *fbox,
+                       gbp_box *dbox)
 {
-    size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
-    gbp_box fbox, dbox;
-    fbox.ndims = dbox.ndims = nd;
+    size_t nd = v->sel.ndims;
+    fbox->ndims = dbox->ndims = nd;
     for (size_t i = 0; i < nd; i++) {
         size_t bs = local ? 0 : (size_t)GBP_START(b)[i], bc = (size_t)GBP_COUNT(b)[i];
         size_t lo = start[i] > bs ? start[i] : bs;
         size_t hi1 = start[i] + count[i], hi2 = bs + bc;
         size_t hi = hi1 < hi2 ? hi1 : hi2;
-        if (lo >= hi) return GPUBP_OK; /* no overlap */
-        fbox.dims[i] = bc;
-        fbox.start[i] = lo - bs;
-        fbox.count[i] = hi - lo;
-        dbox.dims[i] = count[i];
-        dbox.start[i] = lo - start[i];
-        dbox.count[i] = hi - lo;
+        if (lo >= hi) return 0; /* no overlap */
+        fbox->dims[i] = bc;
+        fbox->start[i] = lo - bs;
+        fbox->count[i] = hi - lo;
+        dbox->dims[i] = count[i];
+        dbox->start[i] = lo - start[i];
+        dbox->count[i] = hi - lo;
     }
     if (s->mem_ndims) {
         size_t ms[GBP_MAX_DIMS], mc[GBP_MAX_DIMS];
@@ -205,10 +207,51 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
             gbp_reverse(mc, nd);
         }
         for (size_t i = 0; i < nd; i++) {
-            dbox.dims[i] = mc[i];
-            dbox.start[i] += ms[i];
+            dbox->dims[i] = mc[i];
+            dbox->start[i] += ms[i];
         }
     }
+    return 1;
+}
+
+/* Block nb of a global array, when the get reads it whole into device memory on the device
+ * codec path (read_compressed's whole-block case): its operator buffer, which the block before it
+ * reads ahead (ah->len 0: not such a block, or its bytes are not all in the file). */
+static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                     const gbp_block *nb, const size_t *start, const size_t *count,
+                     const gbp_sel *s, int rev, gbp_zahead *ah)
+{
+    ah->len = 0;
+    if (space != GPUBP_MEM_GPU || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
+        f->rd.remote || f->params.compress_device < 0 || nb->has_value ||
+        nb->payload_offset == UINT64_MAX)
+        return;
+    gbp_box fbox, dbox;
+    uint64_t fsize;
+    if (!block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox) ||
+        !gbp_box_is_contiguous(&fbox) || !gbp_box_is_contiguous(&dbox) ||
+        gbp_box_elements(&fbox) * gbp_type_size(v->type) != nb->op->raw_size)
+        return;
+    int fd = -1;
+    if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK ||
+        gbp_dataset_data_size(f, nb->subfile, fd, &fsize) != GPUBP_OK) {
+        gbp_error_clear(); /* the block's own read reports it */
+        return;
+    }
+    if (nb->payload_offset > fsize || nb->op->size > fsize - nb->payload_offset) return;
+    *ah = (gbp_zahead){fd, nb->payload_offset, (size_t)nb->op->size};
+}
+
+/* Reads the part of one array block that intersects the box (start, count) into dst; ahead: the
+ * next block to read ahead (NULL or len 0: none). */
+static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                           const gbp_block *b, const size_t *start, const size_t *count,
+                           const gbp_sel *s, int rev, uint8_t *dst, int local,
+                           const gbp_zahead *ahead)
+{
+    size_t es = gbp_type_size(v->type);
+    gbp_box fbox, dbox;
+    if (!block_boxes(v, b, start, count, s, rev, local, &fbox, &dbox)) return GPUBP_OK;
     if (b->has_value) { /* BP5 local values: the value lives in the metadata */
         gbp_box one;
         size_t c1 = 1;
@@ -220,13 +263,25 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "statistics were written)", v->name);
     int fd = -1;
     if (!f->rd.remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
-    if (b->op) return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
+    if (b->op)
+        return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox, ahead), f,
+                          v, b);
     if (f->rd.remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
     if (f->rd.bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
     if (gbp_bp5_swapped(f)) /* a writer of the other byte order */
         return name_block(gbp_bp5_read_swapped(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     return name_block(gbp_mem_read(f->mem, space, fd, b->payload_offset, es, &fbox, dst, &dbox), f,
                       v, b);
+}
+
+/* The end of a get's blocks: what was read ahead and not taken (a block that failed before its
+ * successor) is waited for; rc, the blocks' status, wins over the wait's. */
+static int ahead_end(gpubp_file *f, int rc)
+{
+    if (!f->rd.zahead.pending) return rc;
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
+    return gbp_error_restore(&e, gbp_zdev_read_ahead_wait(f));
 }
 
 static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, void *data);
@@ -299,12 +354,16 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
         } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
             const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, vs, &b));
-            GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
+            GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1, NULL));
         } else {
-            for (size_t b = 0; b < st->nblocks; b++)
-                GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, &blocks[b], start,
-                                                     count, s, rev, dst, 0));
-        }
+            int rc = GPUBP_OK;
+            for (size_t b = 0; rc == GPUBP_OK && b < st->nblocks; b++) {
+                gbp_zahead ah = {-1, 0, 0};
+                if (b + 1 < st->nblocks)
+                    ahead_of(f, v, space, &blocks[b + 1], start, count, s, rev, &ah);
+                rc = read_block_part(f, v, space, &blocks[b], start, count, s, rev, dst, 0, &ah);
+            }
+            GBP_FORWARD_IF_ERROR(ahead_end(f, rc));        }
     }
     return GPUBP_OK;
 }

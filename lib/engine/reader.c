@@ -8,6 +8,7 @@
 #include "engine/get.h"
 #include "engine/handles.h"
 #include "engine/scan.h"
+#include "engine/zdev_read.h"
 
 #include "compress/blosczlib.h"
 #include "format/bp4_decode.h"
@@ -262,6 +263,7 @@ static int check_dataset(gpubp_file *f)
 
 void gbp_reader_free(gpubp_file *f)
 {
+    (void)gbp_zdev_read_ahead_wait(f); /* none pending after a get: a guard before the fds close */
     gbp_index_free(&f->rd.ix);
     gbp_bp5_free(f);
     gbp_free(f->rd.idx);

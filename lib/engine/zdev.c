@@ -162,8 +162,8 @@ typedef struct zstate {
     zblk qb[GBP_ZDEV_QUEUE];  /* launched sub-blocks waiting for their turn, in put order */
     zfly qf[GBP_ZDEV_QUEUE];
     int qh, qn;               /* the queue's head and length */
-    uint8_t *zin; /* reads: the operator buffer of a block (gbp_zdev_inbuf) */
-    size_t zincap;
+    uint8_t *zin[2]; /* reads: the operator buffers of a block and the next (gbp_zdev_inbuf) */
+    size_t zincap[2];
 } zstate;
 
 static void zstate_free(gbp_mem *m, void *p)
@@ -184,7 +184,8 @@ static void zstate_free(gbp_mem *m, void *p)
     }
     for (int i = 0; i < zs->qn; i++) gbp_blosc_enc_close(zs->qb[(zs->qh + i) % GBP_ZDEV_QUEUE].e);
     gbp_free(zs->seg);
-    gbp_free(zs->zin);
+    gbp_free(zs->zin[0]);
+    gbp_free(zs->zin[1]);
 }
 
 /* A parked state taken by another file (memspace/dz_cache.c): the old file's fences are gone. */
@@ -714,22 +715,39 @@ void gbp_zdev_drain(gpubp_file *f)
     drop_next(&w);
 }
 
-uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n)
+static zstate *zstate_of(gpubp_file *f)
 {
     zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free, zstate_reset);
-    if (!zs) {
-        gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
-        return NULL;
-    }
-    if (n > zs->zincap || !zs->zin) {
-        gbp_free(zs->zin);
-        zs->zincap = 0;
-        zs->zin = gbp_malloc(n ? n : 1);
-        if (!zs->zin) {
+    if (!zs) gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    return zs;
+}
+
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n, int which)
+{
+    zstate *zs = zstate_of(f);
+    if (!zs) return NULL;
+    which = which != 0;
+    if (n > zs->zincap[which] || !zs->zin[which]) {
+        gbp_free(zs->zin[which]);
+        zs->zincap[which] = 0;
+        zs->zin[which] = gbp_malloc(n ? n : 1);
+        if (!zs->zin[which]) {
             gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes of compressed block)", n);
             return NULL;
         }
-        zs->zincap = n ? n : 1;
+        zs->zincap[which] = n ? n : 1;
     }
-    return zs->zin;
+    return zs->zin[which];
+}
+
+void gbp_zdev_inbuf_swap(gpubp_file *f)
+{
+    zstate *zs = zstate_of(f);
+    if (!zs) return;
+    uint8_t *p = zs->zin[0];
+    size_t c = zs->zincap[0];
+    zs->zin[0] = zs->zin[1];
+    zs->zincap[0] = zs->zincap[1];
+    zs->zin[1] = p;
+    zs->zincap[1] = c;
 }

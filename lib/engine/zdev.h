@@ -26,10 +26,12 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
 /* Waits for and forgets the coding that gbp_zdev_write queued ahead for the next sub-block of a
  * split put (the writer calls it after performing a step's puts: a failed step's). */
 void gbp_zdev_drain(gpubp_file *f);
-/* Reads into device memory: a host buffer of n bytes for the operator buffer of a block, kept
- * per file (reused by the next block: valid until then); NULL when out of memory (an error is
- * recorded). */
-uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n);
+/* Reads into device memory: host buffer `which` (0: the block being read, 1: the next block's,
+ * read ahead by zdev_read.c) of n bytes for the operator buffer of a block, kept per file
+ * (reused by the next block: valid until then; grown, its contents lost, when n is larger);
+ * NULL when out of memory (an error is recorded). gbp_zdev_inbuf_swap exchanges the two. */
+uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n, int which);
+void gbp_zdev_inbuf_swap(gpubp_file *f);
 
 /* The per-phase times of GPUBP_MEM_STATS (zdev.c, zdev_read.c): the time since *t goes to
  * `phase` (GBP_DZT_*) and *t restarts (t 0: not timing); lap_start: now when timing, else 0. */

@@ -195,10 +195,11 @@ static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
  * (and copy) one block at once. */
 #define GBP_ZDEV_UPLOAD ((size_t)4 << 20)
 
-static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
+/* Queues the pieces (their arguments in *pieces, to be freed once the jobs are done). */
+static int upload_queue(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din, zup **pieces)
 {
     size_t np = zlen / GBP_ZDEV_UPLOAD + 1;
-    zup *pc = gbp_malloc(np * sizeof *pc);
+    zup *pc = *pieces = gbp_malloc(np * sizeof *pc);
     if (!pc) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu pieces)", np);
     int rc = GPUBP_OK;
     for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += GBP_ZDEV_UPLOAD) {
@@ -208,7 +209,14 @@ static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
         gbp_box_dense(&b, 1, &n);
         rc = gbp_mem_read_fill(m, upload_fill, &pc[i], 1, &b, din + o, &b);
     }
-    int rc2 = gbp_mem_sync(m); /* pc is read until every fill is done */
+    return rc;
+}
+
+static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
+{
+    zup *pc = NULL;
+    int rc = upload_queue(m, u, zlen, din, &pc);
+    int rc2 = pc ? gbp_mem_sync(m) : GPUBP_OK; /* pc is read until every fill is done */
     gbp_free(pc);
     return rc != GPUBP_OK ? rc : rc2;
 }
@@ -296,21 +304,79 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
     return zdev_read(f, (uint8_t *)(uintptr_t)z, zlen, raw, dst, NULL);
 }
 
+static size_t n_ahead; /* blocks read ahead and used (gbp_zdev_read_ahead_count) */
+
+size_t gbp_zdev_read_ahead_count(void) { return n_ahead; }
+
+/* The next block's operator buffer, read into host buffer 1 and device scratch 2 by the I/O
+ * threads while this block decodes; what fails here is left to the block's own read (an error of
+ * the jobs is reported by the wait that takes them, and names the data file and offset). */
+static void read_ahead(gpubp_file *f, const gbp_zahead *next)
+{
+    if (!next || next->len == 0 || f->rd.zahead.pending) return;
+    uint8_t *z = gbp_zdev_inbuf(f, next->len, 1), *din = NULL;
+    int rc = z ? gbp_mem_dz_scratch(f->mem, 2, next->len, (void **)&din) : GPUBP_ERR_NOMEM;
+    zup u = {z, next->fd, next->off}, *pc = NULL;
+    if (rc == GPUBP_OK) rc = upload_queue(f->mem, &u, next->len, din, &pc);
+    if (rc != GPUBP_OK && !pc) { /* nothing queued: the block reads as usual */
+        gbp_error_clear();
+        return;
+    }
+    /* queued, or queued in part: the jobs run out, and are waited for, either way */
+    f->rd.zahead.pending = 1;
+    f->rd.zahead.fd = next->fd;
+    f->rd.zahead.off = next->off;
+    f->rd.zahead.len = rc == GPUBP_OK ? next->len : 0; /* 0: not to be taken */
+    f->rd.zahead.pieces = pc;
+    if (rc != GPUBP_OK) gbp_error_clear();
+}
+
+int gbp_zdev_read_ahead_wait(gpubp_file *f)
+{
+    if (!f->rd.zahead.pending) return GPUBP_OK;
+    int rc = gbp_mem_sync(f->mem);
+    gbp_free(f->rd.zahead.pieces);
+    f->rd.zahead.pieces = NULL;
+    f->rd.zahead.pending = 0;
+    return rc;
+}
+
+/* 1: the block (zlen bytes at off of fd) was read ahead, now in host buffer 0 and device
+ * scratch 0; 0: it was not (anything read ahead is waited for and dropped); < 0: its read
+ * failed. */
+static int take_ahead(gpubp_file *f, int fd, uint64_t off, size_t zlen)
+{
+    if (!f->rd.zahead.pending) return 0;
+    int match = f->rd.zahead.fd == fd && f->rd.zahead.off == off && f->rd.zahead.len == zlen;
+    GBP_FORWARD_IF_ERROR(gbp_zdev_read_ahead_wait(f));
+    if (!match) return 0;
+    gbp_zdev_inbuf_swap(f);
+    gbp_mem_dz_scratch_swap(f->mem, 0, 2);
+    n_ahead++;
+    return 1;
+}
+
 int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
-                       uint8_t *z)
+                       uint8_t **zp, const gbp_zahead *next)
 {
     void *dctx;
     uint8_t *din = NULL;
     double t = gbp_zdev_lap_start(f->mem);
+    int have = take_ahead(f, fd, off, zlen);
+    if (have < 0) return have;
+    uint8_t *z = *zp = gbp_zdev_inbuf(f, zlen, 0);
+    if (!z) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (f->params.compress_device < 0 || gbp_mem_dev_ctx(f->mem, &dctx, NULL) != GPUBP_OK) {
         gbp_error_clear(); /* no device: the CPU decoder says so if it matters */
         return gbp_zdev_fetch(f, fd, off, zlen, z);
     }
-    zup u = {z, fd, off};
     int rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
-    if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
+    zup u = {z, fd, off};
+    if (rc == GPUBP_OK && !have) rc = upload(f->mem, &u, zlen, din);
     gbp_zdev_lap(f->mem, GBP_DZT_R_FILE, &t);
-    return rc == GPUBP_OK ? zdev_read(f, z, zlen, raw, dst, din) : rc;
+    if (rc != GPUBP_OK) return rc;
+    read_ahead(f, next);
+    return zdev_read(f, z, zlen, raw, dst, din);
 }
 
 int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z)

@@ -68,6 +68,17 @@ int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p)
     return GPUBP_OK;
 }
 
+void gbp_mem_dz_scratch_swap(gbp_mem *m, int a, int b)
+{
+    if (a < 0 || b < 0 || a >= GBP_DZ_SCRATCH || b >= GBP_DZ_SCRATCH) return;
+    void *p = m->dz_buf[a];
+    size_t c = m->dz_cap[a];
+    m->dz_buf[a] = m->dz_buf[b];
+    m->dz_cap[a] = m->dz_cap[b];
+    m->dz_buf[b] = p;
+    m->dz_cap[b] = c;
+}
+
 void *gbp_mem_dz_user(gbp_mem *m, size_t size, void (*free_fn)(gbp_mem *m, void *p),
                       void (*reset_fn)(void *p))
 {

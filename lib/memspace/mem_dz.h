@@ -24,11 +24,14 @@ int gbp_mem_dev_minmax(gbp_mem *m, const void *p, int type, size_t n, void *min,
 /* Waits for all work queued on the library's stream. */
 int gbp_mem_dev_sync(gbp_mem *m);
 /* The device codec state of m for ops (opened on dctx at the first call, kept until close; a
- * call with other ops closes the old state), and device scratch buffer `which` (0 or 1) of at
+ * call with other ops closes the old state), and device scratch buffer `which` (0, 1 or 2) of at
  * least n bytes (kept and grown; its old contents are lost when it grows). The caller uses them
  * on the file's thread only and waits for the work that uses them before the next call. */
 int gbp_mem_dz_state(gbp_mem *m, const gbp_dzops *ops, void *dctx, void **z);
 int gbp_mem_dz_scratch(gbp_mem *m, int which, size_t n, void **p);
+/* Exchanges device scratch buffers a and b (pointers and sizes): a buffer filled ahead of its
+ * use (zdev_read.c: the next block's input, 2) becomes the one the decoder reads (0). */
+void gbp_mem_dz_scratch_swap(gbp_mem *m, int a, int b);
 /* The caller's own state for the path (zdev.c: its rings of buffers): `size` bytes, zeroed at
  * the first call and kept until close, where free_fn(m, p) frees what it points to (device
  * memory of m included) before the device context closes. NULL when out of memory. At close the

@@ -16,6 +16,8 @@
 #include "common/common.h"
 #include "compress/blosczlib.h"
 #include "engine/zdev.h"
+#include "engine/zdev_read.h"
+#include "io/fileio.h"
 #include "memspace/dz_stub.h"
 #include "memspace/dz_cache.h"
 #include "memspace/mem_dz.h"
@@ -321,6 +323,65 @@ static void split_failure(void **state)
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
+/* A get of a split compressed put into device memory reads each sub-block's operator buffer
+ * while the one before it decodes. A read that fails, in a block's own read or in a read ahead
+ * (EIO at each of the get's preads in turn, or a failed upload to the device), fails the get with
+ * GPUBP_ERR_IO naming the dataset; nothing read ahead is left over: the next get of the same
+ * reader reads the step exactly, and a read of part of the array (no read ahead: the CPU decoder)
+ * too. */
+static void read_ahead_failure(void **state)
+{
+    (void)state;
+    if (!have_codec("lz4")) skip();
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)4 << 20) + 4 * 5;
+    uint8_t *host = two_steps(t, n, 21);
+    const char *path = ts_path("devz_ahead.bp");
+    write_one(path, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,"
+              "subfiles=4", "lz4", "shuffle=byte", t, host, n);
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS,
+                     "device=simulated,gpu_layout=row_major"));
+    gpubp_variable *v;
+    TS_OK(gpubp_inquire_variable(&v, r, "x"));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    uint8_t *back = gbp_sim_alloc(n);
+    assert_non_null(back);
+    for (int kind = 0; kind < 2; kind++) {
+        for (long k = 0; k < 4; k++) { /* 4 sub-blocks of one piece each: 4 preads a get */
+            size_t a0 = gbp_zdev_read_ahead_count();
+            TS_OK(gpubp_set_step_selection(v, 1, 1));
+            if (kind == 0) gbp_io_fault_inject(GBP_IO_FAULT_READ_EIO, k, 0);
+            else gbp_sim_fail_io_after(k);
+            TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_IO);
+            assert_non_null(strstr(gpubp_last_error(), "devz_ahead.bp"));
+            if (kind == 0) assert_int_equal(gbp_io_faults_fired(), 1);
+            gbp_io_fault_reset();
+            gbp_sim_reset();
+            /* the sub-blocks before the failed one were read ahead and used, none after */
+            assert_true(gbp_zdev_read_ahead_count() - a0 <= (size_t)k);
+            memset(back, 0, n);
+            for (int step = 1; step >= 0; step--) {
+                TS_OK(gpubp_set_step_selection(v, (size_t)step, 1));
+                TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+                assert_memory_equal(back, host + (size_t)step * n, n);
+            }
+        }
+    }
+    /* a part of the array: the blocks it meets are read by the CPU decoder, none ahead */
+    size_t a0 = gbp_zdev_read_ahead_count(), st[1] = {n / 16 + 3}, ct[1] = {n / 8}; /* elements */
+    TS_OK(gpubp_set_selection(v, 1, st, ct));
+    TS_OK(gpubp_set_step_selection(v, 0, 1));
+    TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+    assert_memory_equal(back, host + st[0] * 4, ct[0] * 4);
+    assert_int_equal(gbp_zdev_read_ahead_count(), a0);
+    TS_OK(gpubp_close(r));
+    gbp_sim_free(back);
+    free(host);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+}
+
 /* The device codec state of a closed file is parked (memspace/dz_cache.c) and the next file
  * takes it: with the simulated device in the cache, files written one after the other (rings,
  * fences and coded sets reused) still equal the CPU path's byte for byte and read back (the
@@ -399,9 +460,12 @@ static void split_device_blocks(void **state)
         assert_true(ts_file_size(ts_join(pa, "data.3")) > 1000);
         read_back(pa, host, n, NULL, 0);
         gbp_zdev_counts(&w0, &r0);
+        size_t a0 = gbp_zdev_read_ahead_count();
         read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
         gbp_zdev_counts(&w1, &r1);
         assert_int_equal(r1 - r0, 2 * 4); /* every sub-block decoded on the device */
+        /* each get reads sub-blocks 2-4 ahead, while the one before decodes */
+        assert_int_equal(gbp_zdev_read_ahead_count() - a0, 2 * 3);
     }
     free(host);
     gbp_zdev_set_piece(0);
@@ -625,6 +689,7 @@ int main(void)
         cmocka_unit_test(device_blocks),
         cmocka_unit_test(split_device_blocks),
         cmocka_unit_test(split_failure),
+        cmocka_unit_test(read_ahead_failure),
         cmocka_unit_test(tapered_device_blocks),
         cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
