@@ -32,7 +32,8 @@
 # over it: gpubp-bench --sub), of that tree built beside it.
 # MODE=taper: the tapered sub-blocks of compressed device puts (docs/compression.md, "Tapered
 # sub-blocks"; taper.log): GPUBP_ZDEV_TAPER unset, 70 and 60 with batches of 128 and 64 MiB on
-# 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, lz4/zstd/zlib from device memory, two
+# 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, then 256 MiB x 2 with reads ahead
+# off and on (GPUBP_ZDEV_READ_AHEAD, with GPUBP_MEM_STATS), lz4/zstd/zlib from device memory, two
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
@@ -142,6 +143,10 @@ if [ "$MODE" = taper ]; then
       for t in "" 60; do
         stamp "round $r: 1 GiB x 4, GPUBP_ZDEV_TAPER='$t'"
         GPUBP_ZDEV_TAPER=$t timeout 150 $Z --mib-per-step 1024 --steps 4 --repeat 3
+      done
+      for a in 0 1; do # reads ahead off, then on (the default), beside each other
+        stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
+        GPUBP_ZDEV_READ_AHEAD=$a GPUBP_MEM_STATS=1 timeout 120 $Z --mib-per-step 256 --steps 2 --repeat 3
       done
     done
     stamp done

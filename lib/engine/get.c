@@ -9,6 +9,7 @@
 #include "engine/zdev.h"
 #include "engine/zdev_read.h"
 
+#include "common/params.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
 #include "memspace/box.h"
@@ -222,7 +223,7 @@ static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space 
                      const gbp_sel *s, int rev, gbp_zahead *ah)
 {
     ah->len = 0;
-    if (space != GPUBP_MEM_GPU || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
+    if (space != GPUBP_MEM_GPU || !gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1) || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
         f->rd.remote || f->params.compress_device < 0 || nb->has_value ||
         nb->payload_offset == UINT64_MAX)
         return;
