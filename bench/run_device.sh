@@ -44,7 +44,8 @@
 # GPUBP_NVCOMP_LIBRARY is set), blosc (blosc.log, when B2LIB names a libblosc2.so), issue23 rows
 # ROWS23 (default "1 3 13 15": with ADIOS2_DIR, ADIOS2 beside; issue23.log with the summary),
 # then sparse (sparse.log; SP_* as below, default 1, 4 and 16 threads, the half-box rows, two
-# rounds).
+# rounds). ALL_PARTS (default "check taper blosc issue23 sparse") names the parts to run, so that
+# the whole can be cut into two calls of one warm machine.
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
@@ -52,15 +53,21 @@ mkdir -p "$OUT"
 if [ "$MODE" = all ]; then
   me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
   t_all=$(date +%s)
-  CHECK_BENCH=0 MODE=check bash "$me"
-  (cd "$OUT" && { cat env.log ctest.log example.log; tail -40 build.log; } > check.log &&
-   rm -f env.log ctest.log example.log build.log)
-  [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] && TAPER_ROUNDS=${TAPER_ROUNDS:-1} MODE=taper bash "$me"
-  [ -n "${B2LIB:-}" ] && MODE=blosc bash "$me" > /dev/null
-  ROWS23=${ROWS23:-"1 3 13 15"} MODE=issue23 bash "$me"
-  cat "$OUT/issue23_summary.txt" >> "$OUT/issue23.log" && rm -f "$OUT/issue23_summary.txt"
-  SP_THREADS=${SP_THREADS:-"1 4 16"} SP_ROWS=${SP_ROWS:-"8192 4096,16384 8192"} \
-    SP_ROUNDS=${SP_ROUNDS:-2} MODE=sparse bash "$me"
+  parts=" ${ALL_PARTS:-check taper blosc issue23 sparse} "
+  if [[ $parts == *" check "* ]]; then
+    CHECK_BENCH=0 MODE=check bash "$me"
+    (cd "$OUT" && { cat env.log ctest.log example.log; tail -40 build.log; } > check.log &&
+     rm -f env.log ctest.log example.log build.log)
+  fi
+  [[ $parts == *" taper "* ]] && [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] &&
+    TAPER_ROUNDS=${TAPER_ROUNDS:-1} MODE=taper bash "$me"
+  [[ $parts == *" blosc "* ]] && [ -n "${B2LIB:-}" ] && MODE=blosc bash "$me" > /dev/null
+  if [[ $parts == *" issue23 "* ]]; then
+    ROWS23=${ROWS23:-"1 3 13 15"} MODE=issue23 bash "$me"
+    cat "$OUT/issue23_summary.txt" >> "$OUT/issue23.log" && rm -f "$OUT/issue23_summary.txt"
+  fi
+  [[ $parts == *" sparse "* ]] && SP_THREADS=${SP_THREADS:-"1 4 16"} \
+    SP_ROWS=${SP_ROWS:-"8192 4096,16384 8192"} SP_ROUNDS=${SP_ROUNDS:-2} MODE=sparse bash "$me"
   rm -f "$OUT/env.log" # check.log has it; build.log is the last mode's
   echo "MODE=all done in $(( $(date +%s) - t_all )) s; logs: $(cd "$OUT" && ls | tr '\n' ' ')"
   exit 0
