@@ -56,7 +56,9 @@ if [ "$MODE" = all ]; then
   parts=" ${ALL_PARTS:-check taper blosc issue23 sparse} "
   if [[ $parts == *" check "* ]]; then
     CHECK_BENCH=0 MODE=check bash "$me"
-    (cd "$OUT" && { cat env.log ctest.log example.log; tail -40 build.log; } > check.log &&
+    (cd "$OUT" && { cat env.log ctest.log example.log
+                     grep -B4 -E "error:|\*\*\* \[" build.log | head -60 # what failed to build
+                     tail -40 build.log; } > check.log &&
      rm -f env.log ctest.log example.log build.log)
   fi
   [[ $parts == *" taper "* ]] && [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] &&
