@@ -35,6 +35,8 @@
 # 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, then 256 MiB x 2 with reads ahead
 # off and on (GPUBP_ZDEV_READ_AHEAD, with GPUBP_MEM_STATS), lz4/zstd/zlib from device memory, two
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
+# MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
+# interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 and 1 GiB x 2 steps (ahead.log).
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
@@ -161,6 +163,25 @@ if [ "$MODE" = taper ]; then
     stamp done
   } > "$OUT/taper.log" 2>&1
   grep -E "===|MBps|GBps" "$OUT/taper.log"
+  exit 0
+fi
+
+if [ "$MODE" = ahead ]; then
+  build gpubp-bench
+  mkdir -p /tmp/z
+  Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+  {
+    for r in $(seq "${AHEAD_ROUNDS:-3}"); do
+      for a in 0 1; do # reads ahead off, then on (the default), interleaved
+        stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
+        GPUBP_ZDEV_READ_AHEAD=$a timeout 120 $Z --mib-per-step 256 --steps 2 --repeat 3
+        stamp "round $r: 1 GiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
+        GPUBP_ZDEV_READ_AHEAD=$a timeout 150 $Z --mib-per-step 1024 --steps 2 --repeat 3
+      done
+    done
+    stamp done
+  } > "$OUT/ahead.log" 2>&1
+  grep -E "===|MBps" "$OUT/ahead.log"
   exit 0
 fi
 
