@@ -11,6 +11,7 @@
 #include "memspace/box.h"
 #include "memspace/mem_dz.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 typedef struct zchunk {
@@ -304,9 +305,9 @@ int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint
     return zdev_read(f, (uint8_t *)(uintptr_t)z, zlen, raw, dst, NULL);
 }
 
-static size_t n_ahead; /* blocks read ahead and used (gbp_zdev_read_ahead_count) */
+static atomic_size_t n_ahead; /* blocks read ahead and used (gbp_zdev_read_ahead_count) */
 
-size_t gbp_zdev_read_ahead_count(void) { return n_ahead; }
+size_t gbp_zdev_read_ahead_count(void) { return atomic_load(&n_ahead); }
 
 /* The next block's operator buffer, read into host buffer 1 and device scratch 2 by the I/O
  * threads while this block decodes; what fails here is left to the block's own read (an error of
@@ -352,7 +353,7 @@ static int take_ahead(gpubp_file *f, int fd, uint64_t off, size_t zlen)
     if (!match) return 0;
     gbp_zdev_inbuf_swap(f);
     gbp_mem_dz_scratch_swap(f->mem, 0, 2);
-    n_ahead++;
+    atomic_fetch_add(&n_ahead, 1);
     return 1;
 }
 
