@@ -52,6 +52,17 @@ set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
 mkdir -p "$OUT"
+# ADIOS2's libraries: <prefix>/lib of an installed ADIOS2 (ADIOS2_DIR=<prefix>/lib/cmake/adios2),
+# or the PyPI wheel's adios2/ and adios2.libs/ (ADIOS2_DIR=<site-packages>/adios2/cmake/adios2),
+# for the link of gpubp-adios2-cmp in every mode that builds it (the wheel's libraries need each
+# other's mangled names: without them `make -k all` of MODE=check failed on it in run 46) and
+# for the run
+if [ -n "${ADIOS2_DIR:-}" ] && [ -z "${RUN_DEVICE_A2_LIBS:-}" ]; then
+  for d in "$ADIOS2_DIR/../.." "$ADIOS2_DIR/../../../adios2.libs"; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH=$(cd "$d" && pwd):${LD_LIBRARY_PATH:-}
+  done
+  export RUN_DEVICE_A2_LIBS=1 # once, also for the modes MODE=all runs
+fi
 if [ "$MODE" = all ]; then
   me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
   t_all=$(date +%s)
@@ -236,14 +247,6 @@ if [ "$MODE" = sparse ]; then
 fi
 
 if [ "$MODE" = issue23 ]; then
-  # ADIOS2's libraries: <prefix>/lib of an installed ADIOS2 (ADIOS2_DIR=<prefix>/lib/cmake/adios2),
-  # or the PyPI wheel's adios2/ and adios2.libs/ (ADIOS2_DIR=<site-packages>/adios2/cmake/adios2),
-  # for the link (the wheel's libraries need each other's mangled names) and the run
-  if [ -n "${ADIOS2_DIR:-}" ]; then
-    for d in "$ADIOS2_DIR/../.." "$ADIOS2_DIR/../../../adios2.libs"; do
-      [ -d "$d" ] && export LD_LIBRARY_PATH=$(cd "$d" && pwd):${LD_LIBRARY_PATH:-}
-    done
-  fi
   build gpubp-bench
   # apart: an ADIOS2 that is not found leaves gpubp-bench built (build.log says why)
   [ -n "${ADIOS2_DIR:-}" ] && cmake --build "$B" -j "$NJ" --target gpubp-adios2-cmp >> "$OUT/build.log" 2>&1
