@@ -122,7 +122,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                 gbp_box_elements(fbox) * es == raw;
     uint8_t *z = NULL, *r = NULL;
     if (!whole) z = zdev ? gbp_zdev_inbuf(f, zn, 0) : gbp_malloc(zn);
-    int rc = z || whole ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    int rc = z || whole ? GPUBP_OK
+                        : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && whole) { /* the whole block: read (or read ahead), uploaded, decoded */
         rc = gbp_zdev_read_file(f, fd, b->payload_offset, zn, raw,
                                 dst + gbp_box_offset(dbox) * es, &z, ahead);
@@ -223,9 +224,9 @@ static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space 
                      const gbp_sel *s, int rev, gbp_zahead *ah)
 {
     ah->len = 0;
-    if (space != GPUBP_MEM_GPU || !gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1) || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
+    if (space != GPUBP_MEM_GPU || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
         f->rd.remote || f->params.compress_device < 0 || nb->has_value ||
-        nb->payload_offset == UINT64_MAX)
+        nb->payload_offset == UINT64_MAX || !gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1))
         return;
     gbp_box fbox, dbox;
     uint64_t fsize;
@@ -355,7 +356,8 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
         } else if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
             const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, vs, &b));
-            GBP_FORWARD_IF_ERROR(read_block_part(f, v, space, b, start, count, s, rev, dst, 1, NULL));
+            GBP_FORWARD_IF_ERROR(
+                read_block_part(f, v, space, b, start, count, s, rev, dst, 1, NULL));
         } else {
             int rc = GPUBP_OK;
             for (size_t b = 0; rc == GPUBP_OK && b < st->nblocks; b++) {
