@@ -218,7 +218,9 @@ static int block_boxes(const gpubp_variable *v, const gbp_block *b, const size_t
 
 /* Block nb of a global array, when the get reads it whole into device memory on the device
  * codec path (read_compressed's whole-block case): its operator buffer, which the block before it
- * reads ahead (ah->len 0: not such a block, or its bytes are not all in the file). */
+ * reads ahead (ah->len 0: not such a block). Whether its bytes lie within the file is checked by
+ * its own read, before it takes what was read ahead: a short file fails there with the block's
+ * FORMAT error, which wins over the read ahead's. */
 static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                      const gbp_block *nb, const size_t *start, const size_t *count,
                      const gbp_sel *s, int rev, gbp_zahead *ah)
@@ -229,18 +231,15 @@ static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space 
         nb->payload_offset == UINT64_MAX || !gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1))
         return;
     gbp_box fbox, dbox;
-    uint64_t fsize;
     if (!block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox) ||
         !gbp_box_is_contiguous(&fbox) || !gbp_box_is_contiguous(&dbox) ||
         gbp_box_elements(&fbox) * gbp_type_size(v->type) != nb->op->raw_size)
         return;
     int fd = -1;
-    if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK ||
-        gbp_dataset_data_size(f, nb->subfile, fd, &fsize) != GPUBP_OK) {
+    if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK) {
         gbp_error_clear(); /* the block's own read reports it */
         return;
     }
-    if (nb->payload_offset > fsize || nb->op->size > fsize - nb->payload_offset) return;
     *ah = (gbp_zahead){fd, nb->payload_offset, (size_t)nb->op->size};
 }
 
@@ -366,7 +365,8 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
                     ahead_of(f, v, space, &blocks[b + 1], start, count, s, rev, &ah);
                 rc = read_block_part(f, v, space, &blocks[b], start, count, s, rev, dst, 0, &ah);
             }
-            GBP_FORWARD_IF_ERROR(ahead_end(f, rc));        }
+            GBP_FORWARD_IF_ERROR(ahead_end(f, rc));
+        }
     }
     return GPUBP_OK;
 }

@@ -198,6 +198,15 @@ static void zstate_reset(void *p)
     zs->qh = zs->qn = 0;
 }
 
+/* The file's state of this path (made at the first call; NULL with an error recorded when out
+ * of memory). */
+static zstate *zstate_of(gpubp_file *f)
+{
+    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free, zstate_reset);
+    if (!zs) gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+    return zs;
+}
+
 /* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
  * are done. */
 static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf **out)
@@ -640,8 +649,8 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
     double t = gbp_zdev_lap_start(f->mem);
     int rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
     if (rc == GPUBP_OK) {
-        w.zs = gbp_mem_dz_user(f->mem, sizeof *w.zs, zstate_free, zstate_reset);
-        if (!w.zs) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
+        w.zs = zstate_of(f);
+        if (!w.zs) rc = GPUBP_ERR_NOMEM;
     }
     /* the first piece launched already, with an earlier sub-block of the put */
     if (rc == GPUBP_OK && w.zs->qn) {
@@ -713,13 +722,6 @@ void gbp_zdev_drain(gpubp_file *f)
     w.mem = f->mem;
     w.zs = gbp_mem_dz_peek(f->mem, &w.ops, &w.z);
     drop_next(&w);
-}
-
-static zstate *zstate_of(gpubp_file *f)
-{
-    zstate *zs = gbp_mem_dz_user(f->mem, sizeof *zs, zstate_free, zstate_reset);
-    if (!zs) gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (device codec state)");
-    return zs;
 }
 
 uint8_t *gbp_zdev_inbuf(gpubp_file *f, size_t n, int which)

@@ -15,8 +15,8 @@
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
 
 /* The next block of a get to read whole into device memory, whose operator buffer (len bytes
- * at off of the data file fd, checked to lie within the file) gbp_zdev_read_file may read ahead
- * while this block decodes; len 0: none. */
+ * at off of the data file fd) gbp_zdev_read_file may read ahead while this block decodes; len 0:
+ * none. */
 typedef struct gbp_zahead {
     int fd;
     uint64_t off;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/common.h"
 #include "compress/blosczlib.h"
@@ -327,8 +328,8 @@ static void split_failure(void **state)
  * while the one before it decodes. A read that fails, in a block's own read or in a read ahead
  * (EIO at each of the get's preads in turn, or a failed upload to the device), fails the get with
  * GPUBP_ERR_IO naming the dataset; nothing read ahead is left over: the next get of the same
- * reader reads the step exactly, and a read of part of the array (no read ahead: the CPU decoder)
- * too. */
+ * reader reads the step exactly. A read of part of the array (no read ahead: the CPU decoder)
+ * reads exactly. A block whose file is too short fails with its own FORMAT error. */
 static void read_ahead_failure(void **state)
 {
     (void)state;
@@ -376,6 +377,15 @@ static void read_ahead_failure(void **state)
     TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
     assert_memory_equal(back, host + st[0] * 4, ct[0] * 4);
     assert_int_equal(gbp_zdev_read_ahead_count(), a0);
+    /* a short data file: sub-block 1 (data.1) is read ahead while sub-block 0 decodes, and its
+     * own read fails with its FORMAT error (not the read ahead's short read) */
+    assert_int_equal(truncate(ts_join(path, "data.1"), 100), 0);
+    size_t all[1] = {n / 4}, zero[1] = {0};
+    TS_OK(gpubp_set_selection(v, 1, zero, all));
+    TS_OK(gpubp_set_step_selection(v, 0, 1));
+    TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_FORMAT);
+    assert_non_null(strstr(gpubp_last_error(), "data.1"));
+    assert_non_null(strstr(gpubp_last_error(), "past the end"));
     TS_OK(gpubp_close(r));
     gbp_sim_free(back);
     free(host);
