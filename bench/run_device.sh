@@ -32,21 +32,22 @@
 # over it: gpubp-bench --sub), of that tree built beside it.
 # MODE=taper: the tapered sub-blocks of compressed device puts (docs/compression.md, "Tapered
 # sub-blocks"; taper.log): GPUBP_ZDEV_TAPER unset, 70 and 60 with batches of 128 and 64 MiB on
-# 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, then 256 MiB x 2 with reads ahead
-# off and on (GPUBP_ZDEV_READ_AHEAD, with GPUBP_MEM_STATS), lz4/zstd/zlib from device memory, two
+# 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, lz4/zstd/zlib from device memory, two
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
 # MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
-# interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 and 1 GiB x 2 steps (ahead.log).
+# interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 (with GPUBP_MEM_STATS) and 1 GiB x 2 steps
+# (ahead.log; needs nvCOMP).
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
 # MODE=all: one call for a session with little device time (about 8-9 minutes with the build),
-# most needed first, at most 8 logs: check without its sync rows (check.log: environment, ctest,
+# most needed first, at most 9 logs: check without its sync rows (check.log: environment, ctest,
 # example, build tail; sanitizer.log), taper (taper.log, one round: TAPER_ROUNDS; when
-# GPUBP_NVCOMP_LIBRARY is set), blosc (blosc.log, when B2LIB names a libblosc2.so), issue23 rows
+# GPUBP_NVCOMP_LIBRARY is set), ahead (ahead.log, one round: AHEAD_ROUNDS; with nvCOMP too),
+# blosc (blosc.log, when B2LIB names a libblosc2.so), issue23 rows
 # ROWS23 (default "1 3 13 15": with ADIOS2_DIR, ADIOS2 beside; issue23.log with the summary),
 # then sparse (sparse.log; SP_* as below, default 1, 4 and 16 threads, the half-box rows, two
-# rounds). ALL_PARTS (default "check taper blosc issue23 sparse") names the parts to run, so that
+# rounds). ALL_PARTS (default "check taper ahead blosc issue23 sparse") names the parts to run, so that
 # the whole can be cut into two calls of one warm machine.
 set -u
 MODE=${MODE:-full}
@@ -66,7 +67,7 @@ fi
 if [ "$MODE" = all ]; then
   me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
   t_all=$(date +%s)
-  parts=" ${ALL_PARTS:-check taper blosc issue23 sparse} "
+  parts=" ${ALL_PARTS:-check taper ahead blosc issue23 sparse} "
   if [[ $parts == *" check "* ]]; then
     CHECK_BENCH=0 MODE=check bash "$me"
     (cd "$OUT" && { cat env.log ctest.log example.log
@@ -76,6 +77,8 @@ if [ "$MODE" = all ]; then
   fi
   [[ $parts == *" taper "* ]] && [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] &&
     TAPER_ROUNDS=${TAPER_ROUNDS:-1} MODE=taper bash "$me"
+  [[ $parts == *" ahead "* ]] && [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] &&
+    AHEAD_ROUNDS=${AHEAD_ROUNDS:-1} MODE=ahead bash "$me"
   [[ $parts == *" blosc "* ]] && [ -n "${B2LIB:-}" ] && MODE=blosc bash "$me" > /dev/null
   if [[ $parts == *" issue23 "* ]]; then
     ROWS23=${ROWS23:-"1 3 13 15"} MODE=issue23 bash "$me"
@@ -150,10 +153,16 @@ if [ "$MODE" = sweep ]; then
   exit 0
 fi
 
-if [ "$MODE" = taper ]; then
+# The compressed device rows of MODE=taper and MODE=ahead: gpubp-bench built, /tmp/z made
+# (gpubp-bench --compress makes the dataset, not its parent), Z the command.
+zbench_setup() {
   build gpubp-bench
-  mkdir -p /tmp/z # gpubp-bench --compress makes the dataset, not its parent
+  mkdir -p /tmp/z
   Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+}
+
+if [ "$MODE" = taper ]; then
+  zbench_setup
   {
     for r in $(seq "${TAPER_ROUNDS:-2}"); do
       for t in "" 70 60; do
@@ -166,10 +175,6 @@ if [ "$MODE" = taper ]; then
         stamp "round $r: 1 GiB x 4, GPUBP_ZDEV_TAPER='$t'"
         GPUBP_ZDEV_TAPER=$t timeout 150 $Z --mib-per-step 1024 --steps 4 --repeat 3
       done
-      for a in 0 1; do # reads ahead off, then on (the default), beside each other
-        stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
-        GPUBP_ZDEV_READ_AHEAD=$a GPUBP_MEM_STATS=1 timeout 120 $Z --mib-per-step 256 --steps 2 --repeat 3
-      done
     done
     stamp done
   } > "$OUT/taper.log" 2>&1
@@ -178,14 +183,13 @@ if [ "$MODE" = taper ]; then
 fi
 
 if [ "$MODE" = ahead ]; then
-  build gpubp-bench
-  mkdir -p /tmp/z
-  Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+  zbench_setup
   {
     for r in $(seq "${AHEAD_ROUNDS:-3}"); do
       for a in 0 1; do # reads ahead off, then on (the default), interleaved
         stamp "round $r: 256 MiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
-        GPUBP_ZDEV_READ_AHEAD=$a timeout 120 $Z --mib-per-step 256 --steps 2 --repeat 3
+        GPUBP_ZDEV_READ_AHEAD=$a GPUBP_MEM_STATS=1 timeout 120 $Z --mib-per-step 256 --steps 2 \
+          --repeat 3
         stamp "round $r: 1 GiB x 2, GPUBP_ZDEV_READ_AHEAD=$a"
         GPUBP_ZDEV_READ_AHEAD=$a timeout 150 $Z --mib-per-step 1024 --steps 2 --repeat 3
       done
