@@ -234,6 +234,7 @@ static void *io_main(void *arg)
         pthread_mutex_lock(&m->lock);
         m->t_io += dt;
         m->njobs++;
+        gbp_mem_trace_locked(m, t0, dt, GBP_TRACE_JOB + (int)j.kind, j.fd, j.len);
         gbp_memctx_keep_error_ep_locked(m, rc, j.epoch);
         if (have_next) gbp_memctx_keep_error_ep_locked(m, rc2, next.epoch);
         gbp_memctx_staged_locked(m, &j);

@@ -163,7 +163,9 @@ int gbp_mem_dz_timing(const gbp_mem *m) { return m->stats; }
 
 void gbp_mem_dz_time(gbp_mem *m, int phase, double seconds)
 {
-    if (phase >= 0 && phase < GBP_DZT_PHASES) m->dz_t[phase] += seconds;
+    if (phase < 0 || phase >= GBP_DZT_PHASES) return;
+    m->dz_t[phase] += seconds;
+    if (m->captev) gbp_mem_trace(m, gbp_now_s() - seconds, seconds, phase, -1, 0);
 }
 
 void gbp_mem_dz_report(const gbp_mem *m)

@@ -67,6 +67,14 @@ typedef struct slot {
 
 typedef enum job_kind { JOB_DEV_WRITE, JOB_DEV_READ, JOB_HOST_WRITE, JOB_HOST_READ, JOB_COMMIT } job_kind;
 
+/* GPUBP_MEM_STATS=trace (memspace.c): event kinds besides the GPU codec path's phases (mem_dz.h
+ * GBP_DZT_*): an I/O job (GBP_TRACE_JOB + its job_kind), a wait of gbp_mem_sync. */
+#define GBP_TRACE_MAX 65536
+#define GBP_TRACE_JOB 100
+#define GBP_TRACE_SYNC 200
+void gbp_mem_trace(gbp_mem *m, double t, double dt, int kind, int fd, uint64_t bytes);
+void gbp_mem_trace_locked(gbp_mem *m, double t, double dt, int kind, int fd, uint64_t bytes);
+
 typedef struct job {
     job_kind kind;
     int is_read;
@@ -184,6 +192,9 @@ struct gbp_mem {
     /* GPUBP_MEM_STATS=1: where the time of a file's transfers went, printed to stderr at close */
     int stats;
     double t_dev, t_pool, t_sync, t_slot, t_io;
+    /* GPUBP_MEM_STATS=trace: the timeline too (memspace.c gbp_mem_trace_locked), under lock */
+    struct gbp_trace_ev *tev;
+    int ntev, captev;
     long njobs;
     /* the GPU codec path (mem_dz.c): [0] writes, [1] reads on the device; the last fallback */
     long dz_blocks[2];

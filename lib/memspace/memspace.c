@@ -13,6 +13,72 @@
 #include "memspace/mem_dz.h"
 #include "memspace/slots.h"
 
+/* ---- GPUBP_MEM_STATS=trace: a timeline of one file's transfers, printed at close ---------
+ * Each event is a span of host wall time: a phase of the GPU codec path (gbp_mem_dz_time), an
+ * I/O job (the thread, the file descriptor, the bytes) or a wait of gbp_mem_sync. Kept in
+ * memory (GBP_TRACE_MAX events at most, later ones dropped and counted), so that the tracing
+ * itself does not slow the threads it watches; for measurements only (docs/performance.md). */
+struct gbp_trace_ev {
+    double t, dt;
+    int kind, fd;
+    uint64_t bytes;
+};
+
+void gbp_mem_trace_locked(gbp_mem *m, double t, double dt, int kind, int fd, uint64_t bytes)
+{
+    if (!m->captev) return;
+    if (!m->tev && !(m->tev = gbp_malloc((size_t)m->captev * sizeof *m->tev))) return;
+    if (m->ntev >= m->captev) {
+        m->ntev++; /* counted, not kept */
+        return;
+    }
+    m->tev[m->ntev++] = (struct gbp_trace_ev){t, dt, kind, fd, bytes};
+}
+
+void gbp_mem_trace(gbp_mem *m, double t, double dt, int kind, int fd, uint64_t bytes)
+{
+    if (!m->captev) return;
+    pthread_mutex_lock(&m->lock);
+    gbp_mem_trace_locked(m, t, dt, kind, fd, bytes);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static const char *gbp_trace_name(int kind)
+{
+    static const char *dz[] = {"dz_w_filter_code", "dz_w_frame", "dz_w_assemble", "dz_w_submit",
+                               "dz_w_wait", "dz_w_finish", "dz_r_file", "dz_r_parse",
+                               "dz_r_upload", "dz_r_decode", "dz_r_place", "dz_state",
+                               "dz_close"};
+    static const char *jobs[] = {"job_dev_write", "job_dev_read", "job_host_write",
+                                 "job_host_read", "job_commit"};
+    _Static_assert(sizeof dz / sizeof *dz == GBP_DZT_PHASES, "a name per phase");
+    if (kind >= 0 && kind < (int)(sizeof dz / sizeof *dz)) return dz[kind];
+    if (kind >= GBP_TRACE_JOB && kind <= GBP_TRACE_JOB + JOB_COMMIT) return jobs[kind - GBP_TRACE_JOB];
+    return kind == GBP_TRACE_SYNC ? "sync_wait" : "?";
+}
+
+static int trace_cmp(const void *a, const void *b)
+{
+    double x = ((const struct gbp_trace_ev *)a)->t, y = ((const struct gbp_trace_ev *)b)->t;
+    return (x > y) - (x < y);
+}
+
+static void trace_report(gbp_mem *m)
+{
+    if (!m->tev) return;
+    int n = m->ntev < m->captev ? m->ntev : m->captev;
+    qsort(m->tev, (size_t)n, sizeof *m->tev, trace_cmp);
+    fprintf(stderr, "gpubp-trace: %d events (%d dropped); start ms, duration ms, what, fd, "
+            "bytes\n", n, m->ntev - n);
+    for (int i = 0; i < n; i++) {
+        const struct gbp_trace_ev *e = &m->tev[i];
+        fprintf(stderr, "gpubp-trace: %9.3f %8.3f %s %d %llu\n", (e->t - m->tev[0].t) * 1e3,
+                e->dt * 1e3, gbp_trace_name(e->kind), e->fd, (unsigned long long)e->bytes);
+    }
+    gbp_free(m->tev);
+    m->tev = NULL;
+}
+
 int gbp_mem_open(gbp_mem **out, const gbp_params *params)
 {
     gbp_mem *m = gbp_calloc(1, sizeof *m);
@@ -21,6 +87,7 @@ int gbp_mem_open(gbp_mem **out, const gbp_params *params)
     m->ops = params->simulated_device ? gbp_sim_ops() : gbp_cuda_ops();
     const char *st = getenv("GPUBP_MEM_STATS");
     m->stats = st && *st && strcmp(st, "0") != 0;
+    if (m->stats && !strcmp(st, "trace")) m->captev = GBP_TRACE_MAX;
     pthread_mutex_init(&m->lock, NULL);
     pthread_cond_init(&m->cv, NULL);
     *out = m;
@@ -60,6 +127,7 @@ void gbp_mem_close(gbp_mem *m)
                 m->t_slot * 1e3, m->t_io * 1e3, m->njobs, m->nthreads, m->nslots,
                 (double)m->slot_bytes / 1048576.0);
     gbp_mem_dz_report(m);
+    trace_report(m);
     for (int i = 0; i < m->ndfds; i++)
         if (m->dfds[i].dfd >= 0) close(m->dfds[i].dfd);
     gbp_free(m->slots);
@@ -166,7 +234,10 @@ int gbp_mem_sync(gbp_mem *m)
     while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
     pthread_mutex_unlock(&m->lock);
     if (m->pool_ready) gbp_memctx_keep_error(m, m->ops->sync(m->dctx));
-    if (m->stats) m->t_sync += gbp_now_s() - t0;
+    if (m->stats) {
+        m->t_sync += gbp_now_s() - t0;
+        gbp_mem_trace(m, t0, gbp_now_s() - t0, GBP_TRACE_SYNC, -1, 0);
+    }
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
     pthread_mutex_unlock(&m->lock);
