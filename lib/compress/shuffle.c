@@ -381,8 +381,8 @@ GBP_AVX512 static void avx512_bit_planes(const uint8_t *tmp, uint8_t *dst, size_
             GBP_UNROLL
             for (unsigned t = 0; t < 8; t++) {
                 __m512i v = _mm512_loadu_si512(p + 64 * t);
-                v = _mm512_gf2p8affine_epi64_epi8(diag, v, 0); /* bit i: byte 7 - i's */
-                v = _mm512_gf2p8affine_epi64_epi8(v, diag, 0); /* bit i: byte i's */
+                v = _mm512_gf2p8affine_epi64_epi8(diag, v, 0); /* b, i: bit b of byte 7 - i */
+                v = _mm512_gf2p8affine_epi64_epi8(v, diag, 0); /* b, i: bit b of byte i */
                 x[t] = _mm512_permutexvar_epi8(gather, v);
             }
             avx512_lanes_t(x);
@@ -397,7 +397,7 @@ GBP_AVX512 static void avx512_bit_rows(const uint8_t *src, uint8_t *tmp, size_t 
                                        size_t slab)
 {
     const __m512i diag = _mm512_set1_epi64(GBP_DIAG);
-    /* lane q, byte r: byte q of lane 7 - r (after avx512_lanes_t, group q's byte of plane 7 - r) */
+    /* lane q, byte r: byte q of lane 7 - r (after avx512_lanes_t: that group's plane 7 - r) */
     const __m512i scatter = avx512_index(0x0008101820283038ll);
     for (size_t j = 0; j < ts; j++)
         for (size_t g = 0; g < slab / 8; g += 64) {
