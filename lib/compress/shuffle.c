@@ -5,7 +5,12 @@
  * a multiple of 8 are transposed, into 8*ts bit-planes of m/8 bytes (plane 8j+k holds bit k of
  * byte j of every element, element i at bit i%8 of byte i/8); the rest is copied unchanged. It is
  * done per (byte j, group of 8 elements): gather the 8 bytes into a 64-bit word, transpose the
- * 8x8 bit matrix, scatter its 8 bytes to the 8 planes of byte j. */
+ * 8x8 bit matrix, scatter its 8 bytes to the 8 planes of byte j.
+ *
+ * Those loops define the bytes; the faster paths give the same ones (test_compress_shuffle): SSE2
+ * tiles on every x86-64, AVX2 tiles and, for the bit shuffle, AVX-512 with GFNI (a bit transpose
+ * of 8 groups in one instruction), each chosen at run time when the CPU has it
+ * (gbp_shuffle_isa: level 1, 2, 3). */
 #include "compress/shuffle.h"
 
 #include <string.h>
@@ -26,27 +31,41 @@
 #define GBP_UNROLL
 #endif
 /* AVX2 versions of the same tiles, compiled for AVX2 alone (GCC and clang's target attribute)
- * and chosen at run time when the CPU has it. */
+ * and chosen at run time when the CPU has it; likewise the AVX-512 bit tiles (level 3), which
+ * need F (512-bit registers, 64-bit lane shuffles), BW and VBMI (vpermb, byte elements) and GFNI
+ * (the bit transposes). */
 #if GBP_SHUF_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GBP_SHUF_AVX2 1
+#define GBP_SHUF_AVX512 1
 #define GBP_AVX2 __attribute__((target("avx2")))
+#define GBP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni")))
 static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static int have_avx512(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni");
+}
 #else
 #define GBP_SHUF_AVX2 0
+#define GBP_SHUF_AVX512 0
 #endif
 
-/* The widest tiles used: 0 scalar loops, 1 SSE2, 2 AVX2 (when the CPU has it); the tests lower
- * the cap (gbp_shuffle_set_isa) to check each path against the loops. */
-static int isa_cap = 2;
+/* The widest tiles used: 0 scalar loops, 1 SSE2, 2 AVX2, 3 AVX-512 with GFNI for the bit
+ * shuffle (the byte tiles stay AVX2's) when the CPU has them; the tests lower the cap
+ * (gbp_shuffle_set_isa) to check each path against the loops. */
+static int isa_cap = 3;
 
-void gbp_shuffle_set_isa(int level) { isa_cap = level < 0 || level > 2 ? 2 : level; }
+void gbp_shuffle_set_isa(int level) { isa_cap = level < 0 || level > 3 ? 3 : level; }
 
 int gbp_shuffle_isa(void)
 {
     int l = GBP_SHUF_SSE2;
 #if GBP_SHUF_AVX2
     if (have_avx2()) l = 2;
+#endif
+#if GBP_SHUF_AVX512
+    if (l == 2 && have_avx512()) l = 3;
 #endif
     return l < isa_cap ? l : isa_cap;
 }
@@ -296,6 +315,106 @@ GBP_AVX2 static void avx_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, 
             avx_store_tiles(o, x);
         }
 }
+
+#if GBP_SHUF_AVX512
+/* ---- AVX-512 with GFNI (level 3): the bit tiles of 64 groups --------------------------------
+ * The 64 groups of 8 elements of a slab's stream (512 bytes) lie in 8 registers, group 8t + q
+ * in 64-bit lane q of register t. GF2P8AFFINEQB(x, A, 0) gives in each lane byte b, bit i =
+ * parity(A.byte[7 - i] AND x.byte[b]) (Intel's definition); with x.byte[b] = 1 << b (GBP_DIAG)
+ * that is A.byte[7 - i].bit[b]: transpose8 of the lane read with its bytes in reverse order, 8
+ * groups in one instruction. The other way round (A = GBP_DIAG) it reverses the bits of each byte
+ * of x, which puts the order right: two affines instead of a byte reversal before the first, as
+ * on Intel cores the byte permutes and the lane shuffles below all run on port 5, the affine on
+ * port 0. Byte k of each lane is then the group's byte of plane k; a vpermb gathers the 8 lanes'
+ * bytes k into lane k, and the 8 x 8 transpose of lanes across registers (avx512_lanes_t) brings
+ * lane k of every register into register k: plane k's 64 bytes, in group order. The inverse reads
+ * 8 planes, transposes the lanes, gathers each group's 8 plane bytes into its lane in reverse
+ * order with one vpermb, and transposes the bits with one affine. */
+#define GBP_DIAG 0x8040201008040201ll /* byte b: 1 << b */
+#define GBP_BYTE1 0x0101010101010101ll
+
+/* the vpermb index whose lane q holds base + q in every byte */
+GBP_AVX512 GBP_INLINE __m512i avx512_index(long long base)
+{
+    return _mm512_set_epi64(base + 7 * GBP_BYTE1, base + 6 * GBP_BYTE1, base + 5 * GBP_BYTE1,
+                            base + 4 * GBP_BYTE1, base + 3 * GBP_BYTE1, base + 2 * GBP_BYTE1,
+                            base + GBP_BYTE1, base);
+}
+
+/* Lane q of register r <-> lane r of register q (its own inverse), in three rounds of 8: 64-bit
+ * unpacks of registers r and r + 1, then 128-bit block shuffles of r and r + 2, then of r and
+ * r + 4 (0x88: blocks 0 and 2 of both, 0xDD: blocks 1 and 3). */
+GBP_AVX512 GBP_INLINE void avx512_lanes_t(__m512i x[8])
+{
+    __m512i y[8];
+    GBP_UNROLL
+    for (unsigned r = 0; r < 8; r += 2) {
+        y[r] = _mm512_unpacklo_epi64(x[r], x[r + 1]);
+        y[r + 1] = _mm512_unpackhi_epi64(x[r], x[r + 1]);
+    }
+    GBP_UNROLL
+    for (unsigned r = 0; r < 8; r += 4) {
+        x[r] = _mm512_shuffle_i64x2(y[r], y[r + 2], 0x88);
+        x[r + 1] = _mm512_shuffle_i64x2(y[r + 1], y[r + 3], 0x88);
+        x[r + 2] = _mm512_shuffle_i64x2(y[r], y[r + 2], 0xDD);
+        x[r + 3] = _mm512_shuffle_i64x2(y[r + 1], y[r + 3], 0xDD);
+    }
+    GBP_UNROLL
+    for (unsigned r = 0; r < 4; r++) {
+        y[r] = _mm512_shuffle_i64x2(x[r], x[r + 4], 0x88);
+        y[r + 4] = _mm512_shuffle_i64x2(x[r], x[r + 4], 0xDD);
+    }
+    GBP_UNROLL
+    for (unsigned r = 0; r < 8; r++) x[r] = y[r];
+}
+
+/* avx_bit_planes with AVX-512 and GFNI: 64 groups at a time. */
+GBP_AVX512 static void avx512_bit_planes(const uint8_t *tmp, uint8_t *dst, size_t row, size_t ts,
+                                         size_t slab)
+{
+    const __m512i diag = _mm512_set1_epi64(GBP_DIAG);
+    const __m512i gather = avx512_index(0x3830282018100800ll); /* lane k: byte k of each lane */
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 64) {
+            __m512i x[8];
+            const uint8_t *p = tmp + j * slab + g * 8;
+            GBP_UNROLL
+            for (unsigned t = 0; t < 8; t++) {
+                __m512i v = _mm512_loadu_si512(p + 64 * t);
+                v = _mm512_gf2p8affine_epi64_epi8(diag, v, 0); /* b, i: bit b of byte 7 - i */
+                v = _mm512_gf2p8affine_epi64_epi8(v, diag, 0); /* b, i: bit b of byte i */
+                x[t] = _mm512_permutexvar_epi8(gather, v);
+            }
+            avx512_lanes_t(x);
+            GBP_UNROLL
+            for (unsigned k = 0; k < 8; k++)
+                _mm512_storeu_si512(dst + (8 * j + k) * row + g, x[k]);
+        }
+}
+
+/* The inverse (avx_bit_rows), 64 groups of each plane at a time. */
+GBP_AVX512 static void avx512_bit_rows(const uint8_t *src, uint8_t *tmp, size_t row, size_t ts,
+                                       size_t slab)
+{
+    const __m512i diag = _mm512_set1_epi64(GBP_DIAG);
+    /* lane q, byte r: byte q of lane 7 - r (after avx512_lanes_t: that group's plane 7 - r) */
+    const __m512i scatter = avx512_index(0x0008101820283038ll);
+    for (size_t j = 0; j < ts; j++)
+        for (size_t g = 0; g < slab / 8; g += 64) {
+            __m512i x[8];
+            GBP_UNROLL
+            for (unsigned k = 0; k < 8; k++)
+                x[k] = _mm512_loadu_si512(src + (8 * j + k) * row + g);
+            avx512_lanes_t(x);
+            uint8_t *o = tmp + j * slab + g * 8;
+            GBP_UNROLL
+            for (unsigned t = 0; t < 8; t++) {
+                __m512i v = _mm512_permutexvar_epi8(scatter, x[t]);
+                _mm512_storeu_si512(o + 64 * t, _mm512_gf2p8affine_epi64_epi8(diag, v, 0));
+            }
+        }
+}
+#endif
 #endif
 
 /* The tiles of [0, ne): pairs with AVX2 when the CPU has it, the rest with SSE2. Returns the
@@ -359,25 +478,30 @@ GBP_INLINE __m128i sse_transpose8(__m128i x)
  * bytes (typesize 1: the input is the stream); for each stream and 16 groups of 8 elements, the
  * 8 x 8 bit matrix of each group is transposed (two groups per register: byte k of a lane is
  * then plane k's byte of that group), and 4 unpack rounds gather each plane's 16 bytes into one
- * register (with AVX2: 32 groups, avx_bit_planes). */
+ * register (with AVX2: 32 groups, avx_bit_planes; with AVX-512 and GFNI: 64, avx512_bit_planes). */
 #define GBP_BIT_SLAB 512
 static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
-    int avx = gbp_shuffle_isa() >= 2;
+    int isa = gbp_shuffle_isa();
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
         const uint8_t *st = src + i;
         if (ts > 1) {
             gbp_byte_shuffle(src + i * ts, tmp, GBP_BIT_SLAB * ts, ts);
             st = tmp;
         }
+#if GBP_SHUF_AVX512
+        if (isa >= 3) {
+            avx512_bit_planes(st, dst + i / 8, row, ts, GBP_BIT_SLAB);
+            continue;
+        }
+#endif
 #if GBP_SHUF_AVX2
-        if (avx) {
+        if (isa >= 2) {
             avx_bit_planes(st, dst + i / 8, row, ts, GBP_BIT_SLAB);
             continue;
         }
 #endif
-        (void)avx;
         for (size_t j = 0; j < ts; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
@@ -396,18 +520,22 @@ static void sse_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t r
 /* The inverse, 512 elements at a time: for each stream and 16 groups of 8 elements, 16 bytes of
  * each of its 8 planes (register k, byte g) are rearranged by 3 unpack rounds into 8 registers
  * of 2 groups each (byte 8 * (g % 2) + k), whose 8 x 8 bit matrices are transposed in both
- * lanes: the stream's bytes of those 16 groups (with AVX2: 32 groups, avx_bit_rows); the
- * streams are then byte-unshuffled (typesize 1: written in place). */
+ * lanes: the stream's bytes of those 16 groups (with AVX2: 32 groups, avx_bit_rows; with AVX-512
+ * and GFNI: 64, avx512_bit_rows); the streams are then byte-unshuffled (typesize 1: written in
+ * place). */
 static void sse_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t m, size_t row, size_t ts)
 {
     uint8_t tmp[16 * GBP_BIT_SLAB];
-    int avx = gbp_shuffle_isa() >= 2;
+    int isa = gbp_shuffle_isa();
     for (size_t i = 0; i < m; i += GBP_BIT_SLAB) {
         uint8_t *st = ts > 1 ? tmp : dst + i;
-#if GBP_SHUF_AVX2
-        if (avx) avx_bit_rows(src + i / 8, st, row, ts, GBP_BIT_SLAB);
+#if GBP_SHUF_AVX512
+        if (isa >= 3) avx512_bit_rows(src + i / 8, st, row, ts, GBP_BIT_SLAB);
 #endif
-        for (size_t j = 0; j < ts && !avx; j++)
+#if GBP_SHUF_AVX2
+        if (isa == 2) avx_bit_rows(src + i / 8, st, row, ts, GBP_BIT_SLAB);
+#endif
+        for (size_t j = 0; j < ts && isa < 2; j++)
             for (size_t g = 0; g < GBP_BIT_SLAB / 8; g += 16) {
                 __m128i x[8];
                 GBP_UNROLL

@@ -16,9 +16,10 @@ void gbp_bit_shuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts);
 void gbp_byte_unshuffle_streams(const uint8_t *const *st, uint8_t *dst, size_t n, size_t ts);
 void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts, int blosc1);
 
-/* The tiles in use: 0 the loops, 1 SSE2, 2 AVX2 (chosen at run time when the CPU has it).
- * gbp_shuffle_set_isa caps it (tests: each path against the loops; -1 lifts the cap); call it
- * only while no shuffle runs. */
+/* The tiles in use: 0 the loops, 1 SSE2, 2 AVX2, 3 AVX-512 F/BW/VBMI + GFNI for the bit shuffle
+ * (the byte shuffle as at 2); 2 and 3 chosen at run time when the CPU has them.
+ * gbp_shuffle_set_isa caps it (tests: each path against the loops; -1 or above 3 lifts the cap);
+ * call it only while no shuffle runs. */
 int gbp_shuffle_isa(void);
 void gbp_shuffle_set_isa(int level);
 

@@ -1,13 +1,16 @@
-/* lib/compress/shuffle.c: every path (the loops, the SSE2 tiles, the AVX2 tiles when the CPU has
- * them; gbp_shuffle_set_isa) gives the bytes of the loops, for byte and bit shuffle and their
- * inverses (the byte one also from scattered streams), typesize 1 .. 17, lengths around the tile
- * and slab sizes with odd leftovers; the loops' bit shuffle equals its bit-by-bit definition and
- * each shuffle inverts. */
+/* lib/compress/shuffle.c: every path (the loops, the SSE2 tiles, the AVX2 tiles and the AVX-512
+ * + GFNI bit tiles when the CPU has them; gbp_shuffle_set_isa) gives the bytes of the loops, for
+ * byte and bit shuffle and their inverses (the byte one also from scattered streams), typesize
+ * 1 .. 17, lengths around the tile and slab sizes with odd leftovers, buffers at odd addresses;
+ * the loops' bit shuffle equals its bit-by-bit definition and each shuffle inverts. The top level
+ * is the one the CPU has (asked here independently), so that a CPU with AVX-512 and GFNI cannot
+ * pass without running level 3, nor one without it run level 3. */
 #include "support/test_support.h"
 #include "support/values.h"
 #include "compress/shuffle.h"
 
 #define MAXN (17 * 4100 + 64)
+#define SKEW 4 /* the buffers start 0 .. SKEW - 1 bytes past malloc's alignment */
 
 /* elements: around the 128-byte tiles, pairs of tiles, the 512-element bit slabs */
 static const size_t elems[] = {0, 1, 7, 8, 9, 15, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
@@ -27,23 +30,44 @@ static void bit_reference(const uint8_t *in, uint8_t *ref, size_t n, size_t ts)
     memcpy(ref + m * ts, in + m * ts, n - m * ts);
 }
 
+/* The level the CPU has: 1 SSE2 (every x86-64), 2 AVX2, 3 AVX-512 F, BW, VBMI and GFNI. */
+static int cpu_level(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (!__builtin_cpu_supports("avx2")) return 1;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni"))
+        return 3;
+    return 2;
+#else
+    return -1; /* not known here */
+#endif
+}
+
 static void every_path(void **state)
 {
     (void)state;
-    uint8_t *in = malloc(MAXN), *ref[4], *got = malloc(MAXN), *back = malloc(MAXN);
-    uint8_t *scat = malloc(MAXN + 17 * 8);
+    uint8_t *inb = malloc(MAXN + SKEW), *ref[4], *gotb = malloc(MAXN + SKEW);
+    uint8_t *backb = malloc(MAXN + SKEW), *scat = malloc(MAXN + 17 * 8);
     for (int k = 0; k < 4; k++) ref[k] = malloc(MAXN);
     gbp_shuffle_set_isa(-1);
     int top = gbp_shuffle_isa();
-#if defined(__x86_64__)
-    assert_true(top >= 1); /* SSE2 on every x86-64 */
-#endif
-    size_t checked[3] = {0, 0, 0};
+    if (cpu_level() >= 0) assert_int_equal(top, cpu_level());
+    assert_true(top <= 3);
+    /* a cap above the top, or out of range, leaves the top */
+    for (int cap = top; cap <= 4; cap++) {
+        gbp_shuffle_set_isa(cap);
+        assert_int_equal(gbp_shuffle_isa(), top);
+    }
+    size_t checked[4] = {0, 0, 0, 0};
     for (size_t ts = 1; ts <= 17; ts++)
         for (size_t e = 0; e < sizeof elems / sizeof *elems; e++)
             for (size_t extra = 0; extra < 2; extra++) {
                 size_t n = elems[e] * ts + (extra ? (ts > 1 ? ts - 1 : 0) + (e % 3) : 0);
                 assert_true(n <= MAXN);
+                /* odd addresses, not the same skew for input and output */
+                uint8_t *in = inb + (e + extra) % SKEW, *got = gotb + (ts + e) % SKEW;
+                uint8_t *back = backb + (ts + extra) % SKEW;
                 ts_fill_bytes(in, n, ts, (e + ts) % 2 ? PAT_RANDOM : PAT_SMOOTH);
                 /* the loops: the reference */
                 gbp_shuffle_set_isa(0);
@@ -96,13 +120,14 @@ static void every_path(void **state)
                 }
             }
     gbp_shuffle_set_isa(-1);
-    print_message("paths: loops + %d SIMD level(s); SSE2 %zu cases, AVX2 %zu cases\n", top,
-                  checked[1], checked[2]);
-    for (int isa = 1; isa <= top; isa++) assert_true(checked[isa] > 0);
+    print_message("paths: loops + %d SIMD level(s); SSE2 %zu cases, AVX2 %zu cases, "
+                  "AVX-512 + GFNI %zu cases%s\n", top, checked[1], checked[2], checked[3],
+                  top < 3 ? " (not on this CPU)" : "");
+    for (int isa = 1; isa <= 3; isa++) assert_true(isa <= top ? checked[isa] > 0 : !checked[isa]);
     for (int k = 0; k < 4; k++) free(ref[k]);
-    free(in);
-    free(got);
-    free(back);
+    free(inb);
+    free(gotb);
+    free(backb);
     free(scat);
 }
 
