@@ -13,6 +13,8 @@
  * (gbp_shuffle_isa: level 1, 2, 3). */
 #include "compress/shuffle.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -56,6 +58,20 @@ static int have_avx512(void)
  * (gbp_shuffle_set_isa) to check each path against the loops. */
 static int isa_cap = 3;
 
+/* GPUBP_SHUFFLE_ISA=N (0-3): a cap on the level for the whole process, read once, so that one
+ * run can time a level against the one below it (a tuning knob, docs/parameters.md). */
+static int env_cap(void)
+{
+    static atomic_int cap = -1; /* -1: not read yet (every thread that reads it finds the same) */
+    int c = atomic_load(&cap);
+    if (c < 0) {
+        const char *e = getenv("GPUBP_SHUFFLE_ISA");
+        c = e && e[0] >= '0' && e[0] <= '3' && !e[1] ? e[0] - '0' : 3;
+        atomic_store(&cap, c);
+    }
+    return c;
+}
+
 void gbp_shuffle_set_isa(int level) { isa_cap = level < 0 || level > 3 ? 3 : level; }
 
 int gbp_shuffle_isa(void)
@@ -67,6 +83,7 @@ int gbp_shuffle_isa(void)
 #if GBP_SHUF_AVX512
     if (l == 2 && have_avx512()) l = 3;
 #endif
+    if (l > env_cap()) l = env_cap();
     return l < isa_cap ? l : isa_cap;
 }
 
