@@ -427,10 +427,10 @@ static int launch_group(zw *w, gpubp_file *f, const zblk *b0, int set)
     zblk g[GBP_ZDEV_GROUP];
     zfly fl[GBP_ZDEV_GROUP];
     size_t bsz, cap = batch_bytes(), bytes = piece_len(b0, &bsz);
-    int ng = 1, rc = GPUBP_OK;
+    int ng = 1, rc = GPUBP_OK, single = bytes == b0->raw; /* b0 is one piece: a group */
     g[0] = *b0;
     const gbp_wblock *wb = b0->wb;
-    while (bytes == b0->raw && ng < GBP_ZDEV_GROUP && zs->qn + ng < GBP_ZDEV_QUEUE &&
+    while (single && ng < GBP_ZDEV_GROUP && zs->qn + ng < GBP_ZDEV_QUEUE &&
            (wb = next_sub(f, wb)) != NULL) {
         zblk *nb = &g[ng];
         double t = gbp_zdev_lap_start(w->mem);

@@ -442,14 +442,15 @@ static void split_device_blocks(void **state)
     size_t n = ((size_t)6 << 20) + 4 * 7;
     uint8_t *host = two_steps(t, n, 3);
     static const char *cs[] = {"lz4", "zlib", "zstd"};
-    for (size_t c = 0; c < 6; c++) {
+    for (size_t c = 0; c < 9; c++) {
         if (!have_codec(cs[c % 3])) continue;
         /* pieces under a sub-block (several pieces each), or of 4 MiB: the sub-blocks of ~1.5
-         * MiB go two by two into one batch (launch_group) */
-        int group = c >= 3;
+         * MiB go two by two into one batch (launch_group); over 8 subfiles, 6 sub-blocks of
+         * ~1 MiB (GPUBP_ZDEV_SPLIT_MIB) go four, then two, into a batch of 4 MiB */
+        int group = c >= 3, nsub = c >= 6 ? 6 : 4;
         gbp_zdev_set_piece(group ? (size_t)4 << 20 : 300000);
         size_t g0 = gbp_zdev_grouped();
-        const char *extra = ",split_mib=2,subfiles=4";
+        const char *extra = nsub == 6 ? ",split_mib=2,subfiles=8" : ",split_mib=2,subfiles=4";
         char on[200], off[200];
         snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s",
                  extra);
@@ -461,21 +462,24 @@ static void split_device_blocks(void **state)
         gbp_zdev_counts(&w0, &r0);
         write_one(pa, on, cs[c % 3], "shuffle=byte", t, host, n);
         gbp_zdev_counts(&w1, &r1);
-        assert_int_equal(w1 - w0, 2 * 4); /* 2 steps of 4 sub-blocks, one per subfile */
-        if (group) assert_int_equal(gbp_zdev_grouped() - g0, 2 * 2); /* 2nd and 4th, per step */
+        assert_int_equal(w1 - w0, 2 * nsub); /* 2 steps of nsub sub-blocks, one per subfile */
+        /* per step: the 2nd and 4th (4 sub-blocks); the 2nd to 4th and the 6th (6) */
+        if (group) assert_int_equal(gbp_zdev_grouped() - g0, 2 * (nsub == 6 ? 4 : 2));
         else assert_int_equal(gbp_zdev_grouped(), g0);
         write_one(pb, off, cs[c % 3], "shuffle=byte", t, host, n);
-        static const char *files[] = {"data.0", "data.1", "data.2", "data.3", "md.0"};
-        for (size_t k = 0; k < 5; k++) same_file(pa, pb, files[k], cs[c % 3]);
-        assert_true(ts_file_size(ts_join(pa, "data.3")) > 1000);
+        static const char *files[] = {"data.0", "data.1", "data.2", "data.3", "data.4",
+                                      "data.5", "md.0"};
+        for (size_t k = 0; k < 7; k++)
+            if (k == 6 || (int)k < nsub) same_file(pa, pb, files[k], cs[c % 3]);
+        assert_true(ts_file_size(ts_join(pa, nsub == 6 ? "data.5" : "data.3")) > 1000);
         read_back(pa, host, n, NULL, 0);
         gbp_zdev_counts(&w0, &r0);
         size_t a0 = gbp_zdev_read_ahead_count();
         read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
         gbp_zdev_counts(&w1, &r1);
-        assert_int_equal(r1 - r0, 2 * 4); /* every sub-block decoded on the device */
-        /* each get reads sub-blocks 2-4 ahead, while the one before decodes */
-        assert_int_equal(gbp_zdev_read_ahead_count() - a0, 2 * 3);
+        assert_int_equal(r1 - r0, 2 * nsub); /* every sub-block decoded on the device */
+        /* each get reads sub-blocks 2 to nsub ahead, while the one before decodes */
+        assert_int_equal(gbp_zdev_read_ahead_count() - a0, 2 * (nsub - 1));
     }
     free(host);
     gbp_zdev_set_piece(0);

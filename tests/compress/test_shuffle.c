@@ -30,15 +30,19 @@ static void bit_reference(const uint8_t *in, uint8_t *ref, size_t n, size_t ts)
     memcpy(ref + m * ts, in + m * ts, n - m * ts);
 }
 
-/* The level the CPU has: 1 SSE2 (every x86-64), 2 AVX2, 3 AVX-512 F, BW, VBMI and GFNI. */
+/* The level the CPU has: 1 SSE2 (every x86-64), 2 AVX2, 3 AVX-512 F, BW, VBMI and GFNI; at most
+ * the cap GPUBP_SHUFFLE_ISA puts on the whole process (one digit 0-3). */
 static int cpu_level(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (!__builtin_cpu_supports("avx2")) return 1;
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni"))
-        return 3;
-    return 2;
+    int l = 2;
+    if (!__builtin_cpu_supports("avx2")) l = 1;
+    else if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni"))
+        l = 3;
+    const char *e = getenv("GPUBP_SHUFFLE_ISA");
+    if (e && e[0] >= '0' && e[0] <= '3' && !e[1] && e[0] - '0' < l) l = e[0] - '0';
+    return l;
 #else
     return -1; /* not known here */
 #endif
