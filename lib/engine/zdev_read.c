@@ -192,19 +192,29 @@ static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
     return GPUBP_OK;
 }
 
-/* In pieces of GBP_ZDEV_UPLOAD bytes, each a job of its own, so that several I/O threads read
- * (and copy) one block at once. */
+/* In pieces, each a job of its own, so that the I/O threads read (and copy) one block at once:
+ * one piece per thread, of GBP_ZDEV_UPLOAD_MIN to GBP_ZDEV_UPLOAD bytes (a sub-block of 16 MiB
+ * stores ~12 MiB of lz4, three 4 MiB pieces: three threads of sixteen). */
 #define GBP_ZDEV_UPLOAD ((size_t)4 << 20)
+#define GBP_ZDEV_UPLOAD_MIN ((size_t)512 << 10)
+
+static size_t upload_piece(const gbp_params *p, size_t zlen)
+{
+    size_t t = (size_t)gbp_params_io_threads(p), q = t ? (zlen + t - 1) / t : zlen;
+    q = (q + 65535) / 65536 * 65536;
+    return q < GBP_ZDEV_UPLOAD_MIN ? GBP_ZDEV_UPLOAD_MIN : q > GBP_ZDEV_UPLOAD ? GBP_ZDEV_UPLOAD : q;
+}
 
 /* Queues the pieces (their arguments in *pieces, to be freed once the jobs are done). */
-static int upload_queue(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din, zup **pieces)
+static int upload_queue(gpubp_file *f, const zup *u, size_t zlen, uint8_t *din, zup **pieces)
 {
-    size_t np = zlen / GBP_ZDEV_UPLOAD + 1;
+    gbp_mem *m = f->mem;
+    size_t piece = upload_piece(&f->params, zlen), np = zlen / piece + 1;
     zup *pc = *pieces = gbp_malloc(np * sizeof *pc);
     if (!pc) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu pieces)", np);
     int rc = GPUBP_OK;
-    for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += GBP_ZDEV_UPLOAD) {
-        size_t n = zlen - o < GBP_ZDEV_UPLOAD ? zlen - o : GBP_ZDEV_UPLOAD;
+    for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += piece) {
+        size_t n = zlen - o < piece ? zlen - o : piece;
         pc[i] = (zup){u->z + o, u->fd, u->off + o};
         gbp_box b;
         gbp_box_dense(&b, 1, &n);
@@ -213,11 +223,11 @@ static int upload_queue(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din, zup
     return rc;
 }
 
-static int upload(gbp_mem *m, const zup *u, size_t zlen, uint8_t *din)
+static int upload(gpubp_file *f, const zup *u, size_t zlen, uint8_t *din)
 {
     zup *pc = NULL;
-    int rc = upload_queue(m, u, zlen, din, &pc);
-    int rc2 = pc ? gbp_mem_sync(m) : GPUBP_OK; /* pc is read until every fill is done */
+    int rc = upload_queue(f, u, zlen, din, &pc);
+    int rc2 = pc ? gbp_mem_sync(f->mem) : GPUBP_OK; /* pc is read until every fill is done */
     gbp_free(pc);
     return rc != GPUBP_OK ? rc : rc2;
 }
@@ -236,7 +246,7 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
     if (rc == GPUBP_OK && !din) { /* the compressed bytes up through the pinned pool */
         zup u = {z, -1, 0};
         rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
-        if (rc == GPUBP_OK) rc = upload(f->mem, &u, zlen, din);
+        if (rc == GPUBP_OK) rc = upload(f, &u, zlen, din);
     }
     gbp_zdev_lap(f->mem, GBP_DZT_R_UPLOAD, &t);
     uint8_t *to = p->nc ? scratch : dst;
@@ -318,7 +328,7 @@ static void read_ahead(gpubp_file *f, const gbp_zahead *next)
     uint8_t *z = gbp_zdev_inbuf(f, next->len, 1), *din = NULL;
     int rc = z ? gbp_mem_dz_scratch(f->mem, 2, next->len, (void **)&din) : GPUBP_ERR_NOMEM;
     zup u = {z, next->fd, next->off}, *pc = NULL;
-    if (rc == GPUBP_OK) rc = upload_queue(f->mem, &u, next->len, din, &pc);
+    if (rc == GPUBP_OK) rc = upload_queue(f, &u, next->len, din, &pc);
     if (rc != GPUBP_OK && !pc) { /* nothing queued: the block reads as usual */
         gbp_error_clear();
         return;
@@ -373,7 +383,7 @@ int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t 
     }
     int rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
     zup u = {z, fd, off};
-    if (rc == GPUBP_OK && !have) rc = upload(f->mem, &u, zlen, din);
+    if (rc == GPUBP_OK && !have) rc = upload(f, &u, zlen, din);
     gbp_zdev_lap(f->mem, GBP_DZT_R_FILE, &t);
     if (rc != GPUBP_OK) return rc;
     read_ahead(f, next);
