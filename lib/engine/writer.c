@@ -166,10 +166,13 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 }
 
 /* Compressed sub-blocks: GBP_ZSPLIT_MIN bytes at least (GPUBP_ZDEV_SPLIT_MIB: MiB, 1 or more).
- * 64 MiB: on the H200 (256 MiB steps) sub-blocks of 16 MiB wrote 8 % faster than 32 MiB ones
- * (the device codes small consecutive sub-blocks in one batch, zdev.c launch_group) but read
- * 40 % slower (each block is read and decoded on its own), and 64 MiB ones read fastest. */
-#define GBP_ZSPLIT_MIN ((uint64_t)64 << 20)
+ * 32 MiB: on the H200 (run 50, 256 MiB steps, lz4 / zstd / zlib), 32 MiB sub-blocks wrote
+ * 1.12-1.23x as fast as 64 MiB ones and read as fast or faster (the device codes consecutive
+ * sub-blocks in one batch, zdev.c launch_group, so smaller ones cost no coding rate; more of
+ * them spread a step's writes over more files); 16 MiB ones wrote no faster than 32 and read
+ * slower (each block is read and decoded on its own). At 1 GiB steps the subfiles cap the count
+ * first (16 sub-blocks of 64 MiB either way). */
+#define GBP_ZSPLIT_MIN ((uint64_t)32 << 20)
 
 static uint64_t zsplit_min(void)
 {

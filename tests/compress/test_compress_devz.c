@@ -490,7 +490,7 @@ static void split_device_blocks(void **state)
  * before, the last GPUBP_ZDEV_TAPER_MIB at least: 6 MiB of floats over up to 8 subfiles, q = 0.7
  * and a 1 MiB floor make as many sub-blocks as leave the last one 1 MiB or more (3: 2.74, 1.92,
  * 1.34 MiB; 4 would leave 0.81 MiB last), each 70 % of the one before to the row (unset, the
- * put stays whole: 64 MiB sub-blocks at least); the stored blocks cover the put in order; the
+ * put stays whole: 32 MiB sub-blocks at least); the stored blocks cover the put in order; the
  * CPU path cuts the same blocks (files equal byte for byte), and the values read back into host
  * and device memory. */
 static void tapered_device_blocks(void **state)
