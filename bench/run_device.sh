@@ -34,6 +34,9 @@
 # sub-blocks"; taper.log): GPUBP_ZDEV_TAPER unset, 70 and 60 with batches of 128 and 64 MiB on
 # 256 MiB x 2 steps, then unset and 60 on 1 GiB x 4 steps, lz4/zstd/zlib from device memory, two
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
+# MODE=zcmp: the compressed device rows (lz4, zstd, zlib; 256 MiB x 2 and 1 GiB x 4 steps) of this
+# tree against the tree of .carry/base.tar(.gz), built beside it, interleaved, ZCMP_ROUNDS (2)
+# rounds, and of this tree with each VAR=VALUE of ZCMP_VARS (zcmp.log; needs nvCOMP).
 # MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
 # interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 (with GPUBP_MEM_STATS) and 1 GiB x 2 steps
 # (ahead.log; needs nvCOMP).
@@ -216,8 +219,10 @@ if [ "$MODE" = blosc ]; then
   exit 0
 fi
 
-if [ "$MODE" = sparse ]; then
-  build gpubp-bench gpubp-sparse-pread
+# BASE: gpubp-bench of the tree in .carry/base.tar(.gz) (git archive of the tree before the
+# change, with this tree's bench/ laid over it where its options are needed), built beside this
+# one; empty without it.
+base_bench() {
   BASE=""
   [ -f "$CARRY/base.tar.gz" ] && gunzip -f "$CARRY/base.tar.gz" # carried gzipped (3.5 MiB)
   if [ -f "$CARRY/base.tar" ]; then
@@ -227,6 +232,32 @@ if [ "$MODE" = sparse ]; then
         -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build /tmp/gpubp-base/b -j "$NJ" --target gpubp-bench; } \
       >> "$OUT/build.log" 2>&1 && BASE=/tmp/gpubp-base/b/bench/gpubp-bench
   fi
+}
+
+if [ "$MODE" = zcmp ]; then
+  zbench_setup
+  base_bench
+  {
+    for r in $(seq "${ZCMP_ROUNDS:-2}"); do
+      for m in "256 2" "1024 4"; do
+        read -r mib steps <<< "$m"
+        A="--compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z --mib-per-step $mib --steps $steps --repeat 3"
+        stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 $B/bench/gpubp-bench $A
+        [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
+        for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2"
+          stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 $B/bench/gpubp-bench $A
+        done
+      done
+    done
+    stamp done
+  } > "$OUT/zcmp.log" 2>&1
+  grep -E "===|MBps" "$OUT/zcmp.log"
+  exit 0
+fi
+
+if [ "$MODE" = sparse ]; then
+  build gpubp-bench gpubp-sparse-pread
+  base_bench
   SP=$B/bench/gpubp-sparse-pread
   {
     # SP_THREADS, SP_ROWS ("ROW RUN,..."), SP_ROUNDS shorten the run
