@@ -202,7 +202,8 @@ static size_t upload_piece(const gbp_params *p, size_t zlen)
 {
     size_t t = (size_t)gbp_params_io_threads(p), q = t ? (zlen + t - 1) / t : zlen;
     q = (q + 65535) / 65536 * 65536;
-    return q < GBP_ZDEV_UPLOAD_MIN ? GBP_ZDEV_UPLOAD_MIN : q > GBP_ZDEV_UPLOAD ? GBP_ZDEV_UPLOAD : q;
+    if (q < GBP_ZDEV_UPLOAD_MIN) return GBP_ZDEV_UPLOAD_MIN;
+    return q > GBP_ZDEV_UPLOAD ? GBP_ZDEV_UPLOAD : q;
 }
 
 /* Queues the pieces (their arguments in *pieces, to be freed once the jobs are done). */

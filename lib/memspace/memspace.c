@@ -17,7 +17,8 @@
  * Each event is a span of host wall time: a phase of the GPU codec path (gbp_mem_dz_time), an
  * I/O job (the thread, the file descriptor, the bytes) or a wait of gbp_mem_sync. Kept in
  * memory (GBP_TRACE_MAX events at most, later ones dropped and counted), so that the tracing
- * itself does not slow the threads it watches; for measurements only (docs/performance.md). */
+ * itself does not slow the threads it watches; for measurements only (docs/parameters.md,
+ * docs/compression.md "Per-phase times"). */
 struct gbp_trace_ev {
     double t, dt;
     int kind, fd;
@@ -53,7 +54,8 @@ static const char *gbp_trace_name(int kind)
                                  "job_host_read", "job_commit"};
     _Static_assert(sizeof dz / sizeof *dz == GBP_DZT_PHASES, "a name per phase");
     if (kind >= 0 && kind < (int)(sizeof dz / sizeof *dz)) return dz[kind];
-    if (kind >= GBP_TRACE_JOB && kind <= GBP_TRACE_JOB + JOB_COMMIT) return jobs[kind - GBP_TRACE_JOB];
+    if (kind >= GBP_TRACE_JOB && kind <= GBP_TRACE_JOB + JOB_COMMIT)
+        return jobs[kind - GBP_TRACE_JOB];
     return kind == GBP_TRACE_SYNC ? "sync_wait" : "?";
 }
 
