@@ -156,12 +156,13 @@ if [ "$MODE" = sweep ]; then
   exit 0
 fi
 
-# The compressed device rows of MODE=taper and MODE=ahead: gpubp-bench built, /tmp/z made
-# (gpubp-bench --compress makes the dataset, not its parent), Z the command.
+# The compressed device rows of MODE=taper, ahead and zcmp: gpubp-bench built, /tmp/z made
+# (gpubp-bench --compress makes the dataset, not its parent), ZA the arguments, Z the command.
 zbench_setup() {
   build gpubp-bench
   mkdir -p /tmp/z
-  Z="$B/bench/gpubp-bench --compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+  ZA="--compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z"
+  Z="$B/bench/gpubp-bench $ZA"
 }
 
 if [ "$MODE" = taper ]; then
@@ -241,11 +242,12 @@ if [ "$MODE" = zcmp ]; then
     for r in $(seq "${ZCMP_ROUNDS:-2}"); do
       for m in "256 2" "1024 4"; do
         read -r mib steps <<< "$m"
-        A="--compress zlib --codecs lz4,zstd,zlib --no-cpu-path --mem gpu --dir /tmp/z --mib-per-step $mib --steps $steps --repeat 3"
-        stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 $B/bench/gpubp-bench $A
+        A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
+        T=$B/bench/gpubp-bench
+        stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 $T $A
         [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
         for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2"
-          stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 $B/bench/gpubp-bench $A
+          stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 $T $A
         done
       done
     done

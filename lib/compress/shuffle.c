@@ -39,12 +39,7 @@
 #if GBP_SHUF_SSE2 && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define GBP_SHUF_AVX2 1
-/* level 3 needs the GFNI intrinsics and "gfni" in __builtin_cpu_supports: GCC 11, clang 12 */
-#if (defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11)
-#define GBP_SHUF_AVX512 1
-#else
-#define GBP_SHUF_AVX512 0
-#endif
+#define GBP_SHUF_AVX512 GBP_SHUFFLE_LEVEL3 /* shuffle.h: the compilers that can */
 #define GBP_AVX2 __attribute__((target("avx2")))
 #define GBP_AVX512 __attribute__((target("avx512f,avx512bw,avx512vbmi,gfni")))
 static int have_avx2(void) { return __builtin_cpu_supports("avx2"); }

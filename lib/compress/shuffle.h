@@ -21,6 +21,14 @@ void gbp_bit_unshuffle(const uint8_t *src, uint8_t *dst, size_t n, size_t ts, in
  * gbp_shuffle_set_isa caps it (tests: each path against the loops; -1 or above 3 lifts the cap);
  * call it only while no shuffle runs. */
 int gbp_shuffle_isa(void);
+/* Whether this build has level 3: x86-64 and a compiler with the GFNI intrinsics and "gfni" in
+ * __builtin_cpu_supports (GCC 11, clang 12). */
+#if defined(__x86_64__) && ((defined(__clang__) && __clang_major__ >= 12) ||                    \
+                            (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
+#define GBP_SHUFFLE_LEVEL3 1
+#else
+#define GBP_SHUFFLE_LEVEL3 0
+#endif
 void gbp_shuffle_set_isa(int level);
 
 #endif /* GBP_COMPRESS_SHUFFLE_H */

@@ -200,7 +200,7 @@ static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
 
 static size_t upload_piece(const gbp_params *p, size_t zlen)
 {
-    size_t t = (size_t)gbp_params_io_threads(p), q = t ? (zlen + t - 1) / t : zlen;
+    size_t t = (size_t)gbp_params_io_threads(p), q = (zlen + t - 1) / t; /* t >= 1 */
     q = (q + 65535) / 65536 * 65536;
     if (q < GBP_ZDEV_UPLOAD_MIN) return GBP_ZDEV_UPLOAD_MIN;
     return q > GBP_ZDEV_UPLOAD ? GBP_ZDEV_UPLOAD : q;

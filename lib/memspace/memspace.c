@@ -59,6 +59,15 @@ static const char *gbp_trace_name(int kind)
     return kind == GBP_TRACE_SYNC ? "sync_wait" : "?";
 }
 
+/* A wait for the pipeline that began at t0 (GPUBP_MEM_STATS: t0 read then): its time, its span. */
+static void sync_time(gbp_mem *m, double t0)
+{
+    if (!m->stats) return;
+    double dt = gbp_now_s() - t0;
+    m->t_sync += dt;
+    gbp_mem_trace(m, t0, dt, GBP_TRACE_SYNC, -1, 0);
+}
+
 static int trace_cmp(const void *a, const void *b)
 {
     double x = ((const struct gbp_trace_ev *)a)->t, y = ((const struct gbp_trace_ev *)b)->t;
@@ -181,7 +190,7 @@ int gbp_mem_wait_staged(gbp_mem *m)
     pthread_mutex_unlock(&m->lock);
     /* the copies queued so far */
     if (m->pool_ready) gbp_memctx_keep_error(m, m->ops->sync(m->dctx));
-    if (m->stats) m->t_sync += gbp_now_s() - t0;
+    sync_time(m, t0);
     gbp_mem_minmax_deliver(m);
     return gbp_memctx_kept_error(m);
 }
@@ -236,10 +245,7 @@ int gbp_mem_sync(gbp_mem *m)
     while (m->inflight > 0) pthread_cond_wait(&m->cv, &m->lock);
     pthread_mutex_unlock(&m->lock);
     if (m->pool_ready) gbp_memctx_keep_error(m, m->ops->sync(m->dctx));
-    if (m->stats) {
-        m->t_sync += gbp_now_s() - t0;
-        gbp_mem_trace(m, t0, gbp_now_s() - t0, GBP_TRACE_SYNC, -1, 0);
-    }
+    sync_time(m, t0);
     pthread_mutex_lock(&m->lock);
     for (int i = 0; i < m->nslots; i++) m->slots[i].ev_pending = 0;
     pthread_mutex_unlock(&m->lock);

@@ -37,10 +37,10 @@ static int cpu_level(void)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     int l = 2;
     if (!__builtin_cpu_supports("avx2")) l = 1;
-#if (defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && __GNUC__ >= 11)
+#if GBP_SHUFFLE_LEVEL3
     else if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni"))
-        l = 3; /* built only by these compilers (shuffle.c) */
+        l = 3; /* built only by the compilers shuffle.h names */
 #endif
     const char *e = getenv("GPUBP_SHUFFLE_ISA");
     if (e && e[0] >= '0' && e[0] <= '3' && !e[1] && e[0] - '0' < l) l = e[0] - '0';
