@@ -13,8 +13,9 @@
  * (gbp_shuffle_isa: level 1, 2, 3). */
 #include "compress/shuffle.h"
 
+#include "common/params.h"
+
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 
 #if defined(__SSE2__)
@@ -67,8 +68,7 @@ static int env_cap(void)
     static atomic_int cap = -1; /* -1: not read yet (every thread that reads it finds the same) */
     int c = atomic_load(&cap);
     if (c < 0) {
-        const char *e = getenv("GPUBP_SHUFFLE_ISA");
-        c = e && e[0] >= '0' && e[0] <= '3' && !e[1] ? e[0] - '0' : 3;
+        c = (int)gbp_env_long("GPUBP_SHUFFLE_ISA", 0, 3, 3);
         atomic_store(&cap, c);
     }
     return c;

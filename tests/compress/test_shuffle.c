@@ -8,6 +8,7 @@
 #include "support/test_support.h"
 #include "support/values.h"
 #include "compress/shuffle.h"
+#include "common/params.h"
 
 #define MAXN (17 * 4100 + 64)
 #define SKEW 4 /* the buffers start 0 .. SKEW - 1 bytes past malloc's alignment */
@@ -42,9 +43,8 @@ static int cpu_level(void)
              __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("gfni"))
         l = 3; /* built only by the compilers shuffle.h names */
 #endif
-    const char *e = getenv("GPUBP_SHUFFLE_ISA");
-    if (e && e[0] >= '0' && e[0] <= '3' && !e[1] && e[0] - '0' < l) l = e[0] - '0';
-    return l;
+    long cap = gbp_env_long("GPUBP_SHUFFLE_ISA", 0, 3, 3);
+    return l < cap ? l : (int)cap;
 #else
     return -1; /* not known here */
 #endif
