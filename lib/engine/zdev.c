@@ -99,10 +99,24 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 /* ---- write ---------------------------------------------------------------------------------- */
 
 /* Device output buffers (and host header buffers) in rings, kept per file until close: the
- * assembly of a piece goes into the next buffer once the writes out of it queued GBP_ZDEV_RING
- * pieces ago are done (a write fence each), so that the GPU codes and assembles the next pieces,
- * and the next blocks, while the I/O threads still copy and write the earlier ones. */
-#define GBP_ZDEV_RING 4
+ * assembly of a piece goes into the next buffer once the writes out of it, queued a ring's length
+ * of pieces ago, are done (a write fence each), so that the GPU codes and assembles the next
+ * pieces, and the next blocks, while the I/O threads still copy and write the earlier ones. A
+ * ring is as long as makes GBP_ZDEV_RING_BYTES of outputs, 4 to GBP_ZDEV_RING_MAX buffers: with
+ * one piece per sub-block, each buffer in flight is one file being written, and four buffers
+ * (the ring before 2026-12-05) kept small sub-blocks to four files at a time (an H200 trace, run
+ * 50: sixteen 16 MiB sub-blocks written four by four). */
+#define GBP_ZDEV_RING_MIN 4
+#define GBP_ZDEV_RING_MAX 16
+#define GBP_ZDEV_RING_BYTES ((size_t)256 << 20)
+
+/* The ring's length for outputs of cap bytes. */
+static int ring_len(size_t cap)
+{
+    size_t n = cap ? GBP_ZDEV_RING_BYTES / cap : GBP_ZDEV_RING_MAX;
+    if (n < GBP_ZDEV_RING_MIN) return GBP_ZDEV_RING_MIN;
+    return n > GBP_ZDEV_RING_MAX ? GBP_ZDEV_RING_MAX : (int)n;
+}
 
 typedef struct zbuf {
     void *p;
@@ -151,9 +165,10 @@ typedef struct zset {
 } zset;
 
 typedef struct zstate {
-    zbuf dout[GBP_ZDEV_RING]; /* device: assembled outputs */
-    zbuf hdr[GBP_ZDEV_RING];  /* host: the prefix and chunk headers of a block */
+    zbuf dout[GBP_ZDEV_RING_MAX]; /* device: assembled outputs (ring_len of them in use) */
+    zbuf hdr[GBP_ZDEV_RING_MAX];  /* host: the prefix and chunk headers of a block */
     int nd, nh;               /* the next of each */
+    int nring;                /* the rings' length for the block being written (ring_len) */
     uint8_t *out;             /* host: the image of the output's fields (only fields written) */
     size_t ocap;
     zset set[2];              /* per coded set: a piece in flight */
@@ -169,7 +184,7 @@ typedef struct zstate {
 static void zstate_free(gbp_mem *m, void *p)
 {
     zstate *zs = p;
-    for (int i = 0; i < GBP_ZDEV_RING; i++) {
+    for (int i = 0; i < GBP_ZDEV_RING_MAX; i++) {
         gbp_mem_dev_free(m, zs->dout[i].p);
         gbp_free(zs->hdr[i].p);
     }
@@ -192,7 +207,7 @@ static void zstate_free(gbp_mem *m, void *p)
 static void zstate_reset(void *p)
 {
     zstate *zs = p;
-    for (int i = 0; i < GBP_ZDEV_RING; i++) zs->dout[i].fenced = zs->hdr[i].fenced = 0;
+    for (int i = 0; i < GBP_ZDEV_RING_MAX; i++) zs->dout[i].fenced = zs->hdr[i].fenced = 0;
     for (int i = 0; i < zs->qn; i++) /* drained at the step's end: none */
         gbp_blosc_enc_close(zs->qb[(zs->qh + i) % GBP_ZDEV_QUEUE].e);
     zs->qh = zs->qn = 0;
@@ -207,12 +222,14 @@ static zstate *zstate_of(gpubp_file *f)
     return zs;
 }
 
-/* The next buffer of a ring, of n bytes at least (device or host), once the writes out of it
- * are done. */
-static int ring_take(gbp_mem *m, zbuf *ring, int *next, size_t n, int dev, zbuf **out)
+/* The next buffer of a ring of len buffers, of n bytes at least (device or host), once the
+ * writes out of it are done. A ring made shorter skips its last buffers, whose writes run out
+ * (they are waited for when taken again, and at the step's end). */
+static int ring_take(gbp_mem *m, zbuf *ring, int *next, int len, size_t n, int dev, zbuf **out)
 {
-    zbuf *b = &ring[*next];
-    *next = (*next + 1) % GBP_ZDEV_RING;
+    int i = *next % len;
+    zbuf *b = &ring[i];
+    *next = (i + 1) % len;
     if (b->fenced) {
         double t = gbp_zdev_lap_start(m);
         b->fenced = 0;
@@ -497,7 +514,8 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
     GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, b->in, fl->po, fl->s0));
     gbp_zdev_lap(w->mem, GBP_DZT_W_FRAME, &t);
     zbuf *d;
-    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, b->cap, 1, &d));
+    zs->nring = ring_len(b->cap);
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, zs->nring, b->cap, 1, &d));
     t = gbp_zdev_lap_start(w->mem);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
     gbp_zdev_lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
@@ -514,7 +532,8 @@ static int write_headers(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x
     size_t bytes = 0;
     for (size_t i = 0; i < nx; i++) bytes += x[i].p ? x[i].len : 0;
     zbuf *h;
-    GBP_FORWARD_IF_ERROR(ring_take(w->mem, w->zs->hdr, &w->zs->nh, bytes ? bytes : 1, 0, &h));
+    int len = w->zs->nring ? w->zs->nring : GBP_ZDEV_RING_MIN; /* as long as the outputs' */
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, w->zs->hdr, &w->zs->nh, len, bytes ? bytes : 1, 0, &h));
     int rc = GPUBP_OK;
     uint8_t *p = h->p;
     for (size_t i = 0; rc == GPUBP_OK && i < nx; i++) {

@@ -47,7 +47,7 @@
 #define GBP_BOUNCE_BYTES ((size_t)4 << 20)
 #define GBP_DZ_SCRATCH 3 /* device scratch buffers of the GPU codec path (mem_dz.c) */
 #define GBP_DZ_TIMES 16  /* its phase times (at least mem_dz.h's GBP_DZT_PHASES) */
-#define GBP_FENCES 16    /* write fences open at once (gbp_mem_dz_fence) */
+#define GBP_FENCES 64    /* write fences open at once (gbp_mem_dz_fence): zdev.c's rings' */
 #define GBP_MM_PAGE_ENTRIES 256
 #define GBP_MM_ENTRY 32 /* min and max, 16 bytes each at most */
 #define GBP_MAX_DIRECT_FDS 16
