@@ -26,19 +26,24 @@
 static const uint8_t zeros[GBP_ZERO_BYTES];
 
 /* Queues the extents of one encoder call for writing at base + their offset. */
+/* A host write of the extents: the library's own bytes (owned), or bytes staged normally. */
+static int write_host(gbp_mem *mem, int fd, uint64_t off, const void *p, size_t n, int owned)
+{
+    return owned ? gbp_mem_write_owned(mem, GPUBP_MEM_HOST, fd, off, p, n)
+                 : gbp_mem_write_host_async(mem, fd, off, p, n);
+}
+
 int gbp_zblock_write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x,
-                             size_t nx)
+                             size_t nx, int owned)
 {
     for (size_t i = 0; i < nx; i++) {
         if (x[i].p) {
-            GBP_FORWARD_IF_ERROR(
-                gbp_mem_write_host_async(mem, fd, base + x[i].off, x[i].p, x[i].len));
+            GBP_FORWARD_IF_ERROR(write_host(mem, fd, base + x[i].off, x[i].p, x[i].len, owned));
             continue;
         }
         for (size_t done = 0; done < x[i].len; done += GBP_ZERO_BYTES) {
             size_t n = x[i].len - done < GBP_ZERO_BYTES ? x[i].len - done : GBP_ZERO_BYTES;
-            GBP_FORWARD_IF_ERROR(
-                gbp_mem_write_host_async(mem, fd, base + x[i].off + done, zeros, n));
+            GBP_FORWARD_IF_ERROR(write_host(mem, fd, base + x[i].off + done, zeros, n, owned));
         }
     }
     return GPUBP_OK;
@@ -258,7 +263,8 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
         const gbp_blosc_extent *x;
         size_t nx;
         if (rc == GPUBP_OK) rc = gbp_blosc_enc_emit(e, out, cap, &x, &nx);
-        if (rc == GPUBP_OK) rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+        if (rc == GPUBP_OK)
+            rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx, 0);
     }
     gbp_mem_stage_close(st);
     if (rc < 0) goto done;
@@ -267,7 +273,8 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     const gbp_blosc_redo *r = NULL;
     size_t nx = 0, nr = 0, total = 0;
     if (rc == GPUBP_OK) rc = gbp_blosc_enc_finish(e, &x, &nx, &r, &nr, &total);
-    if (rc == GPUBP_OK) rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx);
+    if (rc == GPUBP_OK)
+        rc = gbp_zblock_write_extents(f->mem, fd, wb->meta.payload_offset, x, nx, 0);
     for (size_t i = 0; rc == GPUBP_OK && i < nr; i++) rc = gbp_zblock_write_redo(f, wb, fd, &r[i]);
     if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
     if (rc != GPUBP_OK) goto done;

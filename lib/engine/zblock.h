@@ -25,9 +25,10 @@ int gbp_zblock_codec(const char *op, int *codec);
 int gbp_zblock_params(const char *params, int *level, int *shuffle, int *threads);
 
 /* What the GPU path (zdev.c) shares: queues the encoder extents x[0..nx) (host bytes; p NULL:
- * zeros) for writing at base + their offsets; writes a redo range raw from the block's source. */
+ * zeros) for writing at base + their offsets, as the library's own bytes when `owned`
+ * (gbp_mem_write_owned); writes a redo range raw from the block's source. */
 int gbp_zblock_write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x,
-                             size_t nx);
+                             size_t nx, int owned);
 int gbp_zblock_write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp_blosc_redo *r);
 
 #endif /* GBP_ENGINE_ZBLOCK_H */

@@ -323,18 +323,15 @@ static int write_piece(zw *w, int fd, uint64_t base, const uint8_t *dout,
     const uint8_t *out = w->zs->out;
     for (size_t i = 0; i < nx;) {
         if (!x[i].p) {
-            GBP_FORWARD_IF_ERROR(gbp_zblock_write_extents(w->mem, fd, base, &x[i], 1));
+            GBP_FORWARD_IF_ERROR(gbp_zblock_write_extents(w->mem, fd, base, &x[i], 1, 1));
             i++;
             continue;
         }
         size_t len = x[i].len, j = i + 1;
         for (; j < nx && x[j].p && x[j].off == x[i].off + len && x[j].p == x[i].p + len; j++)
             len += x[j].len;
-        gbp_box b;
-        gbp_box_dense(&b, 1, &len);
-        GBP_FORWARD_IF_ERROR(gbp_mem_write(w->mem, GPUBP_MEM_GPU, fd, base + x[i].off,
-                                           dout + (x[i].p - out), GPUBP_TYPE_UINT8, &b, NULL,
-                                           NULL));
+        GBP_FORWARD_IF_ERROR(gbp_mem_write_owned(w->mem, GPUBP_MEM_GPU, fd, base + x[i].off,
+                                                 dout + (x[i].p - out), len));
         i = j;
     }
     return GPUBP_OK;
@@ -543,7 +540,7 @@ static int write_headers(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x
             c.p = p;
             p += c.len;
         }
-        rc = gbp_zblock_write_extents(w->mem, fd, base, &c, 1);
+        rc = gbp_zblock_write_extents(w->mem, fd, base, &c, 1, 1);
     }
     ring_fence(w->mem, h);
     return rc;

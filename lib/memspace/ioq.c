@@ -322,7 +322,7 @@ void gbp_ioq_submit(gbp_mem *m, const job *j)
         m->open_jobs[m->epoch & 1]++;
         m->fence_open[m->fence % GBP_FENCES]++;
     }
-    if (gbp_job_is_write(j)) m->unstaged++;
+    if (gbp_job_is_write(j) && !j->staged) m->unstaged++; /* staged: the library's own bytes */
     m->q_len++;
     m->inflight++;
     pthread_cond_broadcast(&m->cv);

@@ -10,8 +10,9 @@
 #include "memspace/mem_minmax.h"
 #include "memspace/slots.h"
 
+/* owned: the source is the library's (gbp_mem_write_owned): staged at once */
 static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int type,
-                        const gbp_box *src, void *min, void *max)
+                        const gbp_box *src, void *min, void *max, int owned)
 {
     GBP_FORWARD_IF_ERROR(gbp_slots_pool_open(m));
     size_t elsize = gbp_type_size(type);
@@ -40,6 +41,7 @@ static int device_write(gbp_mem *m, int fd, uint64_t off, const void *base, int 
         j.base = base;
         j.elsize = elsize;
         j.np = 1;
+        j.staged = owned;
         /* contiguous on the device: copied (and written) in pieces */
         gbp_box dense;
         gbp_box_dense(&dense, c.a.ndims, c.count);
@@ -107,7 +109,7 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
 {
     if (sp == GPUBP_MEM_GPU) {
         if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
-        return device_write(m, fd, off, base, type, src, min, max);
+        return device_write(m, fd, off, base, type, src, min, max, 0);
     }
     size_t elsize = gbp_type_size(type);
     size_t n = gbp_box_elements(src);
@@ -152,7 +154,7 @@ int gbp_mem_write(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const
     return flush_bounce(&c);
 }
 
-int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n)
+static int host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n, int owned)
 {
     if (n == 0) return GPUBP_OK;
     GBP_FORWARD_IF_ERROR(gbp_ioq_open(m));
@@ -164,8 +166,24 @@ int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, si
     j.off = off;
     j.len = n;
     j.src = p;
+    j.staged = owned;
     gbp_ioq_submit(m, &j);
     return GPUBP_OK;
+}
+
+int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n)
+{
+    return host_async(m, fd, off, p, n, 0);
+}
+
+int gbp_mem_write_owned(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const void *p,
+                        size_t n)
+{
+    if (sp != GPUBP_MEM_GPU) return host_async(m, fd, off, p, n, 1);
+    if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);
+    gbp_box b;
+    gbp_box_dense(&b, 1, &n);
+    return device_write(m, fd, off, p, GPUBP_TYPE_UINT8, &b, NULL, NULL, 1);
 }
 
 int gbp_mem_wait_writes(gbp_mem *m)

@@ -96,6 +96,13 @@ void gbp_mem_stage_close(gbp_stage *st);
  * unchanged until gbp_mem_wait_writes or gbp_mem_sync returns. Writes queued between two waits
  * may run in any order and at once: they must not overlap. */
 int gbp_mem_write_host_async(gbp_mem *m, int fd, uint64_t off, const void *p, size_t n);
+/* As gbp_mem_write_host_async (sp HOST) and gbp_mem_write of n bytes (sp GPU), for bytes the
+ * library owns (not the caller's: zdev.c's assembled outputs and header buffers, fenced with
+ * gbp_mem_dz_fence before they are reused): such a write counts as staged at once, so that
+ * gbp_mem_wait_staged (async_commit=1) returns without waiting for it. p must stay valid and
+ * unchanged until the write is done (its fence, gbp_mem_wait_writes or gbp_mem_sync). */
+int gbp_mem_write_owned(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, const void *p,
+                        size_t n);
 /* Waits until every queued write and read job is done; returns the first failure so far (it is
  * kept, and gbp_mem_sync reports it again). Device copies are not waited for. */
 int gbp_mem_wait_writes(gbp_mem *m);
@@ -103,7 +110,8 @@ int gbp_mem_wait_writes(gbp_mem *m);
 /* Commits behind the transfers (the writer's async_commit=1).
  * gbp_mem_wait_staged waits until the data of every write queued so far has left the caller's
  * buffers: device chunks copied into pool slots (their writes may still run), host pieces
- * written; min/max results are delivered. Returns the first failure so far (kept: gbp_mem_sync
+ * written (writes of the library's own bytes, gbp_mem_write_owned, are not waited for); the
+ * device work queued on the library stream so far is done; min/max results are delivered. Returns the first failure so far (kept: gbp_mem_sync
  * reports it again).
  * gbp_mem_commit_async queues fn(ctx) to run on an I/O thread once every transfer queued before
  * it is done; when one of them failed, fn does not run and the commit fails with that failure.

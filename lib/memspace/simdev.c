@@ -60,7 +60,27 @@ static int countdown_hits(atomic_long *c)
     return 0;
 }
 
-int gbp_sim_io_fail_now(void) { return countdown_hits(&sim_fail_io); }
+static atomic_int sim_hold_io;
+static pthread_mutex_t hold_io_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_io_cv = PTHREAD_COND_INITIALIZER;
+
+void gbp_sim_hold_io(int on)
+{
+    pthread_mutex_lock(&hold_io_lock);
+    atomic_store(&sim_hold_io, on != 0);
+    if (!on) pthread_cond_broadcast(&hold_io_cv);
+    pthread_mutex_unlock(&hold_io_lock);
+}
+
+int gbp_sim_io_fail_now(void)
+{
+    if (atomic_load(&sim_hold_io)) {
+        pthread_mutex_lock(&hold_io_lock);
+        while (atomic_load(&sim_hold_io)) pthread_cond_wait(&hold_io_cv, &hold_io_lock);
+        pthread_mutex_unlock(&hold_io_lock);
+    }
+    return countdown_hits(&sim_fail_io);
+}
 
 void gbp_sim_get_stats(gbp_sim_stats *s)
 {
@@ -92,6 +112,7 @@ void gbp_sim_reset(void)
     atomic_store(&st_copy_tids, 0);
     atomic_store(&st_copies_behind_own, 0);
     gbp_sim_hold(0);
+    gbp_sim_hold_io(0);
 }
 
 /* ---- the registry of device allocations ----------------------------------------------------- */

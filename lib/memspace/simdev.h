@@ -36,7 +36,11 @@ void gbp_sim_fail_pinned_alloc_after(long n);
 /* The n-th pwrite or pread of a staging slot from now fails with EIO (GPUBP_ERR_IO), whatever
  * the device backend. n < 0 disables. */
 void gbp_sim_fail_io_after(long n);
-/* Called by the pipeline once per pwrite or pread of a slot: 1 when it is the one to fail. */
+/* While on, the pipeline's pwrites and preads (the I/O threads' jobs, any backend) wait before
+ * they start: a test looks at what returns while the writes cannot finish. Off releases them. */
+void gbp_sim_hold_io(int on);
+/* Called by the pipeline once per pwrite or pread of a slot or host piece: waits while the I/O
+ * is held; 1 when it is the one to fail. */
 int gbp_sim_io_fail_now(void);
 /* While on, the streams run nothing: what is queued waits (a test looks at work in flight).
  * Closing a context runs its queue regardless. */

@@ -9,6 +9,8 @@
 #include "support/test_support.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -486,6 +488,79 @@ static void split_device_blocks(void **state)
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
+/* async_commit=1 with compressed device puts: end_step returns once the step's blocks are coded
+ * into the library's own device buffers (gbp_mem_write_owned), not after their writes. In the
+ * first step the I/O threads are held (gbp_sim_hold_io), so that no write can finish: end_step
+ * must return all the same, and the caller overwrites its device buffer at once. Released, the
+ * writes and the commit run behind; the second step runs unheld, its buffer overwritten as soon
+ * as end_step returns. The file equals the synchronous writer's byte for byte and both steps read
+ * back as put. */
+typedef struct end_step_call {
+    gpubp_file *w;
+    atomic_int done;
+    int rc;
+} end_step_call;
+
+static void *end_step_thread(void *p)
+{
+    end_step_call *c = p;
+    c->rc = gpubp_end_step(c->w);
+    atomic_store(&c->done, 1);
+    return NULL;
+}
+
+static void async_commit_coded(void **state)
+{
+    (void)state;
+    if (!have_codec("lz4")) skip();
+    const tcase *t = &types[0];
+    size_t n = ((size_t)3 << 20) + 4 * 5;
+    uint8_t *host = two_steps(t, n, 11);
+    const char *common = "device=simulated,compress_device=on,chunk_mib=1,pool_slots=2,io_threads=1";
+    char pa[1024], pb[1024], params[256];
+    snprintf(pa, sizeof pa, "%s", ts_path("devz_async.bp"));
+    snprintf(pb, sizeof pb, "%s", ts_path("devz_sync.bp"));
+    snprintf(params, sizeof params, "%s,async_commit=1", common);
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, pa, GPUBP_MODE_WRITE, params));
+    size_t shape[1] = {n / t->es}, start[1] = {0};
+    gpubp_variable *v;
+    TS_OK(gpubp_define_variable(&v, w, "x", t->type, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
+    uint8_t *d = gbp_sim_alloc(n);
+    assert_non_null(d);
+    for (int step = 0; step < 2; step++) {
+        memcpy(d, host + (size_t)step * n, n);
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, v, d, GPUBP_DEFERRED));
+        if (step == 1) {
+            TS_OK(gpubp_end_step(w));
+            memset(d, 0x5A, n);
+            continue;
+        }
+        gbp_sim_hold_io(1);
+        end_step_call c = {w, 0, -1};
+        pthread_t th;
+        assert_int_equal(pthread_create(&th, NULL, end_step_thread, &c), 0);
+        for (int i = 0; i < 20000 && !atomic_load(&c.done); i++) usleep(1000); /* 20 s at most */
+        int returned = atomic_load(&c.done);
+        if (returned) memset(d, 0x5A, n); /* the caller's again: its writes are still held */
+        gbp_sim_hold_io(0);
+        assert_int_equal(pthread_join(th, NULL), 0);
+        if (!returned) fail_msg("end_step waited for the held writes of coded outputs");
+        TS_OK(c.rc);
+    }
+    TS_OK(gpubp_close(w));
+    gbp_sim_free(d);
+    write_one(pb, common, "lz4", "shuffle=byte", t, host, n);
+    same_file(pa, pb, "data.0", "async_commit=1");
+    same_file(pa, pb, "md.0", "async_commit=1");
+    read_back(pa, host, n, NULL, 0);
+    read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+    free(host);
+}
+
 /* GPUBP_ZDEV_TAPER=P: the sub-blocks of a split compressed device put shrink to P % of the one
  * before, the last GPUBP_ZDEV_TAPER_MIB at least: 6 MiB of floats over up to 8 subfiles, q = 0.7
  * and a 1 MiB floor make as many sub-blocks as leave the last one 1 MiB or more (3: 2.74, 1.92,
@@ -705,6 +780,7 @@ int main(void)
         cmocka_unit_test(split_failure),
         cmocka_unit_test(read_ahead_failure),
         cmocka_unit_test(tapered_device_blocks),
+        cmocka_unit_test(async_commit_coded),
         cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
