@@ -88,16 +88,24 @@ static void put_steps(gpubp_file *w, gpubp_variable *v, uint8_t *d, const uint8_
     }
 }
 
-static void write_one(const char *path, const char *params, const char *codec, const char *ops,
-                      const tcase *t, const uint8_t *host, size_t n)
+/* A writer of path (params) with "x", n bytes of t in device memory through codec (ops). */
+static gpubp_file *open_x(const char *path, const char *params, const char *codec,
+                          const char *ops, const tcase *t, size_t n, gpubp_variable **v)
 {
     gpubp_file *w;
     TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, params));
     size_t shape[1] = {n / t->es}, start[1] = {0};
+    TS_OK(gpubp_define_variable(v, w, "x", t->type, 1, shape, start, shape));
+    TS_OK(gpubp_set_memory_space(*v, GPUBP_MEM_GPU));
+    TS_OK(gpubp_variable_add_operation(*v, codec, ops));
+    return w;
+}
+
+static void write_one(const char *path, const char *params, const char *codec, const char *ops,
+                      const tcase *t, const uint8_t *host, size_t n)
+{
     gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", t->type, 1, shape, start, shape));
-    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(v, codec, ops));
+    gpubp_file *w = open_x(path, params, codec, ops, t, n, &v);
     uint8_t *d = gbp_sim_alloc(n);
     assert_non_null(d);
     put_steps(w, v, d, host, n);
@@ -521,13 +529,8 @@ static void async_commit_coded(void **state)
     snprintf(pa, sizeof pa, "%s", ts_path("devz_async.bp"));
     snprintf(pb, sizeof pb, "%s", ts_path("devz_sync.bp"));
     snprintf(params, sizeof params, "%s,async_commit=1", common);
-    gpubp_file *w;
-    TS_OK(gpubp_open(&w, pa, GPUBP_MODE_WRITE, params));
-    size_t shape[1] = {n / t->es}, start[1] = {0};
     gpubp_variable *v;
-    TS_OK(gpubp_define_variable(&v, w, "x", t->type, 1, shape, start, shape));
-    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
+    gpubp_file *w = open_x(pa, params, "lz4", "shuffle=byte", t, n, &v);
     uint8_t *d = gbp_sim_alloc(n);
     assert_non_null(d);
     for (int step = 0; step < 2; step++) {
