@@ -119,6 +119,9 @@ typedef struct commit_rec {
     size_t idx_len;
     uint64_t idx_off;
     int md0_fd, idx_fd, fsync;
+    uint8_t *defer;         /* async_commit: the step's deferred data-file bytes, written first */
+    gbp_deferred *dspans;
+    size_t ndspans;
     int nsync;              /* fsync=1: data subfiles flushed first */
     int sync[];             /* their descriptors, then their numbers (data.N) */
 } commit_rec;
@@ -164,6 +167,13 @@ static commit_rec *commit_prepare(gpubp_file *f, const uint8_t *blk, size_t len,
         f->wr.idx_records == 0 ? 0 : BP4_HEADER_SIZE + f->wr.idx_records * BP4_IDX_RECORD_SIZE;
     c->md0_fd = f->md0_fd;
     c->idx_fd = f->wr.idx_fd;
+    /* the deferred bytes are the record's now */
+    c->defer = f->wr.defer.data;
+    c->dspans = f->wr.dspans;
+    c->ndspans = f->wr.ndspans;
+    gbp_buf_init(&f->wr.defer);
+    f->wr.dspans = NULL;
+    f->wr.ndspans = f->wr.cap_dspans = 0;
     c->fsync = f->params.fsync;
     c->nsync = nsync;
     for (int k = 0, i = 0; i < nsync; k++) {
@@ -179,6 +189,8 @@ static void commit_free(void *vc)
     commit_rec *c = vc;
     if (!c) return;
     gbp_free(c->md);
+    gbp_free(c->defer);
+    gbp_free(c->dspans);
     gbp_free(c);
 }
 
@@ -192,6 +204,11 @@ static int commit_write(const commit_rec *c, const char *path)
 {
     char mp[4200], ip[4200], dp[4200];
     int rc = GPUBP_OK;
+    for (size_t i = 0; i < c->ndspans && rc == GPUBP_OK; i++) {
+        const gbp_deferred *d = &c->dspans[i];
+        snprintf(dp, sizeof dp, "%s/data.%d", path, d->num);
+        rc = gbp_pwrite_all(d->fd, c->defer + d->at, d->len, d->off, dp);
+    }
     for (int i = 0; i < c->nsync && rc == GPUBP_OK; i++) {
         snprintf(dp, sizeof dp, "%s/data.%d", path, c->sync[c->nsync + i]);
         rc = gbp_fdatasync(c->sync[i], dp);
@@ -327,12 +344,9 @@ int gbp_writer_end_step(gpubp_file *f)
             rc = gbp_nomem();
             break;
         }
-        char p[4200];
-        gbp_sub_name(f, k, p, sizeof p);
         uint64_t at = f->wr.data_has_header[k] ? f->wr.pg_start[k] : 0;
-        rc = gbp_pwrite_all(f->wr.data_fd[k], pg.data, pg.len, at, p);
-        if (rc == GPUBP_OK)
-            rc = gbp_pwrite_all(f->wr.data_fd[k], tail.data, tail.len, f->wr.cursor[k], p);
+        rc = gbp_writer_data_bytes(f, k, at, pg.data, pg.len);
+        if (rc == GPUBP_OK) rc = gbp_writer_data_bytes(f, k, f->wr.cursor[k], tail.data, tail.len);
         f->wr.cursor[k] += tail.len; /* from here on: the end of this subfile's PG */
         flush[k] = 1;
         bp4_put_pg_entry(&md, GBP_IO_NAME, f->wr.step, 0, f->wr.pg_start[k]);

@@ -19,6 +19,16 @@ static inline int gbp_kind_is_value(int kind)
     return kind == GPUBP_SHAPE_GLOBAL_VALUE || kind == GPUBP_SHAPE_LOCAL_VALUE;
 }
 /* Dims and selections of a variable as the user gave them (in the memory space's layout). */
+/* async_commit: a span of a step's data-file bytes (block headers, PG head and tail) that its
+ * commit writes on an I/O thread after the step's data, not the caller now: a caller's small
+ * pwrite into a subfile would wait for the I/O thread writing it (ext4 serialises the writers of
+ * one file), holding up the next step (gbp_writer_data_bytes). */
+typedef struct gbp_deferred {
+    int fd, num;             /* the subfile's descriptor and number (data.num) */
+    uint64_t off;
+    size_t at, len;          /* the bytes: at `at` in gbp_file_wr.defer */
+} gbp_deferred;
+
 typedef struct gbp_sel {
     size_t ndims;
     size_t shape[GBP_MAX_DIMS];
@@ -105,6 +115,9 @@ typedef struct gbp_file_wr {
     size_t nattrs, cap_attrs;
     uint32_t next_member;
     int async;               /* async_commit=1 (serial writers): steps commit on an I/O thread */
+    gbp_buf defer;           /* async: the bytes of the spans below */
+    gbp_deferred *dspans;    /* async: the step's data-file bytes its commit writes */
+    size_t ndspans, cap_dspans;
     size_t async_safe_records; /* committed for sure while a commit is queued */
     uint32_t async_pending_step; /* the queued commit's step, numbered from 0 */
     int broken;              /* an asynchronous commit failed: the writer stops */

@@ -54,6 +54,8 @@ void gbp_writer_free(gpubp_file *f)
     gbp_free(f->wr.pg_nvars);
     gbp_free(f->wr.data_has_header);
     gbp_discard_step(f);
+    gbp_buf_free(&f->wr.defer);
+    gbp_free(f->wr.dspans);
     gbp_free(f->wr.blocks);
     for (size_t i = 0; i < f->wr.nattrs; i++) {
         gbp_attr_def *a = &f->wr.attrs[i];
@@ -138,6 +140,26 @@ static int gbp_writer_perform_block(gpubp_file *f, gbp_wblock *wb)
 
 /* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
  * offset - delta[k] for stripe k; delta NULL: 0). */
+int gbp_writer_data_bytes(gpubp_file *f, int k, uint64_t off, const void *p, size_t n)
+{
+    if (!f->wr.async) {
+        char name[4200];
+        return gbp_pwrite_all(f->wr.data_fd[k], p, n, off, gbp_sub_name(f, k, name, sizeof name));
+    }
+    GBP_FORWARD_IF_ERROR(gbp_grow((void **)&f->wr.dspans, &f->wr.cap_dspans, f->wr.ndspans + 1,
+                                  sizeof *f->wr.dspans));
+    gbp_deferred *d = &f->wr.dspans[f->wr.ndspans];
+    d->fd = f->wr.data_fd[k];
+    d->num = f->wr.sub_base + k;
+    d->off = off;
+    d->at = f->wr.defer.len;
+    d->len = n;
+    gbp_buf_put(&f->wr.defer, p, n);
+    if (!gbp_buf_ok(&f->wr.defer)) return gbp_nomem();
+    f->wr.ndspans++;
+    return GPUBP_OK;
+}
+
 int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 {
     gbp_buf b;
@@ -157,8 +179,11 @@ int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
         }
         char p[4200];
         uint64_t d = delta ? delta[wb->subfile] : 0;
-        rc = gbp_pwrite_all(fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset - d,
-                            gbp_sub_name(f, (int)wb->subfile, p, sizeof p));
+        if (!delta) /* the serial writer's subfiles */
+            rc = gbp_writer_data_bytes(f, (int)wb->subfile, wb->meta.vmd_offset, b.data, b.len);
+        else
+            rc = gbp_pwrite_all(fd[wb->subfile], b.data, b.len, wb->meta.vmd_offset - d,
+                                gbp_sub_name(f, (int)wb->subfile, p, sizeof p));
         wb->header_written = 1;
     }
     gbp_buf_free(&b);
@@ -508,6 +533,9 @@ void gbp_discard_step(gpubp_file *f)
     }
     f->wr.nblocks = 0;
     f->in_step = 0;
+    gbp_buf_reset(&f->wr.defer); /* a step not committed: its deferred bytes go */
+    f->wr.defer.failed = 0;
+    f->wr.ndspans = 0;
 }
 
 size_t gbp_dirty_attrs(const gpubp_file *f)

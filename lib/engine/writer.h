@@ -13,6 +13,9 @@ size_t gbp_assign_block(gpubp_file *f, gbp_wblock *wb);
 void gbp_advance_block(gpubp_file *f, gbp_wblock *wb, size_t hs);
 int gbp_write_payload(gpubp_file *f, gbp_wblock *wb, int fd, uint64_t delta, const char *p);
 int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta);
+/* n bytes at p for subfile k at off: written now, or with async_commit=1 kept (copied) for the
+ * step's commit, which writes them on an I/O thread after the step's data (gbp_deferred). */
+int gbp_writer_data_bytes(gpubp_file *f, int k, uint64_t off, const void *p, size_t n);
 int gbp_writer_perform(gpubp_file *f);
 /* A parallel writer's put or perform_puts failed: the step will fail on every rank. */
 int gbp_writer_fail(gpubp_file *f, int rc);
