@@ -38,7 +38,9 @@ int gbp_writer_open(gpubp_file *f)
     f->wr.async = f->params.async_commit;
     int have;
     GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
-    return gbp_open_subfiles(f, !have, 1);
+    GBP_FORWARD_IF_ERROR(gbp_open_subfiles(f, !have, 1));
+    gbp_mem_set_files(f->mem, f->wr.nsub); /* a step's later subfiles get slots too */
+    return GPUBP_OK;
 }
 
 void gbp_writer_free(gpubp_file *f)

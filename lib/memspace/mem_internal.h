@@ -148,6 +148,7 @@ struct gbp_mem {
     /* pool and I/O threads */
     int pool_ready;
     int nslots, nthreads;
+    int nfiles;        /* files the writer writes (gbp_mem_set_files; 0: unknown) */
     size_t slot_bytes, slot_alloc;
     size_t piece;  /* device transfers of a contiguous chunk go in pieces of this */
     int npev;      /* pieces per slot at most */

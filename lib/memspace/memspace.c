@@ -173,6 +173,13 @@ int gbp_mem_detect(gbp_mem *m, const void *ptr, gpubp_memory_space *space)
     return m->ops->query(m->dctx, ptr, space);
 }
 
+void gbp_mem_set_files(gbp_mem *m, int n)
+{
+    pthread_mutex_lock(&m->lock);
+    m->nfiles = n > 0 ? n : 0;
+    pthread_mutex_unlock(&m->lock);
+}
+
 int gbp_mem_set_stream(gbp_mem *m, void *stream)
 {
     if (!gbp_memctx_dev_open(m)) return gbp_memctx_unsupported(m);

@@ -103,6 +103,63 @@ void writes_share_slots(void **state)
     gbp_sim_reset();
 }
 
+/* The distinct threads that queued device copies reach `want` (10 s at most); their count. */
+static int copy_threads_reach(int want)
+{
+    gbp_sim_stats st;
+    for (int i = 0; i < 10000; i++) {
+        gbp_sim_get_stats(&st);
+        if (st.copy_threads >= want) break;
+        usleep(1000);
+    }
+    return st.copy_threads;
+}
+
+/* The start of a step with the writer's file count known (gbp_mem_set_files): 4 files, 4
+ * threads, 4 slots of whole chunks (no piece hands a slot on). File 0's two chunks are queued
+ * first and a thread takes the first; the other files' chunks come after, as a step's later
+ * sub-blocks do. The device is held: no copy lands, no slot comes free. The first thread must
+ * not take a second slot for file 0's next chunk, or the last file finds none: every file's
+ * first chunk is copied, each by a thread of its own. Released, the files hold their bytes. */
+void files_wait_for_slots(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    const size_t chunk = 16384;
+    gbp_mem *m = pt_mem_open(pt_piece_params(4, chunk, 4, chunk));
+    gbp_mem_set_files(m, 4);
+    uint8_t *dev[4];
+    int fd[4];
+    gbp_box box[4];
+    for (int f = 0; f < 4; f++) {
+        dev[f] = pt_dev_pattern(f ? chunk : 2 * chunk, 70u + (unsigned)f, &box[f]);
+        char name[32];
+        snprintf(name, sizeof name, "wait%d.dat", f);
+        fd[f] = pt_open_tmp(name);
+    }
+    gbp_sim_hold(1);
+    TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd[0], 0, dev[0], GPUBP_TYPE_UINT8, &box[0], NULL, NULL));
+    assert_int_equal(copy_threads_reach(1), 1); /* file 0's first chunk taken */
+    for (int f = 1; f < 4; f++)
+        TS_OK(gbp_mem_write(m, GPUBP_MEM_GPU, fd[f], 0, dev[f], GPUBP_TYPE_UINT8, &box[f], NULL,
+                            NULL));
+    int threads = copy_threads_reach(4);
+    gbp_sim_hold(0);
+    TS_OK(gbp_mem_sync(m));
+    assert_int_equal(threads, 4);
+    for (int f = 0; f < 4; f++) {
+        size_t n = f ? chunk : 2 * chunk;
+        uint8_t *got = pt_read_back(fd[f], 0, n);
+        assert_memory_equal(got, dev[f], n);
+        free(got);
+        close(fd[f]);
+        gbp_sim_free(dev[f]);
+    }
+    assert_int_equal(pt_hazards(), 0);
+    gbp_mem_close(m);
+    gbp_sim_reset();
+}
+
 /* Reads that reuse a slot while the device copies out of it still run (two slots, a slow
  * device), switching between chunks read in pieces, strided chunks read in one go, and pieces of
  * fewer pieces than the read before: no byte of a slot is overwritten before its copy ran. */

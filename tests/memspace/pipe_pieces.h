@@ -4,6 +4,7 @@
 
 void transfers_in_pieces(void **state);
 void writes_share_slots(void **state);
+void files_wait_for_slots(void **state);
 void reads_reuse_slots_in_pieces(void **state);
 void failure_in_pieces(void **state);
 void hazard_check(void **state);

@@ -445,6 +445,7 @@ int main(void)
         cmocka_unit_test(failure_in_pieces),
         cmocka_unit_test(reads_reuse_slots_in_pieces),
         cmocka_unit_test(writes_share_slots),
+        cmocka_unit_test(files_wait_for_slots),
         cmocka_unit_test(handed_on_slot_keeps_pending_reads),
         cmocka_unit_test(hazard_check),
         cmocka_unit_test(refused_copies_and_events),
