@@ -46,6 +46,22 @@ void transfers_in_pieces(void **state)
     gbp_sim_reset();
 }
 
+/* A written file checked: its read-back bytes, descriptor and device source go. */
+static void done_file(int fd, uint8_t *dev, uint8_t *got)
+{
+    free(got);
+    close(fd);
+    gbp_sim_free(dev);
+}
+
+/* The end of a case: no slot hazard, the context closed, the hooks reset. */
+static void done_mem(gbp_mem *m)
+{
+    assert_int_equal(pt_hazards(), 0);
+    gbp_mem_close(m);
+    gbp_sim_reset();
+}
+
 /* One slot per I/O thread and one file per thread (the default pool with subfiles=auto): a
  * chunk copied in pieces hands its slot on to its file's next chunk, whose first piece is copied
  * into the slot while the chunk's last piece is written. Several files, chunks of 2 to 4 pieces
@@ -93,14 +109,10 @@ void writes_share_slots(void **state)
             for (size_t r = 0; r < 300; r++)
                 assert_memory_equal(got + n + r * 480, dev[f] + (10 + r) * 500 + 7, 480);
             assert_memory_equal(got + n + 300 * 480, dev[f], n);
-            free(got);
-            close(fd[f]);
-            gbp_sim_free(dev[f]);
+            done_file(fd[f], dev[f], got);
         }
     }
-    assert_int_equal(pt_hazards(), 0);
-    gbp_mem_close(m);
-    gbp_sim_reset();
+    done_mem(m);
 }
 
 /* The distinct threads that queued device copies reach `want` (10 s at most); their count. */
@@ -151,13 +163,9 @@ void files_wait_for_slots(void **state)
         size_t n = f ? chunk : 2 * chunk;
         uint8_t *got = pt_read_back(fd[f], 0, n);
         assert_memory_equal(got, dev[f], n);
-        free(got);
-        close(fd[f]);
-        gbp_sim_free(dev[f]);
+        done_file(fd[f], dev[f], got);
     }
-    assert_int_equal(pt_hazards(), 0);
-    gbp_mem_close(m);
-    gbp_sim_reset();
+    done_mem(m);
 }
 
 /* Reads that reuse a slot while the device copies out of it still run (two slots, a slow
