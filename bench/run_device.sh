@@ -37,6 +37,11 @@
 # MODE=zcmp: the compressed device rows (lz4, zstd, zlib; 256 MiB x 2 and 1 GiB x 4 steps) of this
 # tree against the tree of .carry/base.tar(.gz), built beside it, interleaved, ZCMP_ROUNDS (2)
 # rounds, and of this tree with each VAR=VALUE of ZCMP_VARS (zcmp.log; needs nvCOMP).
+# MODE=ab: this tree against the tree of .carry/base.tar(.gz), built beside it, interleaved,
+# AB_ROUNDS (2) rounds (ab.log): issue 23's GPU rows of AB_BLOCKS ("1 16") blocks (512 MiB x 4
+# steps, --baseline), then the compressed device rows (256 MiB x 2 and 1 GiB x 4; lz4, zstd,
+# zlib) of both trees at the defaults and of this tree with async_commit=1 (needs nvCOMP for
+# the compressed rows).
 # MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
 # interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 (with GPUBP_MEM_STATS) and 1 GiB x 2 steps
 # (ahead.log; needs nvCOMP).
@@ -254,6 +259,36 @@ if [ "$MODE" = zcmp ]; then
     stamp done
   } > "$OUT/zcmp.log" 2>&1
   grep -E "===|MBps" "$OUT/zcmp.log"
+  exit 0
+fi
+
+if [ "$MODE" = ab ]; then
+  zbench_setup
+  base_bench
+  T=$B/bench/gpubp-bench
+  mkdir -p /tmp/gpubp-bench
+  {
+    [ -n "$BASE" ] || echo "(no .carry/base.tar: this tree alone)"
+    for r in $(seq "${AB_ROUNDS:-2}"); do
+      for b in ${AB_BLOCKS:-1 16}; do
+        G="--dir /tmp/gpubp-bench --mib-per-step 512 --steps 4 --mem gpu --repeat 3 --baseline"
+        stamp "round $r: $b block(s), this tree"; timeout 120 "$T" $G --blocks "$b"
+        [ -n "$BASE" ] && { stamp "round $r: $b block(s), base"; timeout 120 "$BASE" $G --blocks "$b"; }
+      done
+      if [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ]; then
+        for m in "256 2" "1024 4"; do
+          read -r mib steps <<< "$m"
+          A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
+          stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 "$T" $A
+          stamp "round $r: $mib MiB x $steps, this tree, async_commit=1"
+          timeout 150 "$T" $A --params async_commit=1
+          [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
+        done
+      fi
+    done
+    stamp done
+  } > "$OUT/ab.log" 2>&1
+  grep -E "===|MBps|raw_best|ratios|write_GBps" "$OUT/ab.log" | grep -v -E "dev_loop|memcpy_GBps|fresh"
   exit 0
 fi
 
