@@ -140,8 +140,6 @@ static int gbp_writer_perform_block(gpubp_file *f, gbp_wblock *wb)
     return gbp_write_payload(f, wb, f->wr.data_fd[k], 0, p);
 }
 
-/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
- * offset - delta[k] for stripe k; delta NULL: 0). */
 int gbp_writer_data_bytes(gpubp_file *f, int k, uint64_t off, const void *p, size_t n)
 {
     if (!f->wr.async) {
@@ -162,6 +160,9 @@ int gbp_writer_data_bytes(gpubp_file *f, int k, uint64_t off, const void *p, siz
     return GPUBP_OK;
 }
 
+/* After gbp_mem_sync: min/max are known, so the [VMD headers can be written (to fd[k] at
+ * offset - delta[k] for stripe k; delta NULL: the serial writer's subfiles,
+ * through gbp_writer_data_bytes). */
 int gbp_write_headers(gpubp_file *f, const int *fd, const uint64_t *delta)
 {
     gbp_buf b;
@@ -536,7 +537,6 @@ void gbp_discard_step(gpubp_file *f)
     f->wr.nblocks = 0;
     f->in_step = 0;
     gbp_buf_reset(&f->wr.defer); /* a step not committed: its deferred bytes go */
-    f->wr.defer.failed = 0;
     f->wr.ndspans = 0;
 }
 
