@@ -118,8 +118,8 @@ int gbp_mem_wait_writes(gbp_mem *m);
  * gbp_mem_wait_staged waits until the data of every write queued so far has left the caller's
  * buffers: device chunks copied into pool slots (their writes may still run), host pieces
  * written (writes of the library's own bytes, gbp_mem_write_owned, are not waited for); the
- * device work queued on the library stream so far is done; min/max results are delivered. Returns the first failure so far (kept: gbp_mem_sync
- * reports it again).
+ * device work queued on the library stream so far is done; min/max results are delivered.
+ * Returns the first failure so far (kept: gbp_mem_sync reports it again).
  * gbp_mem_commit_async queues fn(ctx) to run on an I/O thread once every transfer queued before
  * it is done; when one of them failed, fn does not run and the commit fails with that failure.
  * free_ctx(ctx) (may be NULL) runs after it, also when the call fails. One commit at a time:

@@ -524,7 +524,8 @@ static void async_commit_coded(void **state)
     const tcase *t = &types[0];
     size_t n = ((size_t)3 << 20) + 4 * 5;
     uint8_t *host = two_steps(t, n, 11);
-    const char *common = "device=simulated,compress_device=on,chunk_mib=1,pool_slots=2,io_threads=1";
+    const char *common =
+        "device=simulated,compress_device=on,chunk_mib=1,pool_slots=2,io_threads=1";
     char pa[1024], pb[1024], params[256];
     snprintf(pa, sizeof pa, "%s", ts_path("devz_async.bp"));
     snprintf(pb, sizeof pb, "%s", ts_path("devz_sync.bp"));
