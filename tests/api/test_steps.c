@@ -302,6 +302,77 @@ static void test_empty_step(void **state)
     TS_OK(gpubp_close(r));
 }
 
+/* async_commit=1 with host data: the step's block headers and PG heads and tails are written by
+ * its commit on an I/O thread (after the step's data), not by end_step. Three steps over three
+ * subfiles (a 2 MiB array, pieces the I/O threads write, a small array, a single value, an
+ * attribute from step 1), with and without fsync=1: data.0-2 and md.0 equal byte for byte the
+ * synchronous writer's, and the values read back. */
+static void write_async_case(const char *path, const char *params)
+{
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, params);
+    size_t n = (size_t)1 << 18, shape[1] = {n}, small[1] = {5};
+    gpubp_variable *big = ts_define(w, "big", GPUBP_TYPE_DOUBLE, 1, shape, NULL);
+    gpubp_variable *few = ts_define(w, "few", GPUBP_TYPE_INT16, 1, small, NULL);
+    gpubp_variable *one = ts_define(w, "one", GPUBP_TYPE_INT32, 0, NULL, NULL);
+    double *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    for (int32_t s = 0; s < 3; s++) {
+        for (size_t i = 0; i < n; i++) x[i] = (double)i * 0.25 + 1000.0 * s;
+        int16_t f[5] = {(int16_t)s, 1, 2, 3, (int16_t)(4 * s)};
+        if (s == 1) TS_OK(gpubp_define_attribute(w, "unit", GPUBP_TYPE_STRING, "m/s", 1));
+        TS_OK(gpubp_begin_step(w));
+        TS_OK(gpubp_put(w, big, x, GPUBP_DEFERRED));
+        TS_OK(gpubp_put(w, few, f, GPUBP_SYNC));
+        TS_OK(gpubp_put(w, one, &s, GPUBP_SYNC));
+        TS_OK(gpubp_end_step(w));
+        memset(x, 0xAB, n * sizeof *x); /* the caller's buffer again */
+    }
+    TS_OK(gpubp_close(w));
+    free(x);
+}
+
+static void test_async_commit_host(void **state)
+{
+    (void)state;
+    static const char *fs[] = {"", ",fsync=1"};
+    for (int k = 0; k < 2; k++) {
+        char pa[1024], pb[1024], qa[128], qb[128];
+        snprintf(pa, sizeof pa, "%s", ts_path("async_host.bp"));
+        snprintf(pb, sizeof pb, "%s", ts_path("sync_host.bp"));
+        snprintf(qa, sizeof qa, "subfiles=3,io_threads=2,async_commit=1%s", fs[k]);
+        snprintf(qb, sizeof qb, "subfiles=3,io_threads=2%s", fs[k]);
+        write_async_case(pa, qa);
+        write_async_case(pb, qb);
+        AU_CHECK(pa);
+        static const char *files[] = {"data.0", "data.1", "data.2", "md.0"};
+        for (size_t i = 0; i < 4; i++) {
+            size_t la, lb;
+            unsigned char *a = ts_read_file(ts_join(pa, files[i]), &la);
+            unsigned char *b = ts_read_file(ts_join(pb, files[i]), &lb);
+            assert_non_null(a);
+            assert_non_null(b);
+            assert_int_equal(la, lb);
+            assert_memory_equal(a, b, la);
+            free(a);
+            free(b);
+        }
+        gpubp_file *r = ts_open(pa, GPUBP_MODE_READ_RANDOM_ACCESS, NULL);
+        gpubp_variable *v;
+        TS_OK(gpubp_inquire_variable(&v, r, "big"));
+        size_t n = (size_t)1 << 18;
+        double *y = malloc(n * sizeof *y);
+        assert_non_null(y);
+        for (size_t s = 0; s < 3; s++) {
+            TS_OK(gpubp_set_step_selection(v, s, 1));
+            TS_OK(gpubp_get(r, v, y, GPUBP_SYNC));
+            for (size_t i = 0; i < n; i++)
+                if (y[i] != (double)i * 0.25 + 1000.0 * (double)s) fail_msg("step %zu at %zu", s, i);
+        }
+        free(y);
+        TS_OK(gpubp_close(r));
+    }
+}
+
 /* close() ends an open step: its data is committed. */
 static void test_close_ends_open_step(void **state)
 {
@@ -333,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_write_mode_inquiry),
         cmocka_unit_test(test_empty_step),
         cmocka_unit_test(test_close_ends_open_step),
+        cmocka_unit_test(test_async_commit_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
