@@ -565,6 +565,74 @@ static void async_commit_coded(void **state)
     free(host);
 }
 
+/* async_commit=1 with compressed device puts, a write failing behind a step: the pipeline's
+ * next pwrite fails (EIO) from the moment end_step of step 2 returned, so the failure falls on a
+ * write of step 2 or, when step 2's were all done, of step 3, after its end_step returned. The
+ * failed step f is reported by a later call naming it ("step f was not committed
+ * (async_commit)"), or by its own end_step; the writer stops; steps 0 .. f-1 stay readable,
+ * exactly as put, and the dataset has f steps. */
+static void async_commit_coded_failure(void **state)
+{
+    (void)state;
+    if (!have_codec("lz4")) skip();
+    const tcase *t = &types[0];
+    size_t n = ((size_t)3 << 20) + 4 * 5;
+    uint8_t *host = malloc(4 * n);
+    assert_non_null(host);
+    for (unsigned k = 0; k < 4; k++) fill(host + k * n, n, t->es, t->type, 21 + k);
+    const char *path = ts_path("devz_async_fail.bp");
+    gpubp_variable *v;
+    gpubp_file *w = open_x(path, "device=simulated,compress_device=on,chunk_mib=1,io_threads=2,"
+                                 "async_commit=1", "lz4", "shuffle=byte", t, n, &v);
+    uint8_t *d = gbp_sim_alloc(n);
+    assert_non_null(d);
+    int failed = -1, rc = GPUBP_OK;
+    char msg[1024] = "";
+    for (int step = 0; step < 4 && rc == GPUBP_OK; step++) {
+        memcpy(d, host + (size_t)step * n, n);
+        rc = gpubp_begin_step(w);
+        if (rc == GPUBP_OK) rc = gpubp_put(w, v, d, GPUBP_DEFERRED);
+        if (rc == GPUBP_OK) rc = gpubp_end_step(w);
+        if (rc != GPUBP_OK) {
+            snprintf(msg, sizeof msg, "%s", gpubp_last_error());
+            failed = step; /* the call that found it; the step it names is checked below */
+        }
+        if (step == 2 && rc == GPUBP_OK) gbp_sim_fail_io_after(0);
+    }
+    int rc_close = gpubp_close(w);
+    gbp_sim_fail_io_after(-1);
+    if (failed < 0) { /* found by close */
+        assert_int_not_equal(rc_close, GPUBP_OK);
+        snprintf(msg, sizeof msg, "%s", gpubp_last_error());
+    }
+    gbp_sim_free(d);
+    unsigned f = 99;
+    const char *at = strstr(msg, "step ");
+    assert_non_null(at);
+    assert_int_equal(sscanf(at, "step %u", &f), 1);
+    printf("async compressed failure: step %u, found at step %d (-1: close): %s\n", f, failed, msg);
+    if (f != 2 && f != 3) fail_msg("failed step %u: %s", f, msg);
+    assert_non_null(strstr(msg, "not committed"));
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    size_t nsteps;
+    TS_OK(gpubp_steps(r, &nsteps));
+    assert_int_equal(nsteps, f);
+    gpubp_variable *rv;
+    TS_OK(gpubp_inquire_variable(&rv, r, "x"));
+    uint8_t *back = malloc(n);
+    assert_non_null(back);
+    for (size_t s = 0; s < f; s++) {
+        TS_OK(gpubp_set_step_selection(rv, s, 1));
+        TS_OK(gpubp_get(r, rv, back, GPUBP_SYNC));
+        assert_memory_equal(back, host + s * n, n);
+    }
+    free(back);
+    TS_OK(gpubp_close(r));
+    assert_int_equal(ts_bp4check(path), 0);
+    free(host);
+}
+
 /* GPUBP_ZDEV_TAPER=P: the sub-blocks of a split compressed device put shrink to P % of the one
  * before, the last GPUBP_ZDEV_TAPER_MIB at least: 6 MiB of floats over up to 8 subfiles, q = 0.7
  * and a 1 MiB floor make as many sub-blocks as leave the last one 1 MiB or more (3: 2.74, 1.92,
@@ -785,6 +853,7 @@ int main(void)
         cmocka_unit_test(read_ahead_failure),
         cmocka_unit_test(tapered_device_blocks),
         cmocka_unit_test(async_commit_coded),
+        cmocka_unit_test(async_commit_coded_failure),
         cmocka_unit_test(cache_across_files),
         cmocka_unit_test(on_fails_clearly),
         cmocka_unit_test(read_adios2_files),
