@@ -38,9 +38,7 @@ int gbp_writer_open(gpubp_file *f)
     f->wr.async = f->params.async_commit;
     int have;
     GBP_FORWARD_IF_ERROR(gbp_writer_open_metadata(f, &have));
-    GBP_FORWARD_IF_ERROR(gbp_open_subfiles(f, !have, 1));
-    gbp_mem_set_files(f->mem, f->wr.nsub); /* a step's later subfiles get slots too */
-    return GPUBP_OK;
+    return gbp_open_subfiles(f, !have, 1);
 }
 
 void gbp_writer_free(gpubp_file *f)
@@ -385,8 +383,12 @@ static int split_pending(gpubp_file *f)
 int gbp_writer_perform(gpubp_file *f)
 {
     int rc = split_pending(f);
+    /* while the blocks are queued one after the other, every subfile may still get chunks: the
+     * I/O threads leave slots for them (memspace.h); once all are queued, the queue says */
+    gbp_mem_set_files(f->mem, f->wr.nsub);
     for (size_t i = 0; i < f->wr.nblocks && rc == GPUBP_OK; i++)
         if (!f->wr.blocks[i].performed) rc = gbp_writer_perform_block(f, &f->wr.blocks[i]);
+    gbp_mem_set_files(f->mem, 0);
     gbp_zdev_drain(f); /* what was coded ahead for a sub-block that did not come */
     /* async_commit: the caller's buffers are free once the data left them; the writes go on */
     int rc2 = f->wr.async ? gbp_mem_wait_staged(f->mem) : gbp_mem_sync(f->mem);

@@ -63,13 +63,13 @@ static int pick_job_locked(gbp_mem *m, int me)
 }
 
 /* How many other files could start a device write now, counted up to cap: files with a queued
- * device write that no thread is writing, and, when the writer said how many files it writes
- * (m->nfiles), every file no thread is writing (the caller queues a step's sub-blocks one after
- * the other: the last ones' chunks come a millisecond after the first threads started); one per
- * idle thread at most. A thread takes a second slot for its file's next chunk only when that
- * leaves a slot for each of them; else, at the start of a step, the first threads took two slots
- * each and the files of the last ones started a chunk late (a step of one 64 MiB sub-block per
- * file ended a chunk of 16 MiB after the first files; an H100 trace of 16 files of 32 MiB,
+ * device write that no thread is writing, and, while the writer queues a step's blocks (it set
+ * m->nfiles, the files it may write), every file no thread is writing (it queues the sub-blocks
+ * one after the other: the last ones' chunks come a millisecond after the first threads started);
+ * one per idle thread at most. A thread takes a second slot for its file's next chunk only when
+ * that leaves a slot for each of them; else, at the start of a step, the first threads took two
+ * slots each and the files of the last ones started a chunk late (a step of one 64 MiB sub-block
+ * per file ended a chunk of 16 MiB after the first files; an H100 trace of 16 files of 32 MiB,
  * 2026-12-05: the last three files started 9-14 ms late in a step of 26 ms). Caller holds
  * m->lock. */
 #define GBP_WAITING_MAX 64

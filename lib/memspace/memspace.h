@@ -41,11 +41,11 @@ int gbp_mem_has_device(const gbp_mem *m);
  * a later call tries again). */
 int gbp_mem_device_status(gbp_mem *m);
 
-/* How many files (subfiles) the writer writes through m: at the start of a step an I/O thread
- * takes a second pool slot for its file's next chunk only when that leaves one slot for each other
- * file no thread is writing yet, including files whose chunks the caller has not queued yet (it
- * queues a step's blocks one after the other). 0 (the default): only files with queued chunks
- * count. */
+/* How many files (subfiles) the writer may write through m, set while it queues a step's blocks
+ * (one after the other) and reset to 0 once they are all queued: meanwhile an I/O thread takes a
+ * second pool slot for its file's next chunk only when that leaves one slot for each other file
+ * no thread is writing yet, including files whose chunks are not queued yet. 0 (the default):
+ * only files with queued chunks count. */
 void gbp_mem_set_files(gbp_mem *m, int n);
 
 /* What `ptr` is: device memory gives GPUBP_MEM_GPU; host, pinned and managed memory HOST.

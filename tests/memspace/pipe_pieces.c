@@ -127,7 +127,7 @@ static int copy_threads_reach(int want)
     return st.copy_threads;
 }
 
-/* The start of a step with the writer's file count known (gbp_mem_set_files): 4 files, 4
+/* The start of a step, the writer's file count set while it queues (gbp_mem_set_files): 4 files, 4
  * threads, 4 slots of whole chunks (no piece hands a slot on). File 0's two chunks are queued
  * first and a thread takes the first; the other files' chunks come after, as a step's later
  * sub-blocks do. The device is held: no copy lands, no slot comes free. The first thread must
