@@ -25,7 +25,6 @@
 
 static const uint8_t zeros[GBP_ZERO_BYTES];
 
-/* Queues the extents of one encoder call for writing at base + their offset. */
 /* A host write of the extents: the library's own bytes (owned), or bytes staged normally. */
 static int write_host(gbp_mem *mem, int fd, uint64_t off, const void *p, size_t n, int owned)
 {
@@ -33,6 +32,7 @@ static int write_host(gbp_mem *mem, int fd, uint64_t off, const void *p, size_t 
                  : gbp_mem_write_host_async(mem, fd, off, p, n);
 }
 
+/* Queues the extents of one encoder call for writing at base + their offset. */
 int gbp_zblock_write_extents(gbp_mem *mem, int fd, uint64_t base, const gbp_blosc_extent *x,
                              size_t nx, int owned)
 {
