@@ -36,12 +36,13 @@
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
 # MODE=zcmp: the compressed device rows (lz4, zstd, zlib; 256 MiB x 2 and 1 GiB x 4 steps) of this
 # tree against the tree of .carry/base.tar(.gz), built beside it, interleaved, ZCMP_ROUNDS (2)
-# rounds, and of this tree with each VAR=VALUE of ZCMP_VARS (zcmp.log; needs nvCOMP).
+# rounds, and of this tree with each VAR=VALUE of ZCMP_VARS and each --params P of ZCMP_PARAMS
+# (zcmp.log; needs nvCOMP).
 # MODE=ab: this tree against the tree of .carry/base.tar(.gz), built beside it, interleaved,
 # AB_ROUNDS (2) rounds (ab.log): issue 23's GPU rows of AB_BLOCKS ("1 16") blocks (512 MiB x 4
 # steps, --baseline), then the compressed device rows (256 MiB x 2 and 1 GiB x 4; lz4, zstd,
-# zlib) of both trees at the defaults and of this tree with async_commit=1 (needs nvCOMP for
-# the compressed rows).
+# zlib) of both trees at the defaults and of this tree with ZCMP_PARAMS (async_commit=1) (needs
+# nvCOMP for the compressed rows).
 # MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
 # interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 (with GPUBP_MEM_STATS) and 1 GiB x 2 steps
 # (ahead.log; needs nvCOMP).
@@ -240,22 +241,30 @@ base_bench() {
   fi
 }
 
+# One round (r) of the compressed device rows, 256 MiB x 2 and 1 GiB x 4 steps: this tree, the
+# base (when built), then this tree with each VAR=VALUE of ZCMP_VARS (environment) and each P of
+# ZCMP_PARAMS (--params P).
+zcmp_round() {
+  local r=$1 m mib steps A v p T=$B/bench/gpubp-bench
+  for m in "256 2" "1024 4"; do
+    read -r mib steps <<< "$m"
+    A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
+    stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 "$T" $A
+    [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
+    for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2"
+      stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 "$T" $A
+    done
+    for p in ${ZCMP_PARAMS:-}; do # e.g. ZCMP_PARAMS="async_commit=1"
+      stamp "round $r: $mib MiB x $steps, this tree, $p"; timeout 150 "$T" $A --params "$p"
+    done
+  done
+}
+
 if [ "$MODE" = zcmp ]; then
   zbench_setup
   base_bench
   {
-    for r in $(seq "${ZCMP_ROUNDS:-2}"); do
-      for m in "256 2" "1024 4"; do
-        read -r mib steps <<< "$m"
-        A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
-        T=$B/bench/gpubp-bench
-        stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 $T $A
-        [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
-        for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2"
-          stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 $T $A
-        done
-      done
-    done
+    for r in $(seq "${ZCMP_ROUNDS:-2}"); do zcmp_round "$r"; done
     stamp done
   } > "$OUT/zcmp.log" 2>&1
   grep -E "===|MBps" "$OUT/zcmp.log"
@@ -275,16 +284,7 @@ if [ "$MODE" = ab ]; then
         stamp "round $r: $b block(s), this tree"; timeout 120 "$T" $G --blocks "$b"
         [ -n "$BASE" ] && { stamp "round $r: $b block(s), base"; timeout 120 "$BASE" $G --blocks "$b"; }
       done
-      if [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ]; then
-        for m in "256 2" "1024 4"; do
-          read -r mib steps <<< "$m"
-          A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
-          stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 "$T" $A
-          stamp "round $r: $mib MiB x $steps, this tree, async_commit=1"
-          timeout 150 "$T" $A --params async_commit=1
-          [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
-        done
-      fi
+      [ -n "${GPUBP_NVCOMP_LIBRARY:-}" ] && ZCMP_PARAMS=${ZCMP_PARAMS-async_commit=1} zcmp_round "$r"
     done
     stamp done
   } > "$OUT/ab.log" 2>&1
