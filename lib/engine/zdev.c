@@ -166,9 +166,8 @@ typedef struct zset {
 
 typedef struct zstate {
     zbuf dout[GBP_ZDEV_RING_MAX]; /* device: assembled outputs (ring_len of them in use) */
-    zbuf hdr[GBP_ZDEV_RING_MAX];  /* host: the prefix and chunk headers of a block */
+    zbuf hdr[GBP_ZDEV_RING_MAX];  /* host: the prefix and chunk headers of a block (all used) */
     int nd, nh;               /* the next of each */
-    int nring;                /* the rings' length for the block being written (ring_len) */
     uint8_t *out;             /* host: the image of the output's fields (only fields written) */
     size_t ocap;
     zset set[2];              /* per coded set: a piece in flight */
@@ -511,8 +510,7 @@ static int complete(zw *w, zblk *b, const zfly *fl, int fd, zdev_next_fn next, v
     GBP_FORWARD_IF_ERROR(device_segments(zs, seg, nseg, filt, b->in, fl->po, fl->s0));
     gbp_zdev_lap(w->mem, GBP_DZT_W_FRAME, &t);
     zbuf *d;
-    zs->nring = ring_len(b->cap);
-    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, zs->nring, b->cap, 1, &d));
+    GBP_FORWARD_IF_ERROR(ring_take(w->mem, zs->dout, &zs->nd, ring_len(b->cap), b->cap, 1, &d));
     t = gbp_zdev_lap_start(w->mem);
     if (nseg) GBP_FORWARD_IF_ERROR(w->ops->assemble(w->z, d->p, zs->seg, nseg));
     gbp_zdev_lap(w->mem, GBP_DZT_W_ASSEMBLE, &t);
@@ -529,8 +527,9 @@ static int write_headers(zw *w, int fd, uint64_t base, const gbp_blosc_extent *x
     size_t bytes = 0;
     for (size_t i = 0; i < nx; i++) bytes += x[i].p ? x[i].len : 0;
     zbuf *h;
-    int len = w->zs->nring ? w->zs->nring : GBP_ZDEV_RING_MIN; /* as long as the outputs' */
-    GBP_FORWARD_IF_ERROR(ring_take(w->mem, w->zs->hdr, &w->zs->nh, len, bytes ? bytes : 1, 0, &h));
+    /* small host buffers: a block's headers, the longest ring (a block ends one piece or more) */
+    GBP_FORWARD_IF_ERROR(
+        ring_take(w->mem, w->zs->hdr, &w->zs->nh, GBP_ZDEV_RING_MAX, bytes ? bytes : 1, 0, &h));
     int rc = GPUBP_OK;
     uint8_t *p = h->p;
     for (size_t i = 0; rc == GPUBP_OK && i < nx; i++) {
