@@ -114,7 +114,8 @@ int gbp_rvar_file_shape(const gpubp_variable *v, const gbp_sel *s, size_t vs, si
     }
     default: {
         gpubp_file *f = v->file;
-        /* BP5's joined arrays are always summarized as their steps are added (format/bp5_index.h) */
+        /* joined arrays are always summarized as their steps are added (BP5: bp5_index.c
+         * light_ok; BP4: bp4_index.c on_var_begin) */
         if (!f->rd.ix.summarized && v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
             /* a few steps: from their blocks; a listing of many: the summary pass, once */
             if (v->rv->steps[vs].blocks || v->rv->loaded < 16) {

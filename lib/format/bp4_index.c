@@ -50,7 +50,9 @@ static int on_var_begin(void *ctx, const char *name, size_t nl, int type, uint64
     vs->entry_len = entry_len;
     ix->cur_vs = vs;
     v->joined = 0;
-    if (ix->light && v->kind >= 0) return GBP_SINK_COUNT;
+    /* a joined array's step shape is the running sum of its blocks: never only counted (the
+     * reader takes its shapes from the index, summarized or not: engine/rvar.c) */
+    if (ix->light && v->kind >= 0 && v->kind != GPUBP_SHAPE_JOINED_ARRAY) return GBP_SINK_COUNT;
     return 0;
 }
 

@@ -188,6 +188,7 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable %s changes type from %s to %s in step %zu",
                          r->what, f->name, gbp_type_name(v->type), gbp_type_name(f->type), r->cur_s);
     if (!v) GBP_FORWARD_IF_ERROR(gbp_index_new_var(ix, f->name, nl, f->type, &v));
+    int first_entry = !v->nsteps; /* the first writer of the variable's first step */
     if (!v->nsteps || v->steps[v->nsteps - 1].step != r->cur_p) {
         size_t left = r->idx.nsteps - r->cur_s; /* steps md.idx lists from this one on */
         if (v->cap_steps == 0 && ix->steps_hint > r->cur_s && left > 8 && !r->idx.flatten) {
@@ -212,7 +213,9 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
         r->light_used = 1;
         return add_blocks(ix, a->nblocks);
     }
-    return each_block(r, w, f, a, val, add_block, r->what);
+    GBP_FORWARD_IF_ERROR(each_block(r, w, f, a, val, add_block, r->what));
+    if (first_entry && v->kind == GPUBP_SHAPE_JOINED_ARRAY) v->joined_first = ix->cur_vs->shape_id;
+    return GPUBP_OK;
 }
 
 static int fill_attr(void *ctx, gbp_attr *a)
@@ -263,12 +266,18 @@ int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n,
 
 void bp5_index_finish(gbp_index *ix)
 {
-    /* ADIOS2 keeps one joined shape per variable: every step reports the last one (§10.5) */
+    /* ADIOS2 keeps one joined shape per variable, which every step reports (§10.5): the last
+     * dataset step's when the variable is in it; else its Variable's shape, made when the first
+     * writer of its first step was read (the running sum of that writer's blocks), since the
+     * last step's setup cleared the running one (ADIOS2 2.12.1, BP5Deserializer::SetupForStep,
+     * VarShape). Its second call (after the summary pass) decides the same: the dataset step
+     * is the loader's cookie (entry_off; flattened steps are one step, the last one) */
     for (size_t i = 0; i < ix->nvars; i++) {
         gbp_var *v = ix->vars[i];
         if (v->kind != GPUBP_SHAPE_JOINED_ARRAY || !v->nsteps) continue;
-        uint32_t last = v->steps[v->nsteps - 1].shape_id;
-        for (size_t k = 0; k < v->nsteps; k++) v->steps[k].shape_id = last;
+        int at_end = ix->nsteps <= 1 || v->steps[v->nsteps - 1].entry_off + 1 >= ix->nsteps;
+        uint32_t id = at_end ? v->steps[v->nsteps - 1].shape_id : v->joined_first;
+        for (size_t k = 0; k < v->nsteps; k++) v->steps[k].shape_id = id;
     }
     /* random access presents relative steps: a variable's k-th step is step k (§10.2) */
     for (size_t i = 0; i < ix->nvars; i++)

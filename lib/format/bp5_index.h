@@ -14,7 +14,8 @@ void bp5_reader_free(bp5_reader *r);
  * r->ft must cover it. On error the index is as it was. */
 int bp5_index_add_step(gbp_index *ix, bp5_reader *r, const uint8_t *p, size_t n, const char *what);
 /* After the last step of a random-access open, as ADIOS2's random-access reader: every step of a
- * joined array reports the last step's joined shape (§10.5), and a variable's steps are numbered
+ * joined array reports one joined shape (§10.5: the last dataset step's, or when the variable is
+ * not in that step, the first writer's of its first step), and a variable's steps are numbered
  * 0, 1, ... (relative steps, §10.2; the loader's cookie keeps the dataset step). */
 void bp5_index_finish(gbp_index *ix);
 /* The md.0 block of dataset step s (MetadataSize bytes) through r->read: read with the blocks of

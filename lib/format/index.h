@@ -128,6 +128,8 @@ typedef struct gbp_var {
     int mm_missing;       /* some block (not a value) has no min/max (written without statistics:
                            * ADIOS2 StatsLevel=0); mm skips such blocks */
     uint64_t joined;      /* filler scratch: running sum along the joined dimension */
+    uint32_t joined_first; /* BP5 joined array: shape id after the blocks of the first writer of
+                            * its first step (ADIOS2's variable shape, bp5_index_finish) */
     size_t sum_pos;       /* filler scratch (summary pass): the next var-step to summarize */
     uint32_t sum_seen;    /* filler scratch (summary pass): blocks seen in the current var-step */
     size_t loaded;        /* var-steps whose blocks are loaded */
