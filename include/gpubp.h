@@ -263,9 +263,10 @@ GPUBP_API int gpubp_set_shape(gpubp_variable *v, size_t ndims, const size_t *sha
  *   variable's memory space.
  * Errors: INVALID_ARG, INVALID_DIMS (ndims differs), INVALID_SELECTION (box outside the shape;
  *   checked at once on write, against the selected step on read; a BP5 joined array, whose every
- *   step reports the last step's shape as ADIOS2's reader does, also takes a box inside what the
- *   selected step's own blocks hold), WRONG_MODE (write mode, a local value: each put is one
- *   value). */
+ *   step reports one shape in random access as ADIOS2's reader does (the last dataset step's, or
+ *   where the variable is not in that step, its first writer's of its first step), also takes a
+ *   box inside what the selected step's own blocks hold), WRONG_MODE (write mode, a local value:
+ *   each put is one value). */
 GPUBP_API int gpubp_set_selection(gpubp_variable *v, size_t ndims, const size_t *start,
                                   const size_t *count);
 

@@ -1,5 +1,6 @@
 /* The public API, Variables section of <gpubp.h>: define and inquire, shapes and selections, the
  * reader's queries (steps, blocks, min/max, sizes), the variable list. */
+#include "engine/bp5read.h"
 #include "engine/handles.h"
 #include "engine/reader.h"
 #include "engine/rvar.h"
@@ -532,6 +533,6 @@ int gpubp_variable_dataset_step(const gpubp_variable *v, size_t step, size_t *da
     GBP_RETURN_ERROR_IF(step >= v->rv->nsteps, GPUBP_ERR_INVALID_STEP,
                         "gpubp_variable_dataset_step: '%s' has %zu steps; step %zu does not exist",
                         v->name, v->rv->nsteps, step);
-    *dataset_step = v->rv->steps[step].step;
+    *dataset_step = gbp_dataset_step(v->file, &v->rv->steps[step]);
     return GPUBP_OK;
 }

@@ -294,6 +294,12 @@ int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps)
     return rc;
 }
 
+size_t gbp_dataset_step(const gpubp_file *f, const gbp_var_step *st)
+{
+    if (!f->rd.bp5 || f->rd.bp5->idx.flatten) return st->step;
+    return (size_t)st->entry_off;
+}
+
 int gbp_bp5_summary(gpubp_file *f)
 {
     char what[4200];

@@ -18,6 +18,10 @@ int gbp_bp5_load_metadata(gpubp_file *f);
 int gbp_bp5_parse_until(gpubp_file *f, size_t nsteps);
 /* After the light pass of a random-access open: every step's shapes and min/max. */
 int gbp_bp5_summary(gpubp_file *f);
+/* The dataset step (0-based over every step of the file) of a variable's var-step st: a BP5
+ * random-access index numbers var-steps 0, 1, ... (bp5_index_finish) and keeps the dataset step
+ * as the loader's cookie; flattened steps are one step, 0. */
+size_t gbp_dataset_step(const gpubp_file *f, const gbp_var_step *st);
 /* GPUBP_ERR_NOT_FOUND, or NOT_SUPPORTED naming what the variable is (struct, derived) */
 int gbp_bp5_not_found(const gpubp_file *f, const char *name);
 /* Block b's operator buffer z (n bytes): *type (BP5_OP_*), *rawp the raw bytes of a null

@@ -88,13 +88,15 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     size_t es = gbp_type_size(v->type), n = 1;
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
-    int bp5 = strcmp(b->op->name, "bp5") == 0, optype = 0; /* BP5: the buffer names it */
+    /* BP5, and ADIOS2's null operator in BP4: the buffer names its operator (type, 3 bytes,
+     * the raw size, then the bytes for null) */
+    int bp5 = !strcmp(b->op->name, "bp5") || !strcmp(b->op->name, "null"), optype = 0;
     int bz = strcmp(b->op->name, "bzip2") == 0;
     const uint8_t *rawp = NULL;
     if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz)
         return gbp_error(GPUBP_ERR_CODEC, 0,
-                         "'%s': block compressed with operator '%s' is not supported (only blosc "
-                         "and bzip2)", v->name, b->op->name);
+                         "'%s': block compressed with operator '%s' is not supported (only blosc, "
+                         "bzip2 and null)", v->name, b->op->name);
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
         return gbp_error(GPUBP_ERR_FORMAT, 0,

@@ -11,7 +11,11 @@
  *   their statuses.
  * - box selections of mw_append's joined array j: every step reports the last step's joined
  *   shape {3, 2} (ADIOS2's random-access quirk), and a box may still cover what a 4-writer step's
- *   own blocks hold (10 rows), as bpls -dD reads them; a box past a step's own rows fails. */
+ *   own blocks hold (10 rows), as bpls -dD reads them; a box past a step's own rows fails.
+ * - joined arrays whose shape changes (tests/golden/joined): BP5's one random-access shape (the
+ *   last step's, or the first writer's of the first step where the variable is not in the last
+ *   step), BP4's per-step shapes, READ mode's per-step shapes, and dataset steps of BP5.
+ * - ADIOS2's null operator in BP4 (tests/golden/bp4wheel): the values read back. */
 #include <stdio.h>
 #include <string.h>
 
@@ -206,6 +210,116 @@ static void test_mw_append_joined_box(void **state)
     TS_OK(gpubp_close(f));
 }
 
+/* A variable's shape (file order, 2 dims) at its step k in random access, and its dataset step */
+static void shape_at(gpubp_variable *v, size_t k, size_t rows, size_t cols, size_t dataset_step)
+{
+    size_t d[2] = {0, 0}, ds = 99;
+    TS_OK(gpubp_set_step_selection(v, k, 1));
+    TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, d));
+    assert_int_equal(d[0], rows);
+    assert_int_equal(d[1], cols);
+    TS_OK(gpubp_variable_dataset_step(v, k, &ds));
+    assert_int_equal(ds, dataset_step);
+}
+
+/* tests/golden/joined (gen_joined.py, checked against the ADIOS2 2.12.1 wheel's reads): BP5
+ * reports one joined shape in every step, the last dataset step's where the variable is in it,
+ * else its first writer's shape of its first step (ADIOS2 cleared the running one at the last
+ * step); BP4 reports each step's own; dataset steps count every step of the file (BP5 too) */
+static void test_joined_shapes(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("joined/joined_bp5.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *ends = au_inq(f, "ends"), *gone = au_inq(f, "gone"), *late = au_inq(f, "late");
+    for (size_t k = 0; k < 3; k++) shape_at(ends, k, 2, 2, k);
+    for (size_t k = 0; k < 2; k++) shape_at(gone, k, 7, 2, k);
+    shape_at(late, 0, 3, 2, 1);
+    shape_at(late, 1, 3, 2, 3);
+    /* gone's step 1 holds one row (100, 101): the rest of the shape is left as it was */
+    double got[14];
+    for (int i = 0; i < 14; i++) got[i] = -1.0;
+    TS_OK(gpubp_set_step_selection(gone, 1, 1));
+    TS_OK(gpubp_get(f, gone, got, GPUBP_SYNC));
+    assert_true(got[0] == 100.0 && got[1] == 101.0 && got[2] == -1.0 && got[13] == -1.0);
+    /* late's step 0 holds 4 rows, more than the shape: a box may still cover them */
+    size_t start[2] = {0, 0}, count[2] = {4, 2};
+    TS_OK(gpubp_set_step_selection(late, 0, 1));
+    TS_OK(gpubp_set_selection(late, 2, start, count));
+    TS_OK(gpubp_get(f, late, got, GPUBP_SYNC));
+    for (int i = 0; i < 8; i++) assert_true(got[i] == 2100.0 + i);
+    TS_OK(gpubp_close(f));
+
+    f = au_open(gold("joined/joined_bp4.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *grows = au_inq(f, "grows"), *gap = au_inq(f, "gap");
+    shape_at(grows, 0, 2, 2, 0);
+    shape_at(grows, 1, 5, 2, 1);
+    shape_at(grows, 2, 3, 2, 2);
+    shape_at(gap, 0, 4, 2, 0);
+    shape_at(gap, 1, 2, 2, 2);
+    TS_OK(gpubp_set_step_selection(gap, 1, 1));
+    TS_OK(gpubp_get(f, gap, got, GPUBP_SYNC));
+    for (int i = 0; i < 4; i++) assert_true(got[i] == 1200.0 + i);
+    TS_OK(gpubp_close(f));
+
+    /* BP5 dataset steps of a sparse variable (every third step) and of one that starts late */
+    f = au_open(gold("bp5/wheel/manysteps.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    size_t ds = 0;
+    TS_OK(gpubp_variable_dataset_step(au_inq(f, "sparse"), 5, &ds));
+    assert_int_equal(ds, 15);
+    TS_OK(gpubp_variable_dataset_step(au_inq(f, "late"), 0, &ds));
+    assert_int_equal(ds, 10);
+    TS_OK(gpubp_close(f));
+}
+
+/* READ mode: each step's own joined shape (ADIOS2's streaming reader too) */
+static void test_joined_read_mode(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("joined/joined_bp5.bp"), GPUBP_MODE_READ);
+    const char *names[] = {"ends", "gone", "late"};
+    const size_t rows[4][3] = {{2, 7, 0}, {5, 1, 4}, {3, 0, 0}, {0, 0, 3}}; /* 0: absent */
+    for (size_t s = 0; s < 4; s++) {
+        TS_OK(gpubp_begin_step(f));
+        for (size_t i = 0; i < 3; i++) {
+            gpubp_variable *v = NULL;
+            int rc = gpubp_inquire_variable(&v, f, names[i]);
+            if (!rows[s][i]) {
+                assert_int_equal(rc, GPUBP_ERR_NOT_FOUND);
+                continue;
+            }
+            TS_OK(rc);
+            size_t d[2];
+            TS_OK(gpubp_variable_shape(v, GPUBP_MEM_HOST, d));
+            assert_int_equal(d[0], rows[s][i]);
+            assert_int_equal(d[1], 2);
+        }
+        TS_OK(gpubp_end_step(f));
+    }
+    TS_OK(gpubp_close(f));
+}
+
+/* ADIOS2's null operator in a BP4 file (tests/golden/bp4wheel/nullop_bp4.bp): the operator buffer
+ * holds the raw bytes after its header; ADIOS2 2.12.1 cannot read them back, libgpubp does */
+static void test_bp4_null_operator(void **state)
+{
+    (void)state;
+    gpubp_file *f = au_open(gold("bp4wheel/nullop_bp4.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *x = au_inq(f, "x"), *y = au_inq(f, "y");
+    int32_t xs[8];
+    double ys[3];
+    for (size_t s = 0; s < 2; s++) {
+        TS_OK(gpubp_set_step_selection(x, s, 1));
+        TS_OK(gpubp_get(f, x, xs, GPUBP_SYNC));
+        for (int i = 0; i < 8; i++)
+            assert_int_equal(xs[i], (int32_t)(100 * s) + 10 * (i / 4) + i % 4);
+        TS_OK(gpubp_set_step_selection(y, s, 1));
+        TS_OK(gpubp_set_block_selection(y, 0));
+        TS_OK(gpubp_get(f, y, ys, GPUBP_SYNC));
+        for (int i = 0; i < 3; i++) assert_true(ys[i] == (double)s + i / 2.0);
+    }
+    TS_OK(gpubp_close(f));
+}
+
 /* READ mode: the current step's blocks */
 static void test_read_mode(void **state)
 {
@@ -244,6 +358,9 @@ int main(void)
         cmocka_unit_test(test_mw_append_joined_box),
         cmocka_unit_test(test_read_mode),
         cmocka_unit_test(test_bp4_not_supported),
+        cmocka_unit_test(test_joined_shapes),
+        cmocka_unit_test(test_joined_read_mode),
+        cmocka_unit_test(test_bp4_null_operator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,19 @@ int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims)
     if (!c->random_access || v->kind == GPUBP_SHAPE_LOCAL_VALUE)
         return ls_var_last_shape(c, v, dims);
     size_t d[LS_MAX_DIMS];
+    if (c->bp5 && v->kind == GPUBP_SHAPE_JOINED_ARRAY && v->nsteps && c->file_steps > 1) {
+        /* bpls takes each step's shape from MinBlocksInfo, which has none for a BP5 joined array
+         * absent from the dataset's last step (ADIOS2 cleared its running shape there): no
+         * extent is known, every dimension prints as __ */
+        size_t last = 0;
+        int rc = gpubp_variable_dataset_step(v->v, v->nsteps - 1, &last);
+        if (rc < 0)
+            return ls_lib_error(c, rc, "reading the steps of", v->name);
+        if (last + 1 < c->file_steps) {
+            for (size_t k = 0; k < v->ndims; k++) dims[k] = 0;
+            return LS_OK;
+        }
+    }
     for (size_t s = 0; s < v->nsteps; s++) {
         int rc = ls_var_shape(c, v, s, d);
         if (rc != LS_OK)
@@ -371,7 +384,10 @@ static int dump_selection(ls_ctx *c, const ls_var *v, int tdims, int tidx, uint6
         piece p = {0};
         int rc;
         if (block != SIZE_MAX && v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
-            rc = value_of_block(c, v, (size_t)step, block, &p);
+            /* BP4: bpls reads a local value's block without a selection (ADIOS2 marks the
+             * variable a single value), which gets the step's first value: it prints that for
+             * every block (BP5 selects the block) */
+            rc = value_of_block(c, v, (size_t)step, c->bp5 ? block : 0, &p);
         } else if (block != SIZE_MAX && v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
             rc = gpubp_set_block_selection(v->v, block);
             if (rc < 0)
