@@ -89,6 +89,11 @@ typedef struct ls_ctx {
     size_t bp5_last_writers; /* BP5 whose writer count changes: the last step's (ADIOS2's
                               * min/max counts only those writers in every step), else 0 */
     size_t file_steps;
+    /* The count of the last piece read of the local array being listed with -dD (ADIOS2's
+     * Variable::m_Count after bpls's SetSelection; BP5 block widths follow it), valid when
+     * sel_set */
+    bool sel_set;
+    uint64_t sel_count[LS_MAX_DIMS];
     int nextcol;        /* column of the next dumped value (a line may span reads) */
     bool failed;        /* an entry could not be listed (the message is on stderr): exit 1 once
                          * the listing is complete */

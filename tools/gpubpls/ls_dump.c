@@ -394,6 +394,8 @@ static int dump_selection(ls_ctx *c, const ls_var *v, int tdims, int tidx, uint6
                 rc = ls_lib_error(c, rc, "selecting a block of", v->name);
             else
                 rc = read_piece(c, v, step, 1, box_s, n + tidx, piecen, &p, false);
+            c->sel_set = true;
+            memcpy(c->sel_count, n + tidx, v->ndims * sizeof *c->sel_count);
         } else {
             rc = read_piece(c, v, tidx ? s[0] : step, tidx ? n[0] : 1, box_s, n + tidx, piecen,
                             &p, c->bp5 && !offset);
@@ -840,6 +842,7 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
     int nd_dims[LS_MAX_DIMS];
     int rc = LS_OK;
     bool values = v->kind == GPUBP_SHAPE_GLOBAL_VALUE;
+    c->sel_set = false;
     if (!values && (rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
     /* BP5: a variable written without statistics prints N/A for each block */
@@ -858,6 +861,11 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
                 c->bp5 ? s : ls_abs_step(c, v, s));
         if (!values) {
             fputc('\n', c->out);
+            /* BP5: bpls takes each step's widths from the variable's count, which the last
+             * piece read of a local array's block set (its first block's before any) */
+            if (c->bp5 && c->sel_set && v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
+                for (size_t k = 0; k < v->ndims; k++)
+                    nd_dims[k] = ls_ndigits(c->sel_count[k] - 1);
             int nd_blocks = ls_ndigits((uint64_t)n - 1);
             for (size_t j = 0; j < n && rc == LS_OK; j++)
                 rc = print_block_line(c, v, s, j, nd_blocks, nd_dims, nostats);
