@@ -5,7 +5,8 @@
  * double, a character or a string. The default rendering reproduces bpls's printf formats
  * (integers in decimal, floats %g, complex "(%g,i%g)", strings quoted). A user format (-f) is
  * applied conversion by conversion, each fed the next component converted to the type that its
- * conversion expects, so a format never reads an argument of the wrong type.
+ * conversion expects, so a format never reads an argument of the wrong type; an integer given
+ * to an integer conversion keeps the bits bpls's printf reads (32 without a length modifier).
  */
 #include "gpubpls/ls_print.h"
 
@@ -27,6 +28,7 @@ typedef enum { C_INT, C_UINT, C_DBL, C_CHAR, C_STR } comp_kind;
 
 typedef struct comp {
     comp_kind kind;
+    bool wide; /* a 64-bit integer (others reach printf promoted to a 32-bit int) */
     long long i;
     unsigned long long u;
     double d;
@@ -58,6 +60,7 @@ static int components(gpubp_type t, const void *data, size_t item, comp *v)
         T x;                                                                                       \
         memcpy(&x, p + sizeof x * item, sizeof x);                                                 \
         v->kind = K;                                                                               \
+        v->wide = sizeof x == 8;                                                                   \
         v->F = x;                                                                                  \
         return 1;                                                                                  \
     }
@@ -183,7 +186,10 @@ static void comp_default(FILE *out, const comp *x, bool allowformat)
 
 /* Parses one conversion after '%' at *pp: copies it into spec (length modifiers dropped) and
  * returns the conversion character, or 0 when it is not one gpubpls accepts. */
-static char parse_conversion(const char **pp, char *spec, size_t specsize)
+/* The length modifier of a conversion: none, h, hh, or one of 64 bits (l, ll, q, j, z, t). */
+enum { LEN_NONE, LEN_H, LEN_HH, LEN_LONG };
+
+static char parse_conversion(const char **pp, char *spec, size_t specsize, int *len)
 {
     const char *p = *pp;
     size_t n = 0;
@@ -205,8 +211,9 @@ static char parse_conversion(const char **pp, char *spec, size_t specsize)
             else
                 return 0;
     }
-    while (*p && strchr("hlLqjzt", *p))
-        p++;
+    *len = LEN_NONE;
+    for (; *p && strchr("hlLqjzt", *p); p++)
+        *len = *p != 'h' ? LEN_LONG : *len == LEN_H ? LEN_HH : *len == LEN_NONE ? LEN_H : *len;
     char conv = *p;
     if (conv == 0 || strchr("diouxXeEfFgGaAcs", conv) == NULL)
         return 0;
@@ -233,7 +240,8 @@ int ls_format_check(const char *fmt, char *msg, size_t msgsize)
             continue;
         }
         const char *at = p - 1;
-        if (parse_conversion(&p, spec, sizeof spec) == 0) {
+        int len;
+        if (parse_conversion(&p, spec, sizeof spec, &len) == 0) {
             snprintf(msg, msgsize,
                      "unsupported conversion at \"%s\" in format \"%s\" (allowed: flags, a "
                      "width and a precision of up to 4 digits, and one of d i o u x X e E f F "
@@ -263,21 +271,39 @@ static void print_formatted(FILE *out, const char *fmt, const comp *v, int nv)
             p++;
             continue;
         }
-        char conv = parse_conversion(&p, spec, sizeof spec);
+        int len;
+        char conv = parse_conversion(&p, spec, sizeof spec, &len);
         if (conv == 0) /* checked at startup; stop rather than guess */
             return;
         const comp *x = &v[k < nv ? k : nv - 1];
         k++;
+        /* an integer reaches bpls's printf as its C type promoted (int, or a 64-bit long), and
+         * the conversion reads as many bits as its length modifier says: %x of an int8 -92 is
+         * ffffff5c, %d of an int64 its low 32 bits (the x86-64 ABI); so here */
+        bool integer = x->kind == C_INT || x->kind == C_UINT;
+        unsigned long long bits = x->kind == C_UINT ? x->u : (unsigned long long)as_ll(x);
+        if (integer && !x->wide && len == LEN_LONG) /* an int in a 64-bit slot: its upper half */
+            bits = (unsigned)bits;                   /* is zero (what bpls's builds print) */
         switch (conv) {
         case 'd':
         case 'i':
-            fprintf(out, spec, as_ll(x));
+            if (!integer || (len == LEN_LONG && x->wide))
+                fprintf(out, spec, as_ll(x));
+            else if (len == LEN_LONG)
+                fprintf(out, spec, (long long)bits);
+            else
+                fprintf(out, spec, len == LEN_HH ? (long long)(signed char)bits
+                                   : len == LEN_H ? (long long)(short)bits
+                                                  : (long long)(int)(unsigned)bits);
             break;
         case 'o':
         case 'u':
         case 'x':
         case 'X':
-            fprintf(out, spec, x->kind == C_UINT ? x->u : (unsigned long long)as_ll(x));
+            if (integer && len != LEN_LONG)
+                bits = len == LEN_HH ? (unsigned char)bits
+                       : len == LEN_H ? (unsigned short)bits : (unsigned)bits;
+            fprintf(out, spec, bits);
             break;
         case 'c':
             fprintf(out, spec, (int)(unsigned char)as_ll(x));
