@@ -348,6 +348,11 @@ GPUBP_API int gpubp_variable_minmax_missing(const gpubp_variable *v, int *missin
 GPUBP_API int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block,
                                         size_t *start, size_t *count, void *min, void *max);
 
+/* The joined dimension of a joined array (ADIOS2's JoinedDim: the blocks of a step are stacked
+ * along it), counted in the file's row-major (HOST) layout. INVALID_ARG for other kinds,
+ * WRONG_MODE in write modes. */
+GPUBP_API int gpubp_variable_joined_dim(const gpubp_variable *v, size_t *dim);
+
 /* The rank of the writer that wrote a block (ADIOS2's BlockInfo.WriterID) of a BP5 dataset read
  * from disk: blocks are in writer order, a writer may write several or none. NOT_SUPPORTED for
  * BP4 datasets (their metadata does not keep it) and gpubp:// datasets; INVALID_STEP /

@@ -374,6 +374,19 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     return GPUBP_OK;
 }
 
+int gpubp_variable_joined_dim(const gpubp_variable *v, size_t *dim)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(dim);
+    GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
+                        "gpubp_variable_joined_dim: '%s' belongs to a file open for writing",
+                        v->name);
+    GBP_RETURN_ERROR_IF(v->kind != GPUBP_SHAPE_JOINED_ARRAY, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_variable_joined_dim: '%s' is not a joined array", v->name);
+    *dim = v->rv->joined_dim;
+    return GPUBP_OK;
+}
+
 int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t block,
                                 size_t *writer)
 {

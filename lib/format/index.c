@@ -226,6 +226,7 @@ int gbp_index_summarize_block(gbp_index *ix, const gbp_block *blk)
             if (shape[i] == GBP_JOINED_DIM) {
                 v->joined += GBP_COUNT(&b)[i];
                 shape[i] = v->joined;
+                v->joined_dim = (uint32_t)i;
             }
         GBP_FORWARD_IF_ERROR(set_step_shape(v, vs, shape));
     }

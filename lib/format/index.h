@@ -130,6 +130,7 @@ typedef struct gbp_var {
     uint64_t joined;      /* filler scratch: running sum along the joined dimension */
     uint32_t joined_first; /* BP5 joined array: shape id after the blocks of the first writer of
                             * its first step (ADIOS2's variable shape, bp5_index_finish) */
+    uint32_t joined_dim;  /* joined array: the joined dimension (reader order) */
     size_t sum_pos;       /* filler scratch (summary pass): the next var-step to summarize */
     uint32_t sum_seen;    /* filler scratch (summary pass): blocks seen in the current var-step */
     size_t loaded;        /* var-steps whose blocks are loaded */

@@ -261,6 +261,15 @@ static void test_joined_shapes(void **state)
     for (int i = 0; i < 4; i++) assert_true(got[i] == 1200.0 + i);
     TS_OK(gpubp_close(f));
 
+    /* the joined dimension; other kinds have none */
+    size_t jd = 9;
+    f = au_open(gold("bp5/mpi/random_s118.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    TS_OK(gpubp_variable_joined_dim(au_inq(f, "ja4_double"), &jd));
+    assert_int_equal(jd, 0);
+    TS_ERR(gpubp_variable_joined_dim(au_inq(f, "lv3_uint8"), &jd), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(gpubp_variable_joined_dim(au_inq(f, "ja4_double"), NULL), GPUBP_ERR_INVALID_ARG);
+    TS_OK(gpubp_close(f));
+
     /* BP5 dataset steps of a sparse variable (every third step) and of one that starts late */
     f = au_open(gold("bp5/wheel/manysteps.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
     size_t ds = 0;

@@ -778,6 +778,8 @@ static int dims_digits(ls_ctx *c, const ls_var *v, int *nd_dims)
     int rc = c->bp5 && c->random_access && v->kind != GPUBP_SHAPE_LOCAL_ARRAY
                  ? ls_var_shape(c, v, 0, d)
                  : ls_var_last_shape(c, v, d);
+    if (rc == LS_OK && c->bp5 && c->random_access && v->kind == GPUBP_SHAPE_JOINED_ARRAY)
+        rc = ls_joined_first_writer(c, v, d);
     if (rc != LS_OK)
         return rc;
     for (size_t k = 0; k < v->ndims; k++)

@@ -1,4 +1,5 @@
-/* gpubpls: the dataset step of a variable's step (ls_steps.h), for bpls's BP4 -D listing. */
+/* gpubpls: the dataset step of a variable's step, for bpls's BP4 -D listing, and a BP5 joined
+ * array's extent as ADIOS2 defines the variable (ls_steps.h). */
 #include "gpubpls/ls_steps.h"
 
 #include <stdlib.h>
@@ -99,4 +100,31 @@ size_t ls_abs_step(ls_ctx *c, const ls_var *v, size_t rel)
     size_t pos;
     const ls_stepmap_entry *e = stepmap_find(c, v->name, &pos);
     return e && rel < e->n ? e->steps[rel] : rel;
+}
+
+/* A BP5 joined array's extent along its joined dimension as ADIOS2's BP5 reader defines the
+ * variable: the sum of the first writer's blocks of its first step (the step's other writers'
+ * blocks come after the definition). */
+int ls_joined_first_writer(ls_ctx *c, const ls_var *v, size_t *d)
+{
+    size_t jd = 0, n = 0, w0 = 0, w = 0, sum = 0, start[LS_MAX_DIMS], count[LS_MAX_DIMS];
+    int rc = gpubp_variable_joined_dim(v->v, &jd);
+    if (rc >= 0)
+        rc = gpubp_variable_blocks(v->v, 0, &n);
+    for (size_t j = 0; rc >= 0 && j < n; j++) {
+        rc = gpubp_variable_block_writer(v->v, 0, j, &w);
+        if (rc >= 0 && j == 0)
+            w0 = w;
+        if (rc >= 0 && w != w0)
+            break;
+        if (rc >= 0)
+            rc = gpubp_variable_block_info(v->v, 0, j, start, count, NULL, NULL);
+        if (rc >= 0)
+            sum += count[jd];
+    }
+    if (rc < 0)
+        return ls_lib_error(c, rc, "reading the blocks of", v->name);
+    if (n && jd < v->ndims)
+        d[jd] = sum;
+    return LS_OK;
 }

@@ -162,6 +162,7 @@ _PROTOTYPES = {
     "gpubp_variable_minmax": (c_int, [_P, _P, _P]),
     "gpubp_variable_minmax_missing": (c_int, [_P, POINTER(c_int)]),
     "gpubp_variable_block_writer": (c_int, [_P, _S, _S, _PS]),
+    "gpubp_variable_joined_dim": (c_int, [_P, _PS]),
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
@@ -452,6 +453,13 @@ def gpubp_variable_block_writer(v, step, block):
     _check(lib().gpubp_variable_block_writer(v, int(step), int(block), byref(w)),
            "gpubp_variable_block_writer")
     return w.value
+
+
+def gpubp_variable_joined_dim(v):
+    """The joined dimension of a joined array (file order)."""
+    d = c_size_t(0)
+    _check(lib().gpubp_variable_joined_dim(v, byref(d)), "gpubp_variable_joined_dim")
+    return d.value
 
 
 def gpubp_variable_block_info(v, step, block):
