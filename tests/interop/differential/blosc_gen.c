@@ -1,8 +1,9 @@
 /* Random blosc-compressed files written by ADIOS2 (C API; an ADIOS2 built with Blosc2, outside
- * the project), for bpls_cmp.sh: 1-4 variables of any numeric type, global or local arrays of 1 to
- * 600 000 elements in 1-3 blocks a step, 1-3 steps, engine BP4 or BP5, each with its own codec
+ * the project), for bpls_cmp.sh: 1-4 variables of any numeric type, 2-D global or local arrays of
+ * 1 to 600 000 rows of 1-4 columns in 1-3 blocks a step, 1-3 steps, a row- or column-major writer
+ * (adios2_declare_io_order), engine BP4 or BP5, each with its own codec
  * (blosclz, lz4, lz4hc, zlib, zstd), shuffle, level 0-9, sometimes a blocksize or a threshold;
- * smooth, random, constant, zero and stepped data. Prints the engine.
+ * smooth, random, constant, zero and stepped data. Prints the engine and the order.
  *   cc -o blosc_gen blosc_gen.c -I<adios2>/include -L<adios2>/lib -ladios2_c -lm
  *   blosc_gen OUT.bp SEED */
 #include <adios2_c.h>
@@ -40,22 +41,24 @@ int main(int argc, char **argv) {
   if (argc != 3) return 2;
   rs = (unsigned long long)atoll(argv[2]) * 7919 + 17;
   adios2_adios *ad = adios2_init_serial();
-  adios2_io *io = adios2_declare_io(ad, "z");
+  int cm = R(2);
+  adios2_io *io = adios2_declare_io_order(ad, "z", cm ? adios2_arrayordering_columnmajor : adios2_arrayordering_rowmajor);
   const char *eng = R(2) ? "BP5" : "BP4";
   CK(adios2_set_engine(io, eng));
-  printf("%s\n", eng);
+  printf("%s %s\n", eng, cm ? "colmajor" : "rowmajor");
   const char *codecs[5] = {"blosclz", "lz4", "lz4hc", "zlib", "zstd"};
   const char *modes[3] = {"BLOSC_SHUFFLE", "BLOSC_BITSHUFFLE", "BLOSC_NOSHUFFLE"};
   int nv = 1 + R(4), ns = 1 + R(3);
-  adios2_variable *v[8]; int vt[8], loc[8], nb[8], pat[8]; size_t n[8];
+  adios2_variable *v[8]; int vt[8], loc[8], nb[8], pat[8]; size_t n[8], c2[8];
   for (int k = 0; k < nv; k++) {
     char nm[32]; snprintf(nm, sizeof nm, "v%d", k);
     vt[k] = R(12); loc[k] = R(4) == 0; nb[k] = 1 + R(3); pat[k] = R(5);
     int big = R(4);
     n[k] = big == 0 ? 1 + R(40) : big == 1 ? 100 + R(5000) : big == 2 ? 20000 + R(100000) : 300000 + R(300000);
-    size_t shape = n[k] * nb[k], start = 0, count = n[k];
-    v[k] = loc[k] ? adios2_define_variable(io, nm, T[vt[k]], 1, NULL, NULL, &count, adios2_constant_dims_false)
-                  : adios2_define_variable(io, nm, T[vt[k]], 1, &shape, &start, &count, adios2_constant_dims_false);
+    c2[k] = 1 + R(4); if (n[k] > 50000) n[k] /= 4;
+    size_t shape[2] = {n[k] * nb[k], c2[k]}, start[2] = {0, 0}, count[2] = {n[k], c2[k]};
+    v[k] = loc[k] ? adios2_define_variable(io, nm, T[vt[k]], 2, NULL, NULL, count, adios2_constant_dims_false)
+                  : adios2_define_variable(io, nm, T[vt[k]], 2, shape, start, count, adios2_constant_dims_false);
     CH(v[k]);
     char opn[32]; snprintf(opn, sizeof opn, "op%d", k);
     adios2_operator *op = adios2_define_operator(ad, opn, "blosc");
@@ -74,10 +77,10 @@ int main(int argc, char **argv) {
     CK(adios2_begin_step(e, adios2_step_mode_append, -1.0f, &st));
     for (int k = 0; k < nv; k++) {
       for (int b = 0; b < nb[k]; b++) {
-        size_t cnt = loc[k] ? n[k] - (size_t)R((int)(n[k] > 2 ? n[k] / 2 : 1)) : n[k], start = (size_t)b * n[k];
-        if (loc[k]) CK(adios2_set_selection(v[k], 1, NULL, &cnt)); else CK(adios2_set_selection(v[k], 1, &start, &cnt));
-        void *buf = malloc(cnt * ES[vt[k]] + 16);
-        fill(buf, vt[k], cnt, (pat[k] + b + s) % 5);
+        size_t cnt[2] = {loc[k] ? n[k] - (size_t)R((int)(n[k] > 2 ? n[k] / 2 : 1)) : n[k], c2[k]}, start[2] = {(size_t)b * n[k], 0};
+        if (loc[k]) CK(adios2_set_selection(v[k], 2, NULL, cnt)); else CK(adios2_set_selection(v[k], 2, start, cnt));
+        void *buf = malloc(cnt[0] * cnt[1] * ES[vt[k]] + 16);
+        fill(buf, vt[k], cnt[0] * cnt[1], (pat[k] + b + s) % 5);
         CK(adios2_put(e, v[k], buf, adios2_mode_sync));
         free(buf);
       }
