@@ -184,12 +184,10 @@ static void comp_default(FILE *out, const comp *x, bool allowformat)
     }
 }
 
-/* Parses one conversion after '%' at *pp: copies it into spec (length modifiers dropped) and
- * returns the conversion character, or 0 when it is not one gpubpls accepts. */
-/* The length modifier of a conversion: none, h, hh, or one of 64 bits (l, ll, q, j, z, t). */
-enum { LEN_NONE, LEN_H, LEN_HH, LEN_LONG };
-
-static char parse_conversion(const char **pp, char *spec, size_t specsize, int *len)
+/* Parses one conversion after '%' at *pp: copies it into spec (length modifiers dropped),
+ * *width the bits an integer conversion reads (32 without a modifier, 16 h, 8 hh, 64 l ll q j z
+ * t), and returns the conversion character, or 0 when it is not one gpubpls accepts. */
+static char parse_conversion(const char **pp, char *spec, size_t specsize, int *width)
 {
     const char *p = *pp;
     size_t n = 0;
@@ -211,9 +209,9 @@ static char parse_conversion(const char **pp, char *spec, size_t specsize, int *
             else
                 return 0;
     }
-    *len = LEN_NONE;
+    *width = 32;
     for (; *p && strchr("hlLqjzt", *p); p++)
-        *len = *p != 'h' ? LEN_LONG : *len == LEN_H ? LEN_HH : *len == LEN_NONE ? LEN_H : *len;
+        *width = *p != 'h' ? 64 : *width == 32 ? 16 : *width == 16 ? 8 : *width;
     char conv = *p;
     if (conv == 0 || strchr("diouxXeEfFgGaAcs", conv) == NULL)
         return 0;
@@ -240,8 +238,8 @@ int ls_format_check(const char *fmt, char *msg, size_t msgsize)
             continue;
         }
         const char *at = p - 1;
-        int len;
-        if (parse_conversion(&p, spec, sizeof spec, &len) == 0) {
+        int width;
+        if (parse_conversion(&p, spec, sizeof spec, &width) == 0) {
             snprintf(msg, msgsize,
                      "unsupported conversion at \"%s\" in format \"%s\" (allowed: flags, a "
                      "width and a precision of up to 4 digits, and one of d i o u x X e E f F "
@@ -271,38 +269,35 @@ static void print_formatted(FILE *out, const char *fmt, const comp *v, int nv)
             p++;
             continue;
         }
-        int len;
-        char conv = parse_conversion(&p, spec, sizeof spec, &len);
+        int width;
+        char conv = parse_conversion(&p, spec, sizeof spec, &width);
         if (conv == 0) /* checked at startup; stop rather than guess */
             return;
         const comp *x = &v[k < nv ? k : nv - 1];
         k++;
-        /* an integer reaches bpls's printf as its C type promoted (int, or a 64-bit long), and
-         * the conversion reads as many bits as its length modifier says: %x of an int8 -92 is
-         * ffffff5c, %d of an int64 its low 32 bits (the x86-64 ABI); so here */
-        bool integer = x->kind == C_INT || x->kind == C_UINT;
+        /* an integer reaches bpls's printf as its C type promoted (a 32-bit int, or a 64-bit
+         * long), and the conversion reads the bits its length modifier says: %x of an int8 -92
+         * is ffffff5c, %d of an int64 its low 32 bits, %ld of an int32 its 32 bits with a zero
+         * upper half (the x86-64 ABI as bpls's builds print it); so here */
         unsigned long long bits = x->kind == C_UINT ? x->u : (unsigned long long)as_ll(x);
-        if (integer && !x->wide && len == LEN_LONG) /* an int in a 64-bit slot: its upper half */
-            bits = (unsigned)bits;                   /* is zero (what bpls's builds print) */
+        long long sbits = as_ll(x);
+        if (x->kind == C_INT || x->kind == C_UINT) {
+            if (!x->wide)
+                bits = (unsigned)bits;
+            if (width < 64)
+                bits &= (1ULL << width) - 1;
+            sbits = width < 64 && bits >> (width - 1) ? (long long)(bits | ~0ULL << width)
+                                                      : (long long)bits;
+        }
         switch (conv) {
         case 'd':
         case 'i':
-            if (!integer || (len == LEN_LONG && x->wide))
-                fprintf(out, spec, as_ll(x));
-            else if (len == LEN_LONG)
-                fprintf(out, spec, (long long)bits);
-            else
-                fprintf(out, spec, len == LEN_HH ? (long long)(signed char)bits
-                                   : len == LEN_H ? (long long)(short)bits
-                                                  : (long long)(int)(unsigned)bits);
+            fprintf(out, spec, sbits);
             break;
         case 'o':
         case 'u':
         case 'x':
         case 'X':
-            if (integer && len != LEN_LONG)
-                bits = len == LEN_HH ? (unsigned char)bits
-                       : len == LEN_H ? (unsigned short)bits : (unsigned)bits;
             fprintf(out, spec, bits);
             break;
         case 'c':
