@@ -4,10 +4,7 @@
 # Differences where bpls prints what it never read (a selection past the end, a string or value
 # of -t -dD on BP5, a float given to %x) are bpls's own (docs/interop.md).
 import random, subprocess, sys, os, glob
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BPLS = os.environ.get("BPLS", "bpls")  # ADIOS2's bpls (an oracle built outside the project)
-G = os.environ.get("GPUBPLS", os.path.join(ROOT, "build", "tools", "gpubpls"))
-OUT = os.environ.get("DIFF_OUT", "/tmp/gpubp-differential")
+from diffenv import BPLS, G, OUT
 R = random.Random(int(sys.argv[1]))
 files = sorted(glob.glob(os.path.join(OUT, "c*.bp")) + glob.glob(os.path.join(OUT, "w*.bp")))[:int(sys.argv[2])]
 bad = 0; n = 0

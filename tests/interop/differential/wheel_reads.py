@@ -8,15 +8,9 @@
 import sys, os, shutil, random, subprocess, traceback
 import numpy as np
 import adios2.bindings as b
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-BPLS = os.environ.get("BPLS", "bpls")  # ADIOS2's bpls (an oracle built outside the project)
-G = os.environ.get("GPUBPLS", os.path.join(ROOT, "build", "tools", "gpubpls"))
-OUT = os.environ.get("DIFF_OUT", "/tmp/gpubp-differential")
-sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+from diffenv import BPLS, DT, G, OUT
 import gpubp
 
-DT = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
-      np.float32, np.float64, np.complex64, np.complex128]
 A = b.ADIOS()
 nio = [0]
 
