@@ -192,10 +192,13 @@ def gen(path, seed):
                         e.Put(v, a, b.Mode.Sync); parts.append(a)
                     W[(name, rs, "all")] = np.concatenate(parts)
                 elif kind == "ja":
+                    parts = []
                     for _ in range(R.randint(1, 3)):
                         n = R.randint(1, 3)
                         v.SetSelection([[], [n, extra]])
-                        e.Put(v, rvals(dt, [n, extra], rng), b.Mode.Sync)
+                        parts.append(rvals(dt, [n, extra], rng))
+                        e.Put(v, parts[-1], b.Mode.Sync)
+                    W[(name, rs, "all")] = np.concatenate(parts)
                 if put:
                     nst[name] = rs + 1
                 else:
@@ -453,11 +456,13 @@ def num(s, dt):
 
 def same_num(ref, got, dt):
     """ADIOS2's min/max are strings (printed with few digits): compare with a tolerance."""
+    g = got.item() if hasattr(got, "item") else got
+    if dt.kind in "iu" and dt.itemsize == 1 and len(ref) == 1 and ord(ref) == (g & 0xFF):
+        return True  # a one-byte value printed as a character ('7' for 55)
     try:
         r = num(ref, dt)
     except Exception:
         return False
-    g = got.item() if hasattr(got, "item") else got
     if dt.kind in 'fc':
         return abs(r - g) <= 1e-5 * max(abs(r), abs(g), 1e-30) + 1e-37
     return r == g
@@ -482,6 +487,8 @@ def same(ref, got, key):
         if np.asarray(got[0]).dtype.kind == "c": return tuple(ref) == ("", "")
         return all(same_num(r, g, np.asarray(g).dtype) for r, g in zip(ref, got))
     if len(key) > 2 and key[2] == "binfo":
+        if tuple(ref[1]) == () and 0 in tuple(got[1]):
+            return True  # a BP4 local block of no elements: ADIOS2 counts it as a value
         if tuple(ref[0]) != tuple(got[0]) or tuple(ref[1]) != tuple(got[1]): return False
         if ref[2] is None or got[2] is None: return True
         if isinstance(got[2], str): return tuple(ref) == tuple(got)
@@ -500,6 +507,8 @@ def same(ref, got, key):
     if isinstance(ref, (str, list, tuple)) or isinstance(got, (str, list, tuple)):
         return type(ref) == type(got) and ref == got
     a = np.asarray(ref); g = np.asarray(got)
+    if a.ndim == 0 and a.item() == 0 and g.size == 0:
+        return True  # a BP4 local block of no elements: ADIOS2 reads it as a value (docs)
     return a.shape == g.shape and a.dtype == g.dtype and a.tobytes() == g.tobytes()
 
 
@@ -530,16 +539,30 @@ def one(stage, seed):
         except Exception as ex:
             print("a2 stream failed", repr(ex)[:200])
         pickle.dump(r, open(p + "." + stage + ".pkl", "wb"))
-    elif stage == "gp" and not os.path.exists(p + ".a2.pkl") and \
-            not os.path.exists(p + ".new.pkl"):
-        print("seed %d: no ADIOS2 release read the file" % seed)
     else:
+        if not os.path.exists(p + ".a2.pkl") and not os.path.exists(p + ".new.pkl"):
+            print("seed %d: no ADIOS2 release read the file: the values written decide" % seed)
         refs = {}
         for which in ("a2", "new", "w"):
-            if os.path.exists(p + "." + which + ".pkl"):
+            try:
                 refs[which] = pickle.load(open(p + "." + which + ".pkl", "rb"))
+            except (OSError, EOFError, pickle.UnpicklingError):
+                pass  # that release crashed reading (or writing) the file
+        if "w" in refs and open(os.path.join(p, "md.idx"), "rb").read(64)[41:42] not in (b"", b"\0"):
+            # BP5 FlattenSteps (2.11+): every step read as one; the local blocks in put order
+            la = sorted((k for k in refs["w"] if k[2] == "block"), key=lambda k: (k[1], k[3]))
+            cnt = {}
+            flat = {}
+            for k in la:
+                flat[(k[0], 0, "block", cnt.get(k[0], 0))] = refs["w"][k]
+                cnt[k[0]] = cnt.get(k[0], 0) + 1
+            refs["w"] = flat
         keys = sorted(set().union(*[set(r) for r in refs.values()]), key=repr)
-        got = gp_read(p, [k for k in keys if k[0] != "S"])
+        try:
+            got = gp_read(p, [k for k in keys if k[0] != "S"])
+        except Exception as ex:  # no release read it either: an error is the answer
+            if "a2" in refs or "new" in refs: raise
+            print("seed %d: libgpubp: %r" % (seed, ex)); return
         got.update(gp_stream(p, [k for k in keys if k[0] == "S" and k[1] != "count"]))
         # a difference: libgpubp differs from every release that read the key
         diffs = [k for k in keys if not any(same(r[k], got[k], k) for r in refs.values()
@@ -557,6 +580,35 @@ def one(stage, seed):
             print("seed %d: note: ADIOS2 shows attributes of later steps at %d steps" % (
                 seed, len(early)))
         diffs = [k for k in diffs if k not in early]
+        # what libgpubp read is what was written: ADIOS2's BP4 shape of a relative step after a
+        # step the variable is absent from (docs/interop.md) makes whole and box reads differ
+        W = refs.get("w", {})
+
+        def written(k):
+            if len(k) == 2 and k[1] == "meta" and isinstance(got[k], tuple):
+                # 2.9's Steps() in random access (BP4) says 1: the steps written decide
+                n = len({w[1] for w in W if w[0] == k[0]})
+                return n > 0 and got[k][2] == n and any(
+                    isinstance(r.get(k), tuple) and r[k][:2] == got[k][:2] for r in refs.values())
+            if k[0] == "S" or len(k) < 3 or (k[0], k[1], "all") not in W: return False
+            wa = np.asarray(W[(k[0], k[1], "all")])
+            if k[2] == "shape": return tuple(got[k]) == wa.shape
+            if k[2] == "all": return same(wa, got[k], k)
+            if k[2] == "box" and not isinstance(got[k], str):
+                sl = tuple(slice(x, x + c) for x, c in zip(k[3], k[4]))
+                return wa.ndim == len(k[3]) and same(wa[sl], got[k], k)
+            return False
+        diffs = [k for k in diffs if not written(k)]
+        # ADIOS2's BP4 reader takes a local array whose first block has no elements for a
+        # single value (docs/interop.md): not imitated, every key of such a variable is a note
+        quirk = {k[0] for k in diffs if len(k) == 2 and k[1] == "meta" and
+                 isinstance(got[k], tuple) and got[k][1] == "LocalArray" and
+                 any(r.get(k, ("", ""))[1] == "GlobalValue" for r in refs.values())}
+        if quirk:
+            print("seed %d: note: BP4 local arrays with an empty first block: %s" % (
+                seed, sorted(quirk)))
+        diffs = [k for k in diffs if k[0] not in quirk and
+                 not (k[0] == "S" and len(k) > 2 and k[2] in quirk)]
         nw = refs.get("new", {})
         diffs = [k for k in diffs if not ("new" in refs and k[0] != "S" and k not in nw and
                                           (k[0], "meta") in nw)]
