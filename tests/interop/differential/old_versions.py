@@ -8,7 +8,7 @@
 # steps, boxes, blocks, multi-step reads, streaming), variable names, types, kinds, step counts,
 # shapes, block boxes, min/max (per variable and per block), attributes (random access and per
 # streaming step); runs `gpubpls -la` and `gpubpls -d` (they must not fail).
-#   OLD_PY=/venv-2.10/bin/python [NEW_PY=/venv-2.12/bin/python] DIFF_OUT=DIR \
+#   OLD_PY=/venv-2.10/bin/python [NEW_PY=/venv-2.12/bin/python] [DIFF_OUT=DIR] \
 #       python3 old_versions.py FIRST_SEED END_SEED
 # Each stage runs in its own process: "gen" and "a2" with OLD_PY, "new" with NEW_PY, "gp" with
 # this interpreter (which needs numpy). The wheels differ: 2.9 has the low-level API as
@@ -18,7 +18,6 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-os.environ.setdefault("DIFF_OUT", "/tmp/gpubp-differential-old")
 from diffenv import DT, OUT, a2_whole_and_box, cut_boxes, rvals  # noqa: E402
 TYPES = {"int8_t": np.int8, "int16_t": np.int16, "int32_t": np.int32, "int64_t": np.int64,
          "uint8_t": np.uint8, "uint16_t": np.uint16, "uint32_t": np.uint32, "uint64_t": np.uint64,
