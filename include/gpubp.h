@@ -57,7 +57,7 @@ typedef enum gpubp_status {
     GPUBP_ERR_INVALID_STEP = -5,      /* a step (or step range) that does not exist */
     GPUBP_ERR_WRONG_MODE = -6,        /* a call not allowed in this open mode or state */
     GPUBP_ERR_TYPE_MISMATCH = -7,     /* a type that does not fit the variable or call */
-    GPUBP_ERR_FORMAT = -8,            /* a damaged or inconsistent BP4 file (message: file, offset) */
+    GPUBP_ERR_FORMAT = -8,            /* a damaged or inconsistent dataset (message: file, offset) */
     GPUBP_ERR_NOT_BP4 = -9,           /* the path is not a BP4 dataset */
     GPUBP_ERR_BP5 = -10,              /* the path is an ADIOS2 BP5 dataset (it has mmd.0) */
     GPUBP_ERR_IO = -11,               /* a system call failed; gpubp_last_errno() keeps errno */

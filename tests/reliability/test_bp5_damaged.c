@@ -352,6 +352,19 @@ static int setup(void **state)
     return 0;
 }
 
+/* Golden datasets their ADIOS2 writer damaged (ADIOS2 cannot read them either): undamaged, their
+ * reads may fail with GPUBP_ERR_FORMAT only (tests/api/test_old_releases.c). */
+static int writer_damaged(const char *ds)
+{
+    static const char *const sets[] = {"/old/2.10.0/chunk_nullop_bp5.bp"};
+    size_t n = strlen(ds);
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+        size_t k = strlen(sets[i]);
+        if (n >= k && strcmp(ds + n - k, sets[i]) == 0) return 1;
+    }
+    return 0;
+}
+
 static void golden_sets_read(void **state)
 {
     (void)state;
@@ -364,7 +377,7 @@ static void golden_sets_read(void **state)
         int rc = exercise(&t, g_sets[s]);
         if (rc != GPUBP_OK || t.bad)
             fail_msg("%s: undamaged: open %d, %ld violations", g_sets[s], rc, t.bad);
-        if (t.format || t.other)
+        if ((t.format && !writer_damaged(g_sets[s])) || t.other)
             fail_msg("%s: undamaged: %ld calls failed (%ld FORMAT)", g_sets[s], t.calls_failed,
                      t.format);
     }

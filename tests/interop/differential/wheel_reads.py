@@ -8,23 +8,11 @@
 import sys, os, shutil, random, subprocess, traceback
 import numpy as np
 import adios2.bindings as b
-from diffenv import BPLS, DT, G, OUT
+from diffenv import BPLS, DT, G, OUT, a2_whole_and_box, cut_boxes, rvals
 import gpubp
 
 A = b.ADIOS()
 nio = [0]
-
-def rvals(dt, shape, rng):
-    n = int(np.prod(shape)) if len(shape) else 1
-    k = np.dtype(dt).kind
-    if k == 'c':
-        a = (rng.standard_normal(n) + 1j * rng.standard_normal(n)).astype(dt)
-    elif k == 'f':
-        a = (rng.standard_normal(n) * 100).astype(dt)
-    else:
-        info = np.iinfo(dt)
-        a = rng.integers(max(info.min, -1000), min(info.max, 1000), n, endpoint=True).astype(dt)
-    return a.reshape(shape) if len(shape) else a
 
 def gen(path, seed):
     R = random.Random(seed); rng = np.random.default_rng(seed)
@@ -53,17 +41,7 @@ def gen(path, seed):
             nd = R.randint(1, 3)
             shape = [R.randint(1, 7) for _ in range(nd)]
             # cut dim 0 into pieces; some may be skipped (holes)
-            cuts = sorted(R.sample(range(1, shape[0]), min(R.randint(0, 2), shape[0] - 1))) if shape[0] > 1 else []
-            edges = [0] + cuts + [shape[0]]
-            boxes = []
-            for a, c in zip(edges, edges[1:]):
-                # maybe also cut dim 1 in two
-                if nd > 1 and shape[1] > 1 and R.random() < 0.3:
-                    m = R.randint(1, shape[1] - 1)
-                    boxes.append(([a, 0] + [0] * (nd - 2), [c - a, m] + shape[2:]))
-                    boxes.append(([a, m] + [0] * (nd - 2), [c - a, shape[1] - m] + shape[2:]))
-                else:
-                    boxes.append(([a] + [0] * (nd - 1), [c - a] + shape[1:]))
+            boxes = cut_boxes(R, shape)
             v = io.DefineVariable(name, np.zeros(boxes[0][1], dtype=dt), shape, boxes[0][0], boxes[0][1], False)
             if R.random() < 0.15:
                 v.AddOperation(A.DefineOperator("null%d_%d" % (nio[0], i), "null", {}), {})
@@ -165,16 +143,7 @@ def a2_read_var(io, e, vs, name, out, R):
                 a = np.zeros(1, dt); e.Get(var, a, b.Mode.Sync); out[(name, s, "all")] = a[0]
                 continue
             if sv == b.ShapeID.GlobalArray:
-                a = np.zeros(shape, dt)
-                var.SetSelection([[0] * len(shape), list(shape)])
-                if a.size: e.Get(var, a, b.Mode.Sync)
-                out[(name, s, "all")] = a
-                st = [R.randint(0, max(0, d - 1)) for d in shape]
-                ct = [R.randint(1, d - x) if d - x > 0 else 0 for d, x in zip(shape, st)]
-                a = np.zeros(ct, dt)
-                var.SetSelection([st, ct])
-                if a.size: e.Get(var, a, b.Mode.Sync)
-                out[(name, s, "box", tuple(st), tuple(ct))] = a
+                a2_whole_and_box(b, e, var, dt, shape, R, out, name, s)
             if sv in (b.ShapeID.LocalArray, b.ShapeID.GlobalArray):
                 try:
                     bis = e.BlocksInfo(name, s)
