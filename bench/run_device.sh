@@ -46,6 +46,9 @@
 # MODE=ahead: reads ahead of compressed device blocks off and on (GPUBP_ZDEV_READ_AHEAD=0/1),
 # interleaved, AHEAD_ROUNDS (3) rounds of 256 MiB x 2 (with GPUBP_MEM_STATS) and 1 GiB x 2 steps
 # (ahead.log; needs nvCOMP).
+# MODE=zerocopy: bench/zerocopy.cu (zerocopy.log): warm reads into and writes from device memory
+# through pinned chunks (the library's way) against the copy engine reading / writing a registered
+# mmap of the page cache, and the raw rates, 16 threads, 2 GiB (ZC_MIB), chunks of ZC_CHUNKS MiB.
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
@@ -207,6 +210,20 @@ if [ "$MODE" = ahead ]; then
     stamp done
   } > "$OUT/ahead.log" 2>&1
   grep -E "===|MBps" "$OUT/ahead.log"
+  exit 0
+fi
+
+if [ "$MODE" = zerocopy ]; then
+  build gpubp-zerocopy
+  mkdir -p /tmp/zc
+  {
+    for c in ${ZC_CHUNKS:-16 64 16 64}; do
+      stamp "gpubp-zerocopy /tmp/zc ${ZC_MIB:-2048} 16 $c 3"
+      timeout 60 "$B/bench/gpubp-zerocopy" /tmp/zc "${ZC_MIB:-2048}" 16 "$c" 3
+    done
+    stamp done
+  } > "$OUT/zerocopy.log" 2>&1
+  cat "$OUT/zerocopy.log"
   exit 0
 fi
 
