@@ -14,7 +14,7 @@
 //   mapcopy  cudaMemcpyAsync from / to the pageable mapping (CUDA's own staging)
 //   raw      pread / pwrite of the same files from one cache-resident pinned chunk per thread
 //            (the denominator of raw_best)
-// Every read is checked against the bytes written (a word per KiB). Not a test.
+// Every read and write is checked against the pattern (a word per KiB). Not a test.
 //
 //   gpubp-zerocopy DIR [MiB=2048] [threads=16] [chunk_MiB=16] [repeat=3]
 #include <cuda_runtime.h>
@@ -47,7 +47,7 @@ struct job {
     size_t bytes, chunk;
     char *dev;    // this thread's share of the device buffer
     int failed;   // registration refused (errno-like code), or a short transfer
-    char why[160];
+    char why[640];
 };
 
 static double now(void)
@@ -215,6 +215,31 @@ static long check(const char *dev, int threads, size_t per)
     return bad;
 }
 
+// a word per KiB of every file against the pattern (after a write)
+static long check_files(const char *dir, int threads, size_t per)
+{
+    long bad = 0;
+    for (int i = 0; i < threads; i++) {
+        char p[512];
+        path_of(p, sizeof p, dir, i);
+        int fd = open(p, O_RDONLY);
+        const char *m = fd < 0 ? (const char *)MAP_FAILED
+                               : (const char *)mmap(NULL, per, PROT_READ, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) {
+            bad++;
+        } else {
+            for (size_t o = 0; o + 8 <= per; o += 1024) {
+                uint64_t g;
+                memcpy(&g, m + o, 8);
+                bad += g != word_at(i, o);
+            }
+            munmap((void *)m, per);
+        }
+        if (fd >= 0) close(fd);
+    }
+    return bad;
+}
+
 static int cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -250,6 +275,13 @@ int main(int argc, char **argv)
             for (int m = 0; m < NMETHOD; m++) {
                 if (w) { // writes: the files start empty; the staged write leaves the pattern
                     v[m][r] = pass(dir, threads, per, chunk, dev, 1, m);
+                    if (m != RAW && v[m][r] > 0) {
+                        long bad = check_files(dir, threads, per);
+                        if (bad) {
+                            printf("  %s write: %ld words differ\n", method_name[m], bad);
+                            v[m][r] = -1;
+                        }
+                    }
                     if (m == RAW) // raw wrote 0x5a: put the pattern back for the reads
                         pass(dir, threads, per, chunk, dev, 1, STAGED);
                 } else {
