@@ -62,15 +62,24 @@ static void path_of(char *p, size_t n, const char *dir, int id)
     snprintf(p, n, "%s/zc.%d", dir, id);
 }
 
+static void remove_files(const char *dir, int threads)
+{
+    for (int i = 0; i < threads; i++) {
+        char p[512];
+        path_of(p, sizeof p, dir, i);
+        unlink(p);
+    }
+}
+
 static uint64_t word_at(int id, size_t off)
 {
     return (uint64_t)id * 0x9e3779b97f4a7c15ull ^ (off * 0xbf58476d1ce4e5b9ull);
 }
 
-static void fill(char *h, size_t n, int id, size_t base)
+static void fill(char *h, size_t n, int id)
 {
     for (size_t o = 0; o + 8 <= n; o += 8) {
-        uint64_t w = word_at(id, base + o);
+        uint64_t w = word_at(id, o);
         memcpy(h + o, &w, 8);
     }
 }
@@ -172,11 +181,7 @@ static double pass(const char *dir, int threads, size_t per, size_t chunk, char 
 {
     struct job *j = (struct job *)calloc(threads, sizeof *j);
     pthread_t *t = (pthread_t *)calloc(threads, sizeof *t);
-    for (int i = 0; write && i < threads; i++) { // dropping the old pages: outside the clock
-        char p[512];
-        path_of(p, sizeof p, dir, i);
-        unlink(p);
-    }
+    if (write) remove_files(dir, threads); // dropping the old pages: outside the clock
     double t0 = now();
     for (int i = 0; i < threads; i++) {
         j[i] = (struct job){i, write, method, dir, per, chunk, dev + per * i, 0, ""};
@@ -198,7 +203,19 @@ static double pass(const char *dir, int threads, size_t per, size_t chunk, char 
     return r;
 }
 
-// a word per KiB of the device buffer against the pattern
+// the words of thread id's share p (per bytes) that differ from the pattern, one per KiB
+static long diff_words(const char *p, int id, size_t per)
+{
+    long bad = 0;
+    for (size_t o = 0; o + 8 <= per; o += 1024) {
+        uint64_t g;
+        memcpy(&g, p + o, 8);
+        bad += g != word_at(id, o);
+    }
+    return bad;
+}
+
+// after a read: the device buffer against the pattern
 static long check(const char *dev, int threads, size_t per)
 {
     size_t n = per * threads;
@@ -206,16 +223,12 @@ static long check(const char *dev, int threads, size_t per)
     CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
     long bad = 0;
     for (int i = 0; i < threads; i++)
-        for (size_t o = 0; o + 8 <= per; o += 1024) {
-            uint64_t w = word_at(i, o), g;
-            memcpy(&g, h + per * i + o, 8);
-            bad += g != w;
-        }
+        bad += diff_words(h + per * i, i, per);
     free(h);
     return bad;
 }
 
-// a word per KiB of every file against the pattern (after a write)
+// after a write: every file against the pattern
 static long check_files(const char *dir, int threads, size_t per)
 {
     long bad = 0;
@@ -228,11 +241,7 @@ static long check_files(const char *dir, int threads, size_t per)
         if (m == MAP_FAILED) {
             bad++;
         } else {
-            for (size_t o = 0; o + 8 <= per; o += 1024) {
-                uint64_t g;
-                memcpy(&g, m + o, 8);
-                bad += g != word_at(i, o);
-            }
+            bad += diff_words(m, i, per);
             munmap((void *)m, per);
         }
         if (fd >= 0) close(fd);
@@ -262,7 +271,7 @@ int main(int argc, char **argv)
     CK(cudaMalloc((void **)&dev, per * threads));
     char *h = (char *)malloc(per);
     for (int i = 0; i < threads; i++) { // the pattern on the device, thread i's share
-        fill(h, per, i, 0);
+        fill(h, per, i);
         CK(cudaMemcpy(dev + per * i, h, per, cudaMemcpyHostToDevice));
     }
     free(h);
@@ -273,41 +282,24 @@ int main(int argc, char **argv)
         double v[NMETHOD][16];
         for (int r = 0; r < repeat && r < 16; r++)
             for (int m = 0; m < NMETHOD; m++) {
-                if (w) { // writes: the files start empty; the staged write leaves the pattern
-                    v[m][r] = pass(dir, threads, per, chunk, dev, 1, m);
-                    if (m != RAW && v[m][r] > 0) {
-                        long bad = check_files(dir, threads, per);
-                        if (bad) {
-                            printf("  %s write: %ld words differ\n", method_name[m], bad);
-                            v[m][r] = -1;
-                        }
-                    }
-                    if (m == RAW) // raw wrote 0x5a: put the pattern back for the reads
-                        pass(dir, threads, per, chunk, dev, 1, STAGED);
-                } else {
-                    CK(cudaMemset(dev, 0, per * threads));
-                    v[m][r] = pass(dir, threads, per, chunk, dev, 0, m);
-                    if (m != RAW && v[m][r] > 0) {
-                        long bad = check(dev, threads, per);
-                        if (bad) {
-                            printf("  %s read: %ld words differ\n", method_name[m], bad);
-                            v[m][r] = -1;
-                        }
+                if (!w) CK(cudaMemset(dev, 0, per * threads)); // reads must fill it
+                v[m][r] = pass(dir, threads, per, chunk, dev, w, m);
+                if (m != RAW && v[m][r] > 0) { // raw moves a host buffer: nothing to check
+                    long bad = w ? check_files(dir, threads, per) : check(dev, threads, per);
+                    if (bad) {
+                        printf("  %s %s: %ld words differ\n", method_name[m], w ? "write" : "read",
+                               bad);
+                        v[m][r] = -1;
                     }
                 }
+                if (w && m == RAW) // raw wrote 0x5a: the pattern back for the reads
+                    pass(dir, threads, per, chunk, dev, 1, STAGED);
             }
         for (int m = 0; m < NMETHOD; m++) {
             int n = repeat < 16 ? repeat : 16;
             qsort(v[m], n, sizeof(double), cmpd);
             med[w][m] = v[m][n / 2];
         }
-        // restore the pattern on the device for the next direction
-        h = (char *)malloc(per);
-        for (int i = 0; i < threads; i++) {
-            fill(h, per, i, 0);
-            CK(cudaMemcpy(dev + per * i, h, per, cudaMemcpyHostToDevice));
-        }
-        free(h);
     }
     for (int w = 1; w >= 0; w--)
         printf("%s_GBps: staged=%.2f mapreg=%.2f mapcopy=%.2f raw=%.2f "
@@ -315,11 +307,7 @@ int main(int argc, char **argv)
                w ? "write" : "warm_read", med[w][STAGED], med[w][MAPREG], med[w][MAPCOPY],
                med[w][RAW], med[w][MAPREG] / med[w][STAGED], med[w][STAGED] / med[w][RAW],
                med[w][MAPREG] / med[w][RAW]);
-    for (int i = 0; i < threads; i++) {
-        char p[512];
-        path_of(p, sizeof p, dir, i);
-        unlink(p);
-    }
+    remove_files(dir, threads);
     CK(cudaFree(dev));
     return 0;
 }
