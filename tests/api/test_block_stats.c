@@ -261,8 +261,28 @@ static void test_joined_shapes(void **state)
     for (int i = 0; i < 4; i++) assert_true(got[i] == 1200.0 + i);
     TS_OK(gpubp_close(f));
 
-    /* the joined dimension; other kinds have none */
+    /* the joined dimension; other kinds have none. cols is joined along its second dimension:
+     * {2, 6} in every step as ADIOS2 reports it, step 2's blocks start at columns 0, 1, 3 and
+     * step 0 holds rows 0 1 10 / 2 3 11 (the 2.12.1 wheel's reads) */
     size_t jd = 9;
+    f = au_open(gold("joined/cols_bp5.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
+    gpubp_variable *cols = au_inq(f, "cols");
+    TS_OK(gpubp_variable_joined_dim(cols, &jd));
+    assert_int_equal(jd, 1);
+    for (size_t k = 0; k < 3; k++) shape_at(cols, k, 2, 6, k);
+    size_t bs[2], bc[2];
+    const size_t col0[3] = {0, 1, 3}, ncol[3] = {1, 2, 3};
+    for (size_t j = 0; j < 3; j++) {
+        TS_OK(gpubp_variable_block_info(cols, 2, j, bs, bc, NULL, NULL));
+        assert_true(bs[0] == 0 && bs[1] == col0[j] && bc[0] == 2 && bc[1] == ncol[j]);
+    }
+    const double want0[6] = {0, 1, 10, 2, 3, 11};
+    size_t c0[2] = {0, 0}, n0[2] = {2, 3};
+    TS_OK(gpubp_set_step_selection(cols, 0, 1));
+    TS_OK(gpubp_set_selection(cols, 2, c0, n0));
+    TS_OK(gpubp_get(f, cols, got, GPUBP_SYNC));
+    for (int i = 0; i < 6; i++) assert_true(got[i] == want0[i]);
+    TS_OK(gpubp_close(f));
     f = au_open(gold("bp5/mpi/random_s118.bp"), GPUBP_MODE_READ_RANDOM_ACCESS);
     TS_OK(gpubp_variable_joined_dim(au_inq(f, "ja4_double"), &jd));
     assert_int_equal(jd, 0);
