@@ -27,9 +27,20 @@ static void rm_rf(const char *p)
     if (system(cmd) != 0) fprintf(stderr, "warning: cannot remove %s\n", p);
 }
 
+/* The directory goes when the process that made it exits (a forked child's exit leaves it);
+ * GPUBP_TEST_KEEP=1 keeps it for a look after a failure. */
+static pid_t tmpdir_owner;
+static void remove_tmpdir(void)
+{
+    const char *keep = getenv("GPUBP_TEST_KEEP");
+    if (getpid() == tmpdir_owner && !(keep && *keep == '1')) rm_rf(tmpdir);
+}
+
 const char *ts_tmpdir(void)
 {
     if (!tmpdir[0]) {
+        tmpdir_owner = getpid();
+        atexit(remove_tmpdir);
         const char *base = getenv("GPUBP_TEST_TMP");
         if (base && *base) {
             snprintf(tmpdir, sizeof tmpdir, "%s.%ld", base, (long)getpid());
