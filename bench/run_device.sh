@@ -48,7 +48,8 @@
 # (ahead.log; needs nvCOMP).
 # MODE=zerocopy: bench/zerocopy.cu (zerocopy.log): warm reads into and writes from device memory
 # through pinned chunks (the library's way) against the copy engine reading / writing a registered
-# mmap of the page cache, and the raw rates, 16 threads, 2 GiB (ZC_MIB), chunks of ZC_CHUNKS MiB.
+# mmap of the page cache, and the raw rates, at ZC_THREADS (4 8 16) threads (compare with the best
+# raw rate over them), 2 GiB (ZC_MIB), chunks of ZC_CHUNKS (16 64) MiB.
 # MODE=blosc: issue 22's threaded rows against Blosc2 (blosc.log): gpubp_blosc2_cmp B2LIB (a
 # libblosc2.so built outside the project) 32 MiB, 3 repetitions, 1-16 threads, blosclz/lz4/zstd,
 # then 8 and 16 threads with GPUBP_BLOSC_WORKER_MIB=2.
@@ -217,9 +218,11 @@ if [ "$MODE" = zerocopy ]; then
   build gpubp-zerocopy
   mkdir -p /tmp/zc
   {
-    for c in ${ZC_CHUNKS:-16 64 16 64}; do
-      stamp "gpubp-zerocopy /tmp/zc ${ZC_MIB:-2048} 16 $c 3"
-      timeout 60 "$B/bench/gpubp-zerocopy" /tmp/zc "${ZC_MIB:-2048}" 16 "$c" 3
+    for c in ${ZC_CHUNKS:-16 64}; do
+      for t in ${ZC_THREADS:-4 8 16}; do # raw_best is the best raw rate over the thread counts
+        stamp "gpubp-zerocopy /tmp/zc ${ZC_MIB:-2048} $t $c 3"
+        timeout 60 "$B/bench/gpubp-zerocopy" /tmp/zc "${ZC_MIB:-2048}" "$t" "$c" 3
+      done
     done
     stamp done
   } > "$OUT/zerocopy.log" 2>&1

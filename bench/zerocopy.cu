@@ -13,7 +13,8 @@
 //            itself; the registration and its removal are inside the clock
 //   mapcopy  cudaMemcpyAsync from / to the pageable mapping (CUDA's own staging)
 //   raw      pread / pwrite of the same files from one cache-resident pinned chunk per thread
-//            (the denominator of raw_best)
+//            at the threads given (not raw_best: that is the best over 1-16 threads,
+//            gpubp-bench --baseline; run this at several thread counts to compare with it)
 // Every read and write is checked against the pattern (a word per KiB). Not a test.
 //
 //   gpubp-zerocopy DIR [MiB=2048] [threads=16] [chunk_MiB=16] [repeat=3]
