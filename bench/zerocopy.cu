@@ -10,9 +10,14 @@
 //            (what the library does)
 //   mapreg   the file mmap'ed and each chunk of the mapping registered with cudaHostRegister
 //            (read-only for reads), so that the copy engine reads or writes the page cache
-//            itself; the registration and its removal are inside the clock
+//            itself; the registration and its removal are inside the clock (they are per
+//            transfer: the page cache's pages change). Writes need a writable registration of
+//            a shared file mapping, which the H200 machine's CUDA 13 / kernel refuses
+//            (cudaHostRegister: invalid argument; run 57): then mapreg write prints -1
 //   mapcopy  cudaMemcpyAsync from / to the pageable mapping (CUDA's own staging)
 //   raw      pread / pwrite of the same files from one cache-resident pinned chunk per thread
+//            (staged's and raw's pinned chunks are allocated once, before any clock starts, as
+//            the library pins its pool once per file; until run 58 they were pinned inside it)
 //            at the threads given (not raw_best: that is the best over 1-16 threads,
 //            gpubp-bench --baseline; run this at several thread counts to compare with it)
 // Every read and write is checked against the pattern (a word per KiB). Not a test.
@@ -47,6 +52,7 @@ struct job {
     const char *dir;
     size_t bytes, chunk;
     char *dev;    // this thread's share of the device buffer
+    char *h[2];   // staged and raw: two pinned chunks, allocated before the clock starts
     int failed;   // registration refused (errno-like code), or a short transfer
     char why[640];
 };
@@ -99,14 +105,10 @@ static void *run_job(void *arg)
         return NULL;
     }
     if (j->method == STAGED || j->method == RAW) {
-        char *h[2];
+        char **h = j->h;
         cudaEvent_t ev[2];
-        for (int i = 0; i < 2; i++) {
-            CK(cudaHostAlloc((void **)&h[i], j->chunk, cudaHostAllocDefault));
+        for (int i = 0; i < 2; i++)
             CK(cudaEventCreateWithFlags(&ev[i], cudaEventDisableTiming));
-        }
-        if (j->method == RAW)
-            memset(h[0], 0x5a, j->chunk);
         size_t k = 0;
         for (size_t off = 0; off < j->bytes; off += j->chunk, k++) {
             size_t n = j->bytes - off < j->chunk ? j->bytes - off : j->chunk;
@@ -131,10 +133,8 @@ static void *run_job(void *arg)
             }
         }
         CK(cudaStreamSynchronize(s));
-        for (int i = 0; i < 2; i++) {
-            CK(cudaFreeHost(h[i]));
+        for (int i = 0; i < 2; i++)
             CK(cudaEventDestroy(ev[i]));
-        }
     } else {
         if (j->write && ftruncate(fd, (off_t)j->bytes) != 0) {
             snprintf(j->why, sizeof j->why, "ftruncate: %s", strerror(errno));
@@ -176,18 +176,25 @@ static void *run_job(void *arg)
     return NULL;
 }
 
-// one pass of a method over all threads; returns GB/s or -1 when a thread failed
+// one pass of a method over all threads; returns GB/s or -1 when a thread failed. pinned holds
+// two chunks per thread (staged and raw), allocated once by main: pinning is outside the clock,
+// as the library's pool is allocated once per file (mapreg's registration is inside: it is
+// per transfer, the page cache's pages change)
 static double pass(const char *dir, int threads, size_t per, size_t chunk, char *dev, int write,
-                   int method)
+                   int method, char *pinned)
 {
     struct job *j = (struct job *)calloc(threads, sizeof *j);
     pthread_t *t = (pthread_t *)calloc(threads, sizeof *t);
     if (write) remove_files(dir, threads); // dropping the old pages: outside the clock
-    double t0 = now();
     for (int i = 0; i < threads; i++) {
-        j[i] = (struct job){i, write, method, dir, per, chunk, dev + per * i, 0, ""};
-        pthread_create(&t[i], NULL, run_job, &j[i]);
+        j[i] = (struct job){i, write, method, dir, per, chunk, dev + per * i, {NULL, NULL}, 0, ""};
+        j[i].h[0] = pinned + 2 * chunk * i;
+        j[i].h[1] = j[i].h[0] + chunk;
+        if (method == RAW) memset(j[i].h[0], 0x5a, chunk);
     }
+    double t0 = now();
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, run_job, &j[i]);
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     double dt = now() - t0;
@@ -276,6 +283,8 @@ int main(int argc, char **argv)
         CK(cudaMemcpy(dev + per * i, h, per, cudaMemcpyHostToDevice));
     }
     free(h);
+    char *pinned;
+    CK(cudaHostAlloc((void **)&pinned, 2 * chunk * threads, cudaHostAllocDefault));
     printf("zerocopy: %zu MiB, %d threads, %zu MiB chunks, %d repetitions (medians)\n",
            per * threads >> 20, threads, chunk >> 20, repeat);
     double med[2][NMETHOD];
@@ -284,7 +293,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < repeat && r < 16; r++)
             for (int m = 0; m < NMETHOD; m++) {
                 if (!w) CK(cudaMemset(dev, 0, per * threads)); // reads must fill it
-                v[m][r] = pass(dir, threads, per, chunk, dev, w, m);
+                v[m][r] = pass(dir, threads, per, chunk, dev, w, m, pinned);
                 if (m != RAW && v[m][r] > 0) { // raw moves a host buffer: nothing to check
                     long bad = w ? check_files(dir, threads, per) : check(dev, threads, per);
                     if (bad) {
@@ -294,7 +303,7 @@ int main(int argc, char **argv)
                     }
                 }
                 if (w && m == RAW) // raw wrote 0x5a: the pattern back for the reads
-                    pass(dir, threads, per, chunk, dev, 1, STAGED);
+                    pass(dir, threads, per, chunk, dev, 1, STAGED, pinned);
             }
         for (int m = 0; m < NMETHOD; m++) {
             int n = repeat < 16 ? repeat : 16;
@@ -309,6 +318,7 @@ int main(int argc, char **argv)
                med[w][RAW], med[w][MAPREG] / med[w][STAGED], med[w][STAGED] / med[w][RAW],
                med[w][MAPREG] / med[w][RAW]);
     remove_files(dir, threads);
+    CK(cudaFreeHost(pinned));
     CK(cudaFree(dev));
     return 0;
 }
