@@ -138,7 +138,7 @@ def verdict(value, target, kind):
 
 def cells(entries):
     """One printed line from the same line of one or more logs: (shown value, target, verdict)."""
-    _, _, _, _, t0, target, kind = entries[0]
+    target, kind = entries[0][5], entries[0][6]
     if kind == "text":
         return ", ".join(e[4] for e in entries), "", ""
     vals = [e[3] for e in entries if e[3] is not None]
