@@ -23,7 +23,10 @@
 # .../lib/cmake/adios2, with its libraries on LD_LIBRARY_PATH), gpubp-adios2-cmp: the same
 # workload of 1, 4 and 16 blocks through ADIOS2 BP4 and BP5 (write, read, strided half-box read).
 # Ends with the table of ratios against the issue's targets (bench/issue23_summary.py).
-# ROWS23="1 5 9" runs only the rows of those numbers (the list is printed first).
+# ROWS23="1 5 9" runs only the rows of those numbers (the list is printed first); PARAMS23="P"
+# adds library parameters to every gpubp-bench row (joined to a row's own --params, e.g.
+# PARAMS23=async_commit=1), for rounds against the defaults (python3 bench/issue23_summary.py
+# over the rounds' logs).
 # MODE=sparse: strided reads run by run against span reads (sparse.log): gpubp-sparse-pread on a
 # 2 GiB warm file at 1, 2, 4, 8, 16 threads and the core count (half rows of 8 KiB; 16 KiB rows of
 # 8 KiB runs; 2 KiB and 3 KiB gaps), then gpubp-bench's strided half-box read (sub_read_GBps) of
@@ -374,10 +377,16 @@ if [ "$MODE" = issue23 ]; then
       if [ -n "${ROWS23:-}" ] && [[ " $ROWS23 " != *" $n "* ]]; then continue; fi
       label=${R23[$i]%%|*}
       args=${R23[$i]#*|}
-      stamp "row $n: gpu $label"
+      extra=${PARAMS23:+ (+ $PARAMS23)}
+      [[ $label == adios2:* ]] && extra="" # ADIOS2's rows take no libgpubp parameters
+      stamp "row $n: gpu $label$extra"
       if [[ $label == adios2:* ]]; then
         if [ -x "$CMP" ]; then timeout 120 "$CMP" $args; else echo "(gpubp-adios2-cmp not built: set ADIOS2_DIR)"; fi
       else
+        if [ -n "${PARAMS23:-}" ]; then # one --params per run: join to the row's own
+          if [[ " $args " == *" --params "* ]]; then args=${args/--params /--params $PARAMS23,}
+          else args="$args --params $PARAMS23"; fi
+        fi
         timeout 120 "$BENCH" $args
       fi
     done
