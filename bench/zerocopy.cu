@@ -16,10 +16,10 @@
 //            (cudaHostRegister: invalid argument; run 57): then mapreg write prints -1
 //   mapcopy  cudaMemcpyAsync from / to the pageable mapping (CUDA's own staging)
 //   raw      pread / pwrite of the same files from one cache-resident pinned chunk per thread
-//            (staged's and raw's pinned chunks are allocated once, before any clock starts, as
-//            the library pins its pool once per file; until run 58 they were pinned inside it)
 //            at the threads given (not raw_best: that is the best over 1-16 threads,
 //            gpubp-bench --baseline; run this at several thread counts to compare with it)
+// staged's and raw's pinned chunks are allocated once, before any clock starts, as the library
+// pins its pool once per file (until run 58 each pass pinned its own inside the clock).
 // Every read and write is checked against the pattern (a word per KiB). Not a test.
 //
 //   gpubp-zerocopy DIR [MiB=2048] [threads=16] [chunk_MiB=16] [repeat=3]
