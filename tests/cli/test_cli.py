@@ -650,7 +650,11 @@ def main():
         CASES[ARGS.case]()
     except AssertionError as e:
         print(f"FAIL {ARGS.case}: {e}", file=sys.stderr)
-        return 1
+        return 1  # the case's directory stays for a look
+    # as tests/support/test_support.c does: the deliberately damaged datasets do not stay in the
+    # build tree for checkers (bp4check.py) to find, unless GPUBP_TEST_KEEP=1
+    if os.environ.get("GPUBP_TEST_KEEP") != "1":
+        shutil.rmtree(ARGS.tmp, ignore_errors=True)
     print(f"PASS {ARGS.case}")
     return 0
 
