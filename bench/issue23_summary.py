@@ -128,14 +128,6 @@ def table(rows):
     return out
 
 
-def verdict(value, target, kind):
-    if kind == "rss":
-        return "ok" if value <= target + 64 else "HIGH"
-    if value is None:
-        return "not measured"
-    return "" if target is None else ("ok" if value >= target else "LOW")
-
-
 def cells(entries):
     """One printed line from the same line of one or more logs: (shown value, target, verdict)."""
     target, kind = entries[0][5], entries[0][6]
@@ -144,15 +136,16 @@ def cells(entries):
     vals = [e[3] for e in entries if e[3] is not None]
     if kind == "rss":
         v = max(vals)
-        return "%.1f (%d)" % (v, target), "<= pool + 64", verdict(v, target, kind)
-    shown_target = "-" if target is None else ">= %.2f" % target
+        return "%.1f (%d)" % (v, target), "<= pool + 64", "ok" if v <= target + 64 else "HIGH"
     if not vals:
         return "-", "" if target is None else ">= %.2f" % target, "not measured"
     med = statistics.median(vals)
     shown = "%.2f" % med
     if len(entries) > 1:
         shown += " (%s)" % " ".join("-" if e[3] is None else "%.2f" % e[3] for e in entries)
-    return shown, shown_target, verdict(med, target, kind)
+    if target is None:  # context: no verdict
+        return shown, "-", ""
+    return shown, ">= %.2f" % target, "ok" if med >= target else "LOW"
 
 
 def main(argv):
