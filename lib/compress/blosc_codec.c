@@ -4,6 +4,9 @@
 #include "compress/blosc_frame.h"
 #include "compress/blosclz.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
 #ifdef GPUBP_HAVE_LZ4
 #include <lz4.h>
 #include <lz4hc.h>
@@ -25,6 +28,102 @@ void gbp_codec_ws_free(gbp_codec_ws *w)
     w->zdctx = w->zcctx = NULL;
     gbp_free(w->lz4);
     w->lz4 = NULL;
+    w->lz4hc = 0;
+    gbp_free(w->buf);
+    w->buf = NULL;
+    w->bufcap = 0;
+}
+
+uint8_t *gbp_codec_ws_buf(gbp_codec_ws *w, size_t n)
+{
+    if (w->bufcap < n) {
+        gbp_free(w->buf);
+        w->buf = gbp_malloc(n ? n : 1);
+        w->bufcap = w->buf ? n : 0;
+    }
+    return w->buf;
+}
+
+/* The memory a state holds, roughly (what the keep limit counts). */
+static size_t ws_bytes(const gbp_codec_ws *w)
+{
+    size_t b = sizeof *w + w->bufcap + (w->zmode ? (size_t)320 << 10 : 0);
+#ifdef GPUBP_HAVE_ZSTD
+    b += ZSTD_sizeof_CCtx(w->zcctx) + ZSTD_sizeof_DCtx(w->zdctx);
+#endif
+#ifdef GPUBP_HAVE_LZ4
+    if (w->lz4) b += (size_t)(w->lz4hc ? LZ4_sizeofStateHC() : LZ4_sizeofState());
+#endif
+    return b;
+}
+
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static gbp_codec_ws *kept;  /* a list through next */
+static size_t kept_n, kept_bytes;
+static pthread_once_t kept_once = PTHREAD_ONCE_INIT;
+
+static void kept_at_exit(void)
+{
+    pthread_mutex_lock(&kept_mu);
+    gbp_codec_ws *w = kept;
+    kept = NULL;
+    kept_n = kept_bytes = 0;
+    pthread_mutex_unlock(&kept_mu);
+    while (w) {
+        gbp_codec_ws *next = w->next;
+        gbp_codec_ws_free(w);
+        gbp_free(w);
+        w = next;
+    }
+}
+
+static void kept_register(void) { (void)atexit(kept_at_exit); }
+
+size_t gbp_codec_ws_kept(size_t *bytes)
+{
+    pthread_mutex_lock(&kept_mu);
+    size_t n = kept_n;
+    if (bytes) *bytes = kept_bytes;
+    pthread_mutex_unlock(&kept_mu);
+    return n;
+}
+
+gbp_codec_ws *gbp_codec_ws_take(void)
+{
+    pthread_mutex_lock(&kept_mu);
+    gbp_codec_ws *w = kept;
+    if (w) {
+        kept = w->next;
+        kept_n--;
+        kept_bytes -= ws_bytes(w);
+    }
+    pthread_mutex_unlock(&kept_mu);
+    if (!w) return gbp_calloc(1, sizeof *w);
+    w->next = NULL;
+    return w;
+}
+
+void gbp_codec_ws_give(gbp_codec_ws *w)
+{
+    if (!w) return;
+    size_t b = ws_bytes(w);
+    int keep = 0;
+    if (b <= GBP_CODEC_WS_KEEP_BYTES / 4) {
+        pthread_once(&kept_once, kept_register);
+        pthread_mutex_lock(&kept_mu);
+        if (kept_n < GBP_CODEC_WS_KEEP && kept_bytes + b <= GBP_CODEC_WS_KEEP_BYTES) {
+            w->next = kept;
+            kept = w;
+            kept_n++;
+            kept_bytes += b;
+            keep = 1;
+        }
+        pthread_mutex_unlock(&kept_mu);
+    }
+    if (!keep) {
+        gbp_codec_ws_free(w);
+        gbp_free(w);
+    }
 }
 
 unsigned gbp_blosc_features(void)
@@ -167,6 +266,23 @@ static size_t deflate_limited(gbp_codec_ws *w, int level, const uint8_t *in, siz
     return deflate(z, Z_FINISH) == Z_STREAM_END ? maxout - z->avail_out : 0;
 }
 
+#ifdef GPUBP_HAVE_LZ4
+/* w's lz4 (hc = 0) or lz4hc (hc = 1) compression state; NULL when out of memory. A state kept
+ * from a call of the other kind is replaced (their sizes differ). */
+static void *lz4_state(gbp_codec_ws *w, int hc)
+{
+    if (w->lz4 && w->lz4hc != hc) {
+        gbp_free(w->lz4);
+        w->lz4 = NULL;
+    }
+    if (!w->lz4) {
+        w->lz4 = gbp_malloc((size_t)(hc ? LZ4_sizeofStateHC() : LZ4_sizeofState()));
+        w->lz4hc = hc;
+    }
+    return w->lz4;
+}
+#endif
+
 size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in, size_t n,
                         uint8_t *out, size_t maxout)
 {
@@ -177,13 +293,13 @@ size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in
     case GBP_BLOSC_ZLIB: return deflate_limited(w, level, in, n, out, maxout);
 #ifdef GPUBP_HAVE_LZ4
     case GBP_BLOSC_LZ4: {
-        if (!w->lz4 && !(w->lz4 = gbp_malloc((size_t)LZ4_sizeofState()))) return SIZE_MAX;
+        if (!lz4_state(w, 0)) return SIZE_MAX;
         int r = LZ4_compress_fast_extState(w->lz4, (const char *)in, (char *)out, (int)n,
                                            (int)maxout, 1);
         return r > 0 ? (size_t)r : 0;
     }
     case GBP_BLOSC_LZ4HC: {
-        if (!w->lz4 && !(w->lz4 = gbp_malloc((size_t)LZ4_sizeofStateHC()))) return SIZE_MAX;
+        if (!lz4_state(w, 1)) return SIZE_MAX;
         int r = LZ4_compress_HC_extStateHC(w->lz4, (const char *)in, (char *)out, (int)n,
                                            (int)maxout, level);
         return r > 0 ? (size_t)r : 0;

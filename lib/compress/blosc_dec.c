@@ -32,7 +32,7 @@ typedef struct dchunk {
     int nfilters;         /* shuffle / bitshuffle filters to undo */
     uint8_t **s0, **s1;   /* per worker: scratch for the filtered block */
     size_t first;         /* first block of the window */
-    gbp_codec_ws *ws;     /* per worker: codec contexts */
+    gbp_codec_ws **ws;    /* per worker: codec contexts (taken on first use) */
     pthread_mutex_t mu;
     size_t err_block;     /* lowest failing block; SIZE_MAX if none */
     int err_rc;
@@ -137,7 +137,11 @@ static void decompress_task(void *ctx, size_t task, int worker)
                         gbp_codec_unavailable(d->codec));
             return;
         } else {
-            int zr = gbp_codec_decode(&d->ws[worker], d->codec, c + p, (size_t)csize, t, neblock);
+            if (!d->ws[worker] && !(d->ws[worker] = gbp_codec_ws_take())) {
+                block_error(d, j, GPUBP_ERR_NOMEM, "blosc: out of memory (codec state)");
+                return;
+            }
+            int zr = gbp_codec_decode(d->ws[worker], d->codec, c + p, (size_t)csize, t, neblock);
             if (zr != GPUBP_OK) {
                 block_error(d, j, zr,
                             "blosc buffer: offset %zu: block %zu stream %zu: %s%s%s", at + p, j, s,
@@ -330,7 +334,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
         if (d.s0) gbp_free(d.s0[w]);
         if (d.s1) gbp_free(d.s1[w]);
         if (d.s2) gbp_free(d.s2[w]);
-        if (d.ws) gbp_codec_ws_free(&d.ws[w]);
+        if (d.ws) gbp_codec_ws_give(d.ws[w]);
     }
     gbp_free(d.s0);
     gbp_free(d.s1);

@@ -137,7 +137,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int codec
     e->bsz_max = n ? gbp_blosc_blocksize(chunk_bytes(e, 0), typesize, codec, level, shuffle) : 1;
     e->carry[0] = gbp_malloc(e->bsz_max);
     e->carry[1] = gbp_malloc(e->bsz_max);
-    /* per worker state, never moved (a z_stream must stay where deflateInit saw it) */
+    /* per worker state (pointers: a z_stream must stay where deflateInit saw it) */
     e->nw = gbp_pool_workers(threads, SIZE_MAX);
     e->fbuf = gbp_calloc((size_t)e->nw, sizeof *e->fbuf);
     e->ws = gbp_calloc((size_t)e->nw, sizeof *e->ws);
@@ -160,10 +160,7 @@ int gbp_blosc_enc_open(gbp_blosc_enc **out, size_t n, size_t typesize, int codec
 void gbp_blosc_enc_close(gbp_blosc_enc *e)
 {
     if (!e) return;
-    for (int w = 0; e->fbuf && e->ws && w < e->nw; w++) {
-        gbp_free(e->fbuf[w]);
-        gbp_codec_ws_free(&e->ws[w]);
-    }
+    for (int w = 0; e->ws && w < e->nw; w++) gbp_codec_ws_give(e->ws[w]);
     gbp_free(e->fbuf);
     gbp_free(e->hot_mem);
     gbp_free(e->ws);
@@ -201,9 +198,19 @@ size_t gbp_blosc_enc_out_bound(const gbp_blosc_enc *e, size_t len)
     return len + e->bsz_max + 5 * GBP_MAX_STREAMS * (len / 8192 + 2 * (len / e->m) + 10) + 64;
 }
 
+/* The worker's codec state, taken on its first use by this encoder; NULL when out of memory. */
+static gbp_codec_ws *worker_ws(gbp_blosc_enc *e, int worker)
+{
+    if (!e->ws[worker]) e->ws[worker] = gbp_codec_ws_take();
+    return e->ws[worker];
+}
+
 static uint8_t *worker_fbuf(gbp_blosc_enc *e, int worker)
 {
-    if (!e->fbuf[worker]) e->fbuf[worker] = gbp_malloc(e->bsz_max);
+    if (!e->fbuf[worker]) {
+        gbp_codec_ws *w = worker_ws(e, worker);
+        e->fbuf[worker] = w ? gbp_codec_ws_buf(w, e->bsz_max) : NULL;
+    }
     return e->fbuf[worker];
 }
 
@@ -217,7 +224,9 @@ static int code_stream(gbp_blosc_enc *e, int worker, unit *r, unsigned s, const 
         r->run[s] = in[0];
         return GPUBP_OK;
     }
-    size_t c = gbp_codec_encode(&e->ws[worker], e->codec, e->level, in, neblock, out, neblock - 1);
+    gbp_codec_ws *w = worker_ws(e, worker);
+    if (!w) return GPUBP_ERR_NOMEM;
+    size_t c = gbp_codec_encode(w, e->codec, e->level, in, neblock, out, neblock - 1);
     if (c == SIZE_MAX) return GPUBP_ERR_NOMEM;
     r->sk[s] = c ? S_CODED : S_RAW;
     r->clen[s] = (uint32_t)c;

@@ -116,10 +116,10 @@ struct gbp_blosc_enc {
     size_t scratch_units;
     size_t scratch_spare; /* its size when it came from gbp_spare_take (fused_batch), else 0 */
     int nw;               /* workers at most */
-    uint8_t **fbuf;       /* per worker: the filtered block */
+    uint8_t **fbuf;       /* per worker: the filtered block (its codec state's buffer) */
     hot_slots *hot;       /* per worker (fused_batch), on cache lines of their own */
     void *hot_mem;        /* what was allocated for hot */
-    gbp_codec_ws *ws;     /* per worker: codec state */
+    gbp_codec_ws **ws;    /* per worker: codec state (taken on first use, given back at close) */
     /* walk */
     int started;          /* a chunk is being walked */
     size_t ck, ck_in0, ck_n, ck_bsz, ck_nb;
