@@ -153,6 +153,14 @@ GPUBP_API const char *gpubp_version(void);
 #define GPUBP_FEATURE_BZIP2 64u
 GPUBP_API unsigned gpubp_features(void);
 
+/* The versions of the codec libraries this process runs with, as those libraries report them
+ * (the ones loaded at run time, which may differ from the ones the library was built against),
+ * e.g. "zlib 1.2.13, liblz4 1.9.4, libzstd 1.5.4, libbz2 1.0.8": zlib always, then liblz4,
+ * libzstd and libbz2 when this build has them (gpubp_features). The speed of compression
+ * depends on them (docs/compression.md, "Codec library versions"). nvCOMP, loaded on the first
+ * compressed device block, is not listed. Static storage, never NULL; thread-safe. */
+GPUBP_API const char *gpubp_codec_versions(void);
+
 /* A short English description of a status ("invalid selection"). Static storage; unknown
  * values give "unknown status". */
 GPUBP_API const char *gpubp_strerror(int status);

@@ -8,6 +8,8 @@ const char *gpubp_version(void) { return GPUBP_VERSION_STRING; }
 
 unsigned gpubp_features(void) { return gbp_engine_features(); }
 
+const char *gpubp_codec_versions(void) { return gbp_engine_codec_versions(); }
+
 const char *gpubp_strerror(int status)
 {
     switch (status) {

@@ -5,6 +5,7 @@
 #include "compress/blosclz.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #ifdef GPUBP_HAVE_LZ4
@@ -124,6 +125,31 @@ void gbp_codec_ws_give(gbp_codec_ws *w)
         gbp_codec_ws_free(w);
         gbp_free(w);
     }
+}
+
+static char lib_versions[128];
+static pthread_once_t lib_versions_once = PTHREAD_ONCE_INIT;
+
+static void lib_versions_init(void)
+{
+    size_t n = (size_t)snprintf(lib_versions, sizeof lib_versions, "zlib %s", zlibVersion());
+#ifdef GPUBP_HAVE_LZ4
+    if (n < sizeof lib_versions)
+        n += (size_t)snprintf(lib_versions + n, sizeof lib_versions - n, ", liblz4 %s",
+                              LZ4_versionString());
+#endif
+#ifdef GPUBP_HAVE_ZSTD
+    if (n < sizeof lib_versions)
+        n += (size_t)snprintf(lib_versions + n, sizeof lib_versions - n, ", libzstd %s",
+                              ZSTD_versionString());
+#endif
+    (void)n;
+}
+
+const char *gbp_codec_lib_versions(void)
+{
+    pthread_once(&lib_versions_once, lib_versions_init);
+    return lib_versions;
 }
 
 unsigned gbp_blosc_features(void)

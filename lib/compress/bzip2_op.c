@@ -11,6 +11,15 @@
 #include <bzlib.h>
 #endif
 
+const char *gbp_bzip2_version(void)
+{
+#ifdef GPUBP_HAVE_BZIP2
+    return BZ2_bzlibVersion();
+#else
+    return NULL;
+#endif
+}
+
 #define BZ_HEADER 20 /* common header, u64 size, u64 batch count */
 #define BZ_ENTRY 16
 

@@ -19,6 +19,8 @@
 
 /* Whether this build decodes bzip2 (it found libbz2). */
 int gbp_bzip2_available(void);
+/* libbz2's version as the running library reports it ("1.0.8, 13-Jul-2019"); NULL without it. */
+const char *gbp_bzip2_version(void);
 
 /* Decodes the operator buffer src[0, n) into dst, which has room for exactly raw bytes (the
  * block's uncompressed size from the metadata); every byte of dst is written on success. `what`

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,23 @@ unsigned gbp_engine_features(void)
         gbp_mem_close(m);
     }
     return f;
+}
+
+static char codec_versions[192];
+static pthread_once_t codec_versions_once = PTHREAD_ONCE_INIT;
+
+static void codec_versions_init(void)
+{
+    const char *bz = gbp_bzip2_version();
+    size_t len = strcspn(bz ? bz : "", ","); /* "1.0.8, 13-Jul-2019": the version */
+    snprintf(codec_versions, sizeof codec_versions, "%s%s%.*s", gbp_codec_lib_versions(),
+             bz ? ", libbz2 " : "", (int)len, bz ? bz : "");
+}
+
+const char *gbp_engine_codec_versions(void)
+{
+    pthread_once(&codec_versions_once, codec_versions_init);
+    return codec_versions;
 }
 
 void gbp_engine_free(gpubp_file *f)

@@ -7,6 +7,8 @@
 /* gpubp_features: the codecs this build has (lib/compress) and CUDA when a device is usable
  * (a memory context of the default parameters is opened and closed to find out). */
 unsigned gbp_engine_features(void);
+/* gpubp_codec_versions: the codec libraries' versions as the running libraries report them. */
+const char *gbp_engine_codec_versions(void);
 /* Frees a file and everything it holds (no I/O of the format: gbp_engine_close first). */
 void gbp_engine_free(gpubp_file *f);
 /* Opens a file (comm: a parallel open, taken over; NULL: serial); *out is set on success. */

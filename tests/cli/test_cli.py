@@ -479,6 +479,10 @@ def option_help():
 def option_version():
     rc, out, _ = run("-V")
     assert rc == 0 and re.fullmatch(r"\d+\.\d+\.\d+\S*\n", out), out
+    # -V -v: the features and the codec libraries the process runs with
+    rc, out, _ = run("-V", "-v")
+    assert rc == 0 and re.search(r"^Codec libraries: zlib \d+\.\d+\S*(, lib\w+ \d[^,\n]*)*$",
+                                 out, re.M), out
     # with a dataset: its format version, from md.idx (ADIOS 2.12.0, bytes '2' '<' '0')
     rc, out, _ = run("--version", golden("BP4", "types.bp"))
     assert rc == 0 and out == "ADIOS-BP Version 4 Little Endian - ADIOS v2.12.0 \n", out

@@ -4,10 +4,13 @@
  * values, the file-wide default, and the errors. */
 #include "support/test_support.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 static const gpubp_type types[] = {
     GPUBP_TYPE_INT8, GPUBP_TYPE_INT16, GPUBP_TYPE_INT32, GPUBP_TYPE_INT64,
@@ -188,12 +191,57 @@ static void test_errors(void **state)
     assert_int_equal(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=bzip2"), GPUBP_ERR_PARAM);
 }
 
+/* "NAME X.Y.Z" in v when `has`, else no "NAME " at all */
+static void lib_listed(const char *v, const char *name, int has)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%s ", name);
+    const char *at = strstr(v, key);
+    if (!has) {
+        assert_null(at);
+        return;
+    }
+    assert_non_null(at);
+    const char *d = at + strlen(key);
+    assert_true(isdigit((unsigned char)d[0]));
+    assert_non_null(strchr(d, '.')); /* a dotted version */
+}
+
+static void *versions_thread(void *arg)
+{
+    (void)arg;
+    return (void *)gpubp_codec_versions();
+}
+
+/* gpubp_codec_versions: the running libraries, the ones this build has and no others */
+static void test_codec_versions(void **state)
+{
+    (void)state;
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&t[i], NULL, versions_thread, NULL), 0);
+    const char *v = gpubp_codec_versions();
+    for (int i = 0; i < 4; i++) {
+        void *r = NULL;
+        assert_int_equal(pthread_join(t[i], &r), 0);
+        assert_ptr_equal(r, v); /* one static string, made once */
+    }
+    char zl[64];
+    snprintf(zl, sizeof zl, "zlib %s", zlibVersion());
+    assert_int_equal(strncmp(v, zl, strlen(zl)), 0); /* zlib first, as the process runs it */
+    unsigned f = gpubp_features();
+    lib_listed(v, "liblz4", (f & GPUBP_FEATURE_LZ4) != 0);
+    lib_listed(v, "libzstd", (f & GPUBP_FEATURE_ZSTD) != 0);
+    lib_listed(v, "libbz2", (f & GPUBP_FEATURE_BZIP2) != 0);
+    assert_null(strchr(v, '\n'));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types_and_shuffles),
         cmocka_unit_test(test_file_default_2d),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_codec_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,14 @@ def header_version():
 def test_library_version_matches_header_and_package():
     assert ll.gpubp_version() == header_version()
     assert gpubp.library_version() == header_version()
+
+
+def test_codec_versions():
+    v = ll.gpubp_codec_versions()
+    assert v.startswith("zlib "), v
+    f = ll.gpubp_features()
+    assert ("libzstd " in v) == bool(f & 32), v  # GPUBP_FEATURE_ZSTD
+    assert ("liblz4 " in v) == bool(f & 16), v  # GPUBP_FEATURE_LZ4
     assert gpubp.__version__ == header_version()
 
 

@@ -532,6 +532,7 @@ int main(int argc, char **argv)
                        feat & GPUBP_FEATURE_ZSTD ? " zstd" : "",
                        feat & (GPUBP_FEATURE_BLOSCLZ | GPUBP_FEATURE_LZ4 | GPUBP_FEATURE_ZLIB |
                                GPUBP_FEATURE_ZSTD) ? "" : " none");
+                printf("Codec libraries: %s\n", gpubp_codec_versions());
             } else {
                 printf("%s\n", gpubp_version());
             }

@@ -134,6 +134,7 @@ _NAMES = POINTER(c_char_p)
 _PROTOTYPES = {
     "gpubp_version": (c_char_p, []),
     "gpubp_features": (c_uint, []),
+    "gpubp_codec_versions": (c_char_p, []),
     "gpubp_strerror": (c_char_p, [c_int]),
     "gpubp_last_error": (c_char_p, []),
     "gpubp_last_errno": (c_int, []),
@@ -268,6 +269,10 @@ def gpubp_version():
 
 def gpubp_features():
     return lib().gpubp_features()
+
+
+def gpubp_codec_versions():
+    return _dec(_fn("gpubp_codec_versions")())
 
 
 def gpubp_strerror(status):
