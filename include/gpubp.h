@@ -59,7 +59,7 @@ typedef enum gpubp_status {
     GPUBP_ERR_TYPE_MISMATCH = -7,     /* a type that does not fit the variable or call */
     GPUBP_ERR_FORMAT = -8,            /* a damaged or inconsistent dataset (message: file, offset) */
     GPUBP_ERR_NOT_BP4 = -9,           /* the path is not a BP4 dataset */
-    GPUBP_ERR_BP5 = -10,              /* the path is an ADIOS2 BP5 dataset (it has mmd.0) */
+    GPUBP_ERR_BP5 = -10,              /* an ADIOS2 BP5 dataset (mmd.0) where BP4 is needed (append) */
     GPUBP_ERR_IO = -11,               /* a system call failed; gpubp_last_errno() keeps errno */
     GPUBP_ERR_NOMEM = -12,            /* an allocation failed */
     GPUBP_ERR_NOT_SUPPORTED = -13,    /* a feature this build lacks (e.g. GPU without CUDA) */

@@ -25,7 +25,7 @@ const char *gpubp_strerror(int status)
     case GPUBP_ERR_TYPE_MISMATCH: return "type mismatch";
     case GPUBP_ERR_FORMAT: return "damaged or inconsistent BP4 or BP5 dataset";
     case GPUBP_ERR_NOT_BP4: return "not a BP4 dataset";
-    case GPUBP_ERR_BP5: return "an ADIOS2 BP5 dataset (only BP4 is supported)";
+    case GPUBP_ERR_BP5: return "an ADIOS2 BP5 dataset (read only: BP4 steps cannot be added)";
     case GPUBP_ERR_IO: return "I/O error";
     case GPUBP_ERR_NOMEM: return "out of memory";
     case GPUBP_ERR_NOT_SUPPORTED: return "not supported";

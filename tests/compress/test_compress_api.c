@@ -218,7 +218,8 @@ static void test_codec_versions(void **state)
 {
     (void)state;
     pthread_t t[4];
-    for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&t[i], NULL, versions_thread, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, versions_thread, NULL), 0);
     const char *v = gpubp_codec_versions();
     for (int i = 0; i < 4; i++) {
         void *r = NULL;
