@@ -2,6 +2,8 @@
  * and `?`), e.g. one case of a GPU program under compute-sanitizer. Compiled into every program
  * of gpubp_add_test (tests/CMakeLists.txt): a constructor in the support library would not be
  * linked into programs that use nothing else of its file. */
+#include "support/test_only.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,7 +12,7 @@
 
 #include <cmocka.h>
 
-__attribute__((constructor)) static void ts_filter_from_env(void)
+__attribute__((constructor)) void ts_test_only_from_env(void)
 {
     const char *p = getenv("GPUBP_TEST_ONLY");
     if (p && *p) cmocka_set_test_filter(p);
