@@ -246,6 +246,8 @@ if [ "$MODE" = blosc ]; then
     stamp done
   } > "$OUT/blosc.log" 2>&1
   cat "$OUT/blosc.log"
+  # per label and codec: cells at 0.90 of Blosc2 or more (medians over rounds: several logs)
+  python3 "$SRC/bench/blosc_summary.py" "$OUT/blosc.log" | tee "$OUT/blosc_summary.txt"
   exit 0
 fi
 
