@@ -2,8 +2,9 @@
 # Reliability CI (issue 5): fuzzing, ThreadSanitizer and valgrind, bounded for 2 cores (< 10 min).
 #   1. clang + GPUBP_FUZZ=ON: every fuzz target for FUZZ_SECONDS on the checked-in corpus
 #      (ASan + UBSan + LeakSanitizer); any finding that is not a known, reported bug fails.
-#   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault) and the
-#      threaded encoder (compress roundtrip: 0-5 threads, output equal to one thread's).
+#   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault), the
+#      threaded encoder (compress roundtrip: 0-5 threads, output equal to one thread's), the
+#      threaded decoder on damaged chunks and the codec states kept between calls (codec_ws).
 #   3. valgrind memcheck (definite leaks and memory errors) on the core tests; memory errors of
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
@@ -87,7 +88,7 @@ cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_B
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_memspace_read_sparse \
     test_reliability_stream test_reliability_fault test_api_steps test_compress_roundtrip \
-    >>"$prefix-tsan/ci-build.log" 2>&1 ||
+    test_compress_codec_ws test_compress_damaged >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
 # A test still running after hang_secs (each takes seconds) has its threads' stacks printed (gdb,
 # when there) and is stopped by ctest's timeout a minute later: a hang costs minutes, not the
@@ -110,7 +111,7 @@ if [ -d "$prefix-tsan" ]; then
     watch_hangs "$prefix-tsan" &
     watcher=$!
     (cd "$prefix-tsan" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_memspace_read_sparse|test_reliability_stream|test_reliability_fault$|test_api_steps|test_compress_roundtrip" \
+        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_memspace_read_sparse|test_reliability_stream|test_reliability_fault$|test_api_steps|test_compress_(roundtrip|codec_ws|damaged)$" \
         --timeout $((hang_secs + 60)) --output-on-failure -j1) || bad "ThreadSanitizer tests"
     kill "$watcher" 2>/dev/null
     wait "$watcher" 2>/dev/null

@@ -13,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -31,10 +32,11 @@ typedef struct dchunk {
     int filters[6];
     int nfilters;         /* shuffle / bitshuffle filters to undo */
     uint8_t **s0, **s1;   /* per worker: scratch for the filtered block */
-    size_t first;         /* first block of the window */
+    size_t first, last;   /* first and last block of the window */
     gbp_codec_ws **ws;    /* per worker: codec contexts (taken on first use) */
     pthread_mutex_t mu;
-    size_t err_block;     /* lowest failing block; SIZE_MAX if none */
+    atomic_size_t err_block; /* lowest failing block; SIZE_MAX if none (written under mu) */
+    size_t per;           /* blocks per task */
     int err_rc;
     char err_msg[256];
 } dchunk;
@@ -50,22 +52,19 @@ static void block_error(dchunk *d, size_t j, int rc, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&d->mu);
-    if (j < d->err_block) {
-        d->err_block = j;
+    if (j < atomic_load(&d->err_block)) {
+        atomic_store(&d->err_block, j);
         d->err_rc = rc;
         memcpy(d->err_msg, msg, sizeof msg);
     }
     pthread_mutex_unlock(&d->mu);
 }
 
-static void decompress_task(void *ctx, size_t task, int worker)
+static void decompress_block(dchunk *d, size_t j, int worker)
 {
-    dchunk *d = ctx;
-    size_t j = d->first + task;
-    pthread_mutex_lock(&d->mu);
-    size_t eb = d->err_block;
-    pthread_mutex_unlock(&d->mu);
-    if (eb < j) return; /* a lower block failed: its error is the one reported */
+    /* a lower block failed: its error is the one reported (a hint read without the lock: the
+     * blocks before the lowest failure are all decoded, so it only saves work) */
+    if (atomic_load_explicit(&d->err_block, memory_order_relaxed) < j) return;
 
     const uint8_t *c = d->c;
     const size_t end = d->cbytes, at = d->base;
@@ -173,6 +172,17 @@ static void decompress_task(void *ctx, size_t task, int worker)
         size_t a = blo > d->lo ? blo : d->lo, b = bhi < d->hi ? bhi : d->hi;
         memcpy(d->out + (a - d->lo), out + (a - blo), b - a);
     }
+}
+
+/* Task t: blocks first + t * per onwards, per of them (fewer at the end). Several blocks a task:
+ * one take from the pool's counter for them, which all workers share (16 KiB blocks copied at
+ * 48 GB/s are 2048 takes in 0.7 ms). */
+static void decompress_task(void *ctx, size_t task, int worker)
+{
+    dchunk *d = ctx;
+    size_t j0 = d->first + task * d->per, n = d->last + 1 - j0;
+    if (n > d->per) n = d->per;
+    for (size_t j = j0; j < j0 + n; j++) decompress_block(d, j, worker);
 }
 
 /* Bytes [lo, hi) of a repeating pattern of `period` bytes. */
@@ -305,12 +315,18 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     d.dont_split = (flags & F_DONTSPLIT) != 0;
     memcpy(d.filters, filters, sizeof filters);
     d.nfilters = nfilters;
-    d.err_block = SIZE_MAX;
+    atomic_init(&d.err_block, SIZE_MAX);
     if (lo == hi) return GPUBP_OK; /* nothing of this chunk is wanted */
-    size_t jfirst = lo / bsz, jlast = (hi - 1) / bsz, ntasks = jlast - jfirst + 1;
+    size_t jfirst = lo / bsz, jlast = (hi - 1) / bsz, nwin = jlast - jfirst + 1;
     int partial = lo % bsz != 0 || (hi % bsz != 0 && hi != nbytes);
-    int workers = gbp_pool_workers(threads, ntasks), rc = GPUBP_OK;
+    int workers = gbp_pool_workers(threads, nwin), rc = GPUBP_OK;
+    /* up to 256 KiB of blocks a task, while each worker still gets 8 tasks or more */
+    d.per = ((size_t)256 << 10) / bsz;
+    if (d.per > nwin / (8 * (size_t)workers)) d.per = nwin / (8 * (size_t)workers);
+    if (d.per == 0) d.per = 1;
+    size_t ntasks = (nwin + d.per - 1) / d.per;
     d.first = jfirst;
+    d.last = jlast;
     d.s0 = gbp_calloc((size_t)workers, sizeof *d.s0);
     d.s1 = gbp_calloc((size_t)workers, sizeof *d.s1);
     d.s2 = gbp_calloc((size_t)workers, sizeof *d.s2);
@@ -326,7 +342,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     if (rc == GPUBP_OK) {
         gbp_pool_run(workers, ntasks, decompress_task, &d);
         pthread_mutex_destroy(&d.mu);
-        if (d.err_block != SIZE_MAX) rc = gbp_error(d.err_rc, 0, "%s", d.err_msg);
+        if (atomic_load(&d.err_block) != SIZE_MAX) rc = gbp_error(d.err_rc, 0, "%s", d.err_msg);
     } else {
         rc = gbp_error(rc, 0, "blosc: out of memory decoding a chunk of %zu bytes", nbytes);
     }
