@@ -3,10 +3,12 @@
 #include "compress/blosc_config.h"
 #include "compress/blosc_frame.h"
 #include "compress/blosclz.h"
+#include "compress/bzip2_op.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #ifdef GPUBP_HAVE_LZ4
 #include <lz4.h>
@@ -39,7 +41,7 @@ uint8_t *gbp_codec_ws_buf(gbp_codec_ws *w, size_t n)
 {
     if (w->bufcap < n) {
         gbp_free(w->buf);
-        w->buf = gbp_malloc(n ? n : 1);
+        w->buf = gbp_malloc(n);
         w->bufcap = w->buf ? n : 0;
     }
     return w->buf;
@@ -127,23 +129,22 @@ void gbp_codec_ws_give(gbp_codec_ws *w)
     }
 }
 
-static char lib_versions[128];
+static char lib_versions[192];
 static pthread_once_t lib_versions_once = PTHREAD_ONCE_INIT;
 
 static void lib_versions_init(void)
 {
-    size_t n = (size_t)snprintf(lib_versions, sizeof lib_versions, "zlib %s", zlibVersion());
+    const char *lz4 = NULL, *zstd = NULL, *bz = gbp_bzip2_version();
 #ifdef GPUBP_HAVE_LZ4
-    if (n < sizeof lib_versions)
-        n += (size_t)snprintf(lib_versions + n, sizeof lib_versions - n, ", liblz4 %s",
-                              LZ4_versionString());
+    lz4 = LZ4_versionString();
 #endif
 #ifdef GPUBP_HAVE_ZSTD
-    if (n < sizeof lib_versions)
-        n += (size_t)snprintf(lib_versions + n, sizeof lib_versions - n, ", libzstd %s",
-                              ZSTD_versionString());
+    zstd = ZSTD_versionString();
 #endif
-    (void)n;
+    /* libbz2 says "1.0.8, 13-Jul-2019": its version is what comes before the comma */
+    snprintf(lib_versions, sizeof lib_versions, "zlib %s%s%s%s%s%s%.*s", zlibVersion(),
+             lz4 ? ", liblz4 " : "", lz4 ? lz4 : "", zstd ? ", libzstd " : "", zstd ? zstd : "",
+             bz ? ", libbz2 " : "", bz ? (int)strcspn(bz, ",") : 0, bz ? bz : "");
 }
 
 const char *gbp_codec_lib_versions(void)

@@ -80,8 +80,9 @@ size_t gbp_codec_encode(gbp_codec_ws *w, int codec, int level, const uint8_t *in
 unsigned gbp_blosc_features(void);
 
 /* The versions of the codec libraries this process runs with (found at run time: they may differ
- * from the build's), e.g. "zlib 1.2.13, liblz4 1.9.4, libzstd 1.5.4": zlib always, liblz4 and
- * libzstd when the build has them. Static storage; thread-safe. */
+ * from the build's), e.g. "zlib 1.2.13, liblz4 1.9.4, libzstd 1.5.4, libbz2 1.0.8": zlib always,
+ * liblz4, libzstd and libbz2 when the build has them (gpubp_codec_versions). Static storage;
+ * thread-safe. */
 const char *gbp_codec_lib_versions(void);
 
 /* GPUBP_OK when this build writes codec `codec`; GPUBP_ERR_CODEC naming the codec and the missing

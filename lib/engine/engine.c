@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +27,10 @@ unsigned gbp_engine_features(void)
 {
     unsigned f = gbp_blosc_features();
     if (gbp_bzip2_available()) f |= GPUBP_FEATURE_BZIP2;
+    /* a query: this thread's last error stays what it was (the probe's open and close record and
+     * clear their own; a caller that asks the features while reporting a failure keeps it) */
+    gbp_saved_error e;
+    gbp_error_save(&e, GPUBP_ERR_INTERNAL, sizeof e.msg);
     gbp_params p;
     gbp_params_parse(&p, NULL);
     gbp_mem *m = NULL;
@@ -35,25 +38,11 @@ unsigned gbp_engine_features(void)
         if (gbp_mem_has_device(m)) f |= GPUBP_FEATURE_CUDA;
         gbp_mem_close(m);
     }
+    (void)gbp_error_restore(&e, GPUBP_OK);
     return f;
 }
 
-static char codec_versions[192];
-static pthread_once_t codec_versions_once = PTHREAD_ONCE_INIT;
-
-static void codec_versions_init(void)
-{
-    const char *bz = gbp_bzip2_version();
-    size_t len = strcspn(bz ? bz : "", ","); /* "1.0.8, 13-Jul-2019": the version */
-    snprintf(codec_versions, sizeof codec_versions, "%s%s%.*s", gbp_codec_lib_versions(),
-             bz ? ", libbz2 " : "", (int)len, bz ? bz : "");
-}
-
-const char *gbp_engine_codec_versions(void)
-{
-    pthread_once(&codec_versions_once, codec_versions_init);
-    return codec_versions;
-}
+const char *gbp_engine_codec_versions(void) { return gbp_codec_lib_versions(); }
 
 void gbp_engine_free(gpubp_file *f)
 {

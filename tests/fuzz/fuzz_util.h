@@ -5,6 +5,7 @@
 #ifndef GBP_FUZZ_UTIL_H
 #define GBP_FUZZ_UTIL_H
 
+#include <ftw.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,17 +45,41 @@ static inline int fz_split(const uint8_t *data, size_t size, fz_part *parts)
     return k;
 }
 
-/* A scratch directory private to this process (under $TMPDIR or /tmp); created once. */
+static char fz_dir[512];
+static pid_t fz_dir_owner;
+
+static inline int fz_rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* The scratch directory goes when the process that made it exits (the replay programs run each
+ * input in a child of its own: 10 000 directories a build were left before); a crash keeps it,
+ * and GPUBP_TEST_KEEP=1 keeps it, as the tests' scratch (tests/support/test_support.c). */
+static inline void fz_rm_tmpdir(void)
+{
+    const char *keep = getenv("GPUBP_TEST_KEEP");
+    if (fz_dir[0] && getpid() == fz_dir_owner && !(keep && *keep == '1'))
+        nftw(fz_dir, fz_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A scratch directory private to this process (under $GPUBP_FUZZ_TMP, $TMPDIR or /tmp); created
+ * once, removed at exit. */
 static inline const char *fz_tmpdir(void)
 {
-    static char dir[512];
-    if (dir[0]) return dir;
+    if (fz_dir[0] && fz_dir_owner == getpid()) return fz_dir;
     const char *t = getenv("GPUBP_FUZZ_TMP");
     if (!t) t = getenv("TMPDIR");
     if (!t) t = "/tmp";
-    snprintf(dir, sizeof dir, "%s/gpubp_fuzz_%ld", t, (long)getpid());
-    mkdir(dir, 0777);
-    return dir;
+    snprintf(fz_dir, sizeof fz_dir, "%s/gpubp_fuzz_%ld", t, (long)getpid());
+    mkdir(fz_dir, 0777);
+    if (!fz_dir_owner) atexit(fz_rm_tmpdir); /* once: a forked child inherits it */
+    fz_dir_owner = getpid();
+    return fz_dir;
 }
 
 /* Writes a file (or removes it when !present). */

@@ -579,6 +579,10 @@ static void test_misuse_harmless(void **state)
     gpubp_file *f = (gpubp_file *)0x1;
     TS_ERR(gpubp_open(&f, ts_path("nothing_here.bp"), GPUBP_MODE_READ, NULL), GPUBP_ERR_NOT_BP4);
     assert_null(f);
+    /* the queries keep this thread's last failure (gpubp_features probes a device context) */
+    (void)gpubp_features();
+    (void)gpubp_codec_versions();
+    assert_non_null(strstr(gpubp_last_error(), "nothing_here"));
     (void)gpubp_last_errno(); /* any value; it must not crash */
     /* an I/O failure keeps errno: a dataset path under a plain file */
     ts_write_file(ts_path("plainfile"), "x", 1);
