@@ -98,7 +98,7 @@ gbp_codec_ws *gbp_codec_ws_take(void)
     if (w) {
         kept = w->next;
         kept_n--;
-        kept_bytes -= ws_bytes(w);
+        kept_bytes -= w->kept_size;
     }
     pthread_mutex_unlock(&kept_mu);
     if (!w) return gbp_calloc(1, sizeof *w);
@@ -116,6 +116,7 @@ void gbp_codec_ws_give(gbp_codec_ws *w)
         pthread_mutex_lock(&kept_mu);
         if (kept_n < GBP_CODEC_WS_KEEP && kept_bytes + b <= GBP_CODEC_WS_KEEP_BYTES) {
             w->next = kept;
+            w->kept_size = b;
             kept = w;
             kept_n++;
             kept_bytes += b;

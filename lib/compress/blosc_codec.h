@@ -27,6 +27,7 @@ typedef struct gbp_codec_ws {
     uint8_t *buf; /* a block buffer of bufcap bytes (gbp_codec_ws_buf) */
     size_t bufcap;
     struct gbp_codec_ws *next; /* in the list of kept states */
+    size_t kept_size;          /* what it counted for when it was kept (ws_bytes) */
 } gbp_codec_ws;
 
 /* Frees what w holds (not w itself); w is then as if zeroed, ready for use again. */

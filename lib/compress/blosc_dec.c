@@ -26,14 +26,13 @@ typedef struct dchunk {
     size_t base;          /* offset of the chunk in the operator buffer (messages) */
     uint8_t *out;         /* the window's bytes: uncompressed bytes [lo, hi) of the chunk */
     size_t lo, hi;
-    uint8_t **s2;         /* per worker: a block only partly in the window */
     size_t nbytes, bsz, nblocks, ts;
     int version, codec, dont_split;
     int filters[6];
     int nfilters;         /* shuffle / bitshuffle filters to undo */
-    uint8_t **s0, **s1;   /* per worker: scratch for the filtered block */
+    int partial_any;      /* the window cuts a block: a worker may need a block's scratch */
     size_t first, last;   /* first and last block of the window */
-    gbp_codec_ws **ws;    /* per worker: codec contexts (taken on first use) */
+    gbp_codec_ws **ws;    /* per worker: codec contexts and scratch (taken on first use) */
     pthread_mutex_t mu;
     atomic_size_t err_block; /* lowest failing block; SIZE_MAX if none (written under mu) */
     size_t per;           /* blocks per task */
@@ -58,6 +57,30 @@ static void block_error(dchunk *d, size_t j, int rc, const char *fmt, ...)
         memcpy(d->err_msg, msg, sizeof msg);
     }
     pthread_mutex_unlock(&d->mu);
+}
+
+/* Worker `worker`'s codec state, taken on first use; NULL (block j's error recorded) when out of
+ * memory. */
+static gbp_codec_ws *worker_ws(dchunk *d, size_t j, int worker)
+{
+    if (!d->ws[worker] && !(d->ws[worker] = gbp_codec_ws_take()))
+        block_error(d, j, GPUBP_ERR_NOMEM, "blosc: out of memory (codec state)");
+    return d->ws[worker];
+}
+
+/* Worker `worker`'s scratch in its codec state's buffer, kept between calls with the state (no
+ * allocation per call): a block only partly in the window (when the window cuts one), then one
+ * or two filtered blocks (the filters to undo), bsz bytes each. NULL (block j's error recorded)
+ * when out of memory. */
+static uint8_t *worker_scratch(dchunk *d, size_t j, int worker)
+{
+    gbp_codec_ws *ws = worker_ws(d, j, worker);
+    if (!ws) return NULL;
+    size_t n = (size_t)d->partial_any + (size_t)(d->nfilters > 1 ? 2 : d->nfilters);
+    uint8_t *b = gbp_codec_ws_buf(ws, n * d->bsz);
+    if (!b) block_error(d, j, GPUBP_ERR_NOMEM, "blosc: out of memory (%zu bytes of scratch)",
+                        n * d->bsz);
+    return b;
 }
 
 static void decompress_block(dchunk *d, size_t j, int worker)
@@ -86,8 +109,16 @@ static void decompress_block(dchunk *d, size_t j, int worker)
     }
     size_t blo = j * d->bsz, bhi = blo + len;
     int partial = blo < d->lo || bhi > d->hi;
-    uint8_t *out = partial ? d->s2[worker] : d->out + (blo - d->lo);
-    uint8_t *target = d->nfilters ? d->s0[worker] : out;
+    uint8_t *s2 = NULL, *s0 = NULL, *s1 = NULL; /* this worker's scratch */
+    if (partial || d->nfilters) {
+        uint8_t *b = worker_scratch(d, j, worker);
+        if (!b) return;
+        s2 = b;
+        if (d->nfilters) s0 = b + (d->partial_any ? d->bsz : 0);
+        if (d->nfilters > 1) s1 = s0 + d->bsz;
+    }
+    uint8_t *out = partial ? s2 : d->out + (blo - d->lo);
+    uint8_t *target = d->nfilters ? s0 : out;
     /* streams stored raw are read where they are when what follows takes streams anywhere:
      * one stream and a filter, or the byte shuffle alone of a split block */
     int only = -1; /* the filter, when there is one */
@@ -136,10 +167,7 @@ static void decompress_block(dchunk *d, size_t j, int worker)
                         gbp_codec_unavailable(d->codec));
             return;
         } else {
-            if (!d->ws[worker] && !(d->ws[worker] = gbp_codec_ws_take())) {
-                block_error(d, j, GPUBP_ERR_NOMEM, "blosc: out of memory (codec state)");
-                return;
-            }
+            if (!worker_ws(d, j, worker)) return;
             int zr = gbp_codec_decode(d->ws[worker], d->codec, c + p, (size_t)csize, t, neblock);
             if (zr != GPUBP_OK) {
                 block_error(d, j, zr,
@@ -163,7 +191,7 @@ static void decompress_block(dchunk *d, size_t j, int worker)
     for (int f = 5; f >= 0 && left > 0; f--) {
         int id = d->filters[f];
         if (id != FILTER_SHUFFLE && id != FILTER_BITSHUFFLE) continue;
-        uint8_t *to = --left == 0 ? out : (cur == d->s0[worker] ? d->s1[worker] : d->s0[worker]);
+        uint8_t *to = --left == 0 ? out : (cur == s0 ? s1 : s0);
         if (id == FILTER_SHUFFLE) gbp_byte_unshuffle(cur, to, len, d->ts);
         else gbp_bit_unshuffle(cur, to, len, d->ts, d->version == 2);
         cur = to;
@@ -327,17 +355,9 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     size_t ntasks = (nwin + d.per - 1) / d.per;
     d.first = jfirst;
     d.last = jlast;
-    d.s0 = gbp_calloc((size_t)workers, sizeof *d.s0);
-    d.s1 = gbp_calloc((size_t)workers, sizeof *d.s1);
-    d.s2 = gbp_calloc((size_t)workers, sizeof *d.s2);
+    d.partial_any = partial;
     d.ws = gbp_calloc((size_t)workers, sizeof *d.ws);
-    if (!d.s0 || !d.s1 || !d.s2 || !d.ws) rc = GPUBP_ERR_NOMEM;
-    for (int w = 0; rc == GPUBP_OK && w < workers && partial; w++)
-        if (!(d.s2[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
-    for (int w = 0; rc == GPUBP_OK && w < workers && nfilters > 0; w++) {
-        if (!(d.s0[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
-        else if (nfilters > 1 && !(d.s1[w] = gbp_malloc(bsz))) rc = GPUBP_ERR_NOMEM;
-    }
+    if (!d.ws) rc = GPUBP_ERR_NOMEM;
     if (rc == GPUBP_OK && pthread_mutex_init(&d.mu, NULL) != 0) rc = GPUBP_ERR_NOMEM;
     if (rc == GPUBP_OK) {
         gbp_pool_run(workers, ntasks, decompress_task, &d);
@@ -346,15 +366,7 @@ static int decode_chunk(const uint8_t *src, size_t avail, size_t base, uint8_t *
     } else {
         rc = gbp_error(rc, 0, "blosc: out of memory decoding a chunk of %zu bytes", nbytes);
     }
-    for (int w = 0; w < workers; w++) {
-        if (d.s0) gbp_free(d.s0[w]);
-        if (d.s1) gbp_free(d.s1[w]);
-        if (d.s2) gbp_free(d.s2[w]);
-        if (d.ws) gbp_codec_ws_give(d.ws[w]);
-    }
-    gbp_free(d.s0);
-    gbp_free(d.s1);
-    gbp_free(d.s2);
+    for (int w = 0; d.ws && w < workers; w++) gbp_codec_ws_give(d.ws[w]);
     gbp_free(d.ws);
     return rc;
 }

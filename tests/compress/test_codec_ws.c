@@ -2,10 +2,13 @@
  * state given back is taken again with its contexts; a kept lz4 state is replaced when lz4hc
  * takes it (their sizes differ: ASan sees an overflow otherwise) and the other way round; a kept
  * deflate stream serves another level and then inflation; the keep limits hold; threads taking
- * and giving at once round-trip every block; the block buffer grows. */
+ * and giving at once round-trip every block; the block buffer grows; the chunk decoder's scratch
+ * (filtered and partly wanted blocks) lives in the states' buffers, kept between calls. */
 #include "support/test_support.h"
 
 #include "compress/blosc_codec.h"
+#include "compress/blosc_dec.h"
+#include "compress/blosc_enc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -169,6 +172,56 @@ static void threads_take_and_give(void **state)
     assert_true(bytes <= GBP_CODEC_WS_KEEP_BYTES);
 }
 
+/* Frees every kept state: the next takes make new ones. */
+static void drain_kept(void)
+{
+    while (gbp_codec_ws_kept(NULL) > 0) {
+        gbp_codec_ws *w = gbp_codec_ws_take();
+        assert_non_null(w);
+        gbp_codec_ws_free(w);
+        gbp_free(w);
+    }
+}
+
+/* A window of a byte- and bit-shuffled blosclz buffer (no library context: what a kept state
+ * holds is its buffer) cut inside blocks: decoded right, at 1 and 3 threads; after a call at one
+ * thread the one kept state holds the scratch of a partly wanted block and a filtered one, and a
+ * second call takes it again without growing anything. */
+static void decoder_scratch_kept(void **state)
+{
+    (void)state;
+    const size_t n = (size_t)1 << 20, lo = 40000 + 4, hi = n - 70000 - 12;
+    float *in = malloc(n);
+    uint8_t *c = malloc(gbp_blosc_bound(n)), *back = malloc(hi - lo);
+    assert_non_null(in);
+    assert_non_null(c);
+    assert_non_null(back);
+    for (size_t i = 0; i < n / sizeof *in; i++) in[i] = (float)(i % 977) * 0.25f + (float)(i / 977);
+    for (int shuffle = GBP_BLOSC_SHUFFLE; shuffle <= GBP_BLOSC_BITSHUFFLE; shuffle++) {
+        size_t cn = 0;
+        assert_int_equal(gbp_blosc_compress(in, n, sizeof *in, GBP_BLOSC_BLOSCLZ, 1, shuffle, 1,
+                                            c, gbp_blosc_bound(n), &cn), GPUBP_OK);
+        for (int threads = 3; threads >= 1; threads -= 2) {
+            memset(back, 0x5A, hi - lo);
+            assert_int_equal(gbp_blosc_decompress_range(c, cn, n, lo, hi, back, threads),
+                             GPUBP_OK);
+            assert_memory_equal(back, (const uint8_t *)in + lo, hi - lo);
+        }
+        drain_kept();
+        assert_int_equal(gbp_blosc_decompress_range(c, cn, n, lo, hi, back, 1), GPUBP_OK);
+        size_t bytes = 0, again = 0;
+        assert_int_equal(gbp_codec_ws_kept(&bytes), 1);
+        assert_true(bytes >= sizeof(gbp_codec_ws) + 2 * 16384); /* two blocks of 16 KiB or more */
+        assert_int_equal(gbp_blosc_decompress_range(c, cn, n, lo, hi, back, 1), GPUBP_OK);
+        assert_int_equal(gbp_codec_ws_kept(&again), 1);
+        assert_int_equal(again, bytes);
+        assert_memory_equal(back, (const uint8_t *)in + lo, hi - lo);
+    }
+    free(in);
+    free(c);
+    free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +231,7 @@ int main(void)
         cmocka_unit_test(limits),
         cmocka_unit_test(buffer_grows),
         cmocka_unit_test(threads_take_and_give),
+        cmocka_unit_test(decoder_scratch_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
