@@ -287,11 +287,49 @@ GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_
     }
 }
 
+/* Typesizes 2 and 4: 32 elements at a time from one 32-byte load per stream, byte (and 16-bit)
+ * unpacks within lanes, then lane-permuted 32-byte stores: half the loads of the tiles above,
+ * which gather each register from two 16-byte pieces (in cache 28.8 -> 37 and 26.0 -> 35 GB/s
+ * on the development machine). ne: a multiple of 32. */
+GBP_AVX2 static void avx_unshuffle2(const uint8_t *const *st, uint8_t *dst, size_t ne)
+{
+    const uint8_t *s0 = st[0], *s1 = st[1];
+    for (size_t i = 0; i < ne; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(s0 + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s1 + i));
+        __m256i lo = _mm256_unpacklo_epi8(a, b), hi = _mm256_unpackhi_epi8(a, b);
+        uint8_t *o = dst + 2 * i; /* lo: elements 0-7 | 16-23, hi: 8-15 | 24-31 */
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+}
+
+GBP_AVX2 static void avx_unshuffle4(const uint8_t *const *st, uint8_t *dst, size_t ne)
+{
+    const uint8_t *s0 = st[0], *s1 = st[1], *s2 = st[2], *s3 = st[3];
+    for (size_t i = 0; i < ne; i += 32) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(s0 + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s1 + i));
+        __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(s2 + i));
+        __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)(s3 + i));
+        __m256i ablo = _mm256_unpacklo_epi8(a, b), abhi = _mm256_unpackhi_epi8(a, b);
+        __m256i cdlo = _mm256_unpacklo_epi8(c, d), cdhi = _mm256_unpackhi_epi8(c, d);
+        /* elements 0-3 | 16-19, 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31 */
+        __m256i r0 = _mm256_unpacklo_epi16(ablo, cdlo), r1 = _mm256_unpackhi_epi16(ablo, cdlo);
+        __m256i r2 = _mm256_unpacklo_epi16(abhi, cdhi), r3 = _mm256_unpackhi_epi16(abhi, cdhi);
+        uint8_t *o = dst + 4 * i;
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_permute2x128_si256(r0, r1, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32), _mm256_permute2x128_si256(r2, r3, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(o + 64), _mm256_permute2x128_si256(r0, r1, 0x31));
+        _mm256_storeu_si256((__m256i *)(void *)(o + 96), _mm256_permute2x128_si256(r2, r3, 0x31));
+    }
+}
+
 GBP_AVX2 static void avx_unbytes(const uint8_t *const *st, uint8_t *dst, size_t ne, size_t ts)
 {
     switch (ts) {
-    case 2: avx_unshuffle_lg(st, dst, ne, 2, 6); break;
-    case 4: avx_unshuffle_lg(st, dst, ne, 4, 5); break;
+    case 2: avx_unshuffle2(st, dst, ne); break;
+    case 4: avx_unshuffle4(st, dst, ne); break;
     case 8: avx_unshuffle_lg(st, dst, ne, 8, 4); break;
     default: avx_unshuffle_lg(st, dst, ne, 16, 3); break;
     }
