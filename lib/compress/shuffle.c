@@ -277,13 +277,45 @@ GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *const *st, uint8_t *dst
     }
 }
 
+/* Typesize 16, 64 elements at a time: the tiles' 16-byte pieces gathered in a 1 KiB buffer on
+ * the stack, then each stream's 64 bytes stored as one cache line. Storing the pieces straight
+ * into the 16 streams put 16 write fronts n bytes apart; with n a multiple of 4 KiB (a 256 KiB
+ * block: 16 KiB) they all fall into one set of the L1 cache, more than its ways, and each line
+ * was fetched again for each of its four pieces: 3.8 GB/s in cache against 24 with another n
+ * (Blosc2, 32 bytes a store, 8.3). ne: a multiple of 16; the last ne % 64 go as before. */
+GBP_AVX2 static void avx_shuffle16(const uint8_t *src, uint8_t *dst, size_t n, size_t ne)
+{
+    _Alignas(64) uint8_t tmp[16 * 64];
+    size_t whole = ne - ne % 64;
+    for (size_t i = 0; i < whole; i += 64) {
+        for (size_t k = 0; k < 4; k++) {
+            __m256i x[8];
+            avx_load_tiles(src + (i + 16 * k) * 16, x);
+            avx_rounds(x, 3);
+            GBP_UNROLL
+            for (unsigned r = 0; r < 8; r++) /* streams 2r and 2r + 1 */
+                avx_store2(tmp + 2 * r * 64 + 16 * k, tmp + (2 * r + 1) * 64 + 16 * k,
+                           _mm256_permute4x64_epi64(x[r], 0xD8));
+        }
+        GBP_UNROLL
+        for (unsigned j = 0; j < 16; j++) {
+            uint8_t *o = dst + j * n + i;
+            _mm256_storeu_si256((__m256i *)(void *)o,
+                                _mm256_load_si256((const __m256i *)(const void *)(tmp + 64 * j)));
+            _mm256_storeu_si256((__m256i *)(void *)(o + 32),
+                                _mm256_load_si256((const __m256i *)(const void *)(tmp + 64 * j + 32)));
+        }
+    }
+    if (whole < ne) avx_shuffle_lg(src + whole * 16, dst + whole, n, ne - whole, 16, 3);
+}
+
 GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
     switch (ts) {
     case 2: avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
     case 4: avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
     case 8: avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
-    default: avx_shuffle_lg(src, dst, n, ne, 16, 3); break;
+    default: avx_shuffle16(src, dst, n, ne); break;
     }
 }
 
