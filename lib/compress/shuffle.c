@@ -309,10 +309,31 @@ GBP_AVX2 static void avx_shuffle16(const uint8_t *src, uint8_t *dst, size_t n, s
     if (whole < ne) avx_shuffle_lg(src + whole * 16, dst + whole, n, ne - whole, 16, 3);
 }
 
+/* Typesize 2, 32 elements at a time: a byte shuffle within each lane puts its even bytes before
+ * its odd ones, a 64-bit permute joins each register's halves, and a lane permute pairs two
+ * registers into each stream's 32 bytes (6 rounds of unpacks a tile before: 18.2 -> 21.3 GB/s in
+ * cache on the development machine, Blosc2 22.0; its bit shuffle 9.0 -> 13.1). ne: a multiple
+ * of 32. */
+GBP_AVX2 static void avx_shuffle2(const uint8_t *src, uint8_t *dst, size_t n, size_t ne)
+{
+    const __m256i even_odd = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                              0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    for (size_t i = 0; i < ne; i += 32) {
+        __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i));
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(src + 2 * i + 32));
+        /* [bytes 0 of elements 0-15 | bytes 1 of them], the same for elements 16-31 */
+        u = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(u, even_odd), 0xD8);
+        v = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, even_odd), 0xD8);
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i), _mm256_permute2x128_si256(u, v, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + n + i),
+                            _mm256_permute2x128_si256(u, v, 0x31));
+    }
+}
+
 GBP_AVX2 static void avx_bytes(const uint8_t *src, uint8_t *dst, size_t n, size_t ne, size_t ts)
 {
     switch (ts) {
-    case 2: avx_shuffle_lg(src, dst, n, ne, 2, 6); break;
+    case 2: avx_shuffle2(src, dst, n, ne); break;
     case 4: avx_shuffle_lg(src, dst, n, ne, 4, 5); break;
     case 8: avx_shuffle_lg(src, dst, n, ne, 8, 4); break;
     default: avx_shuffle16(src, dst, n, ne); break;
