@@ -15,7 +15,7 @@
 
 /* elements: around the 128-byte tiles, pairs of tiles, the 512-element bit slabs */
 static const size_t elems[] = {0, 1, 7, 8, 9, 15, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257,
-                               511, 512, 513, 519, 1023, 1024, 1031, 1536, 2055, 4099};
+                               511, 512, 513, 519, 1023, 1024, 1031, 1536, 2055, 4096, 4099};
 
 /* Bit shuffle by its definition: plane 8j + k holds bit k of byte j of element i at bit i % 8 of
  * byte i / 8, for the m = whole elements rounded down to 8; the rest copied. */

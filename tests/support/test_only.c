@@ -43,7 +43,8 @@ static void ts_backtrace_from_env(void)
     void *warm[1];
     (void)backtrace(warm, 1); /* loads libgcc now, not inside the handler */
     static const int sigs[] = {SIGABRT, SIGSEGV, SIGBUS};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], ts_backtrace_on_signal);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        signal(sigs[i], ts_backtrace_on_signal);
     if (now) raise(SIGABRT);
 }
 #else
