@@ -251,6 +251,7 @@ GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t
     }
 }
 
+/* Typesizes 8 and 16 (2 and 4 have kernels of their own below). */
 GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *const *st, uint8_t *dst, size_t ne,
                                           size_t ts, unsigned lg)
 {
@@ -267,9 +268,7 @@ GBP_AVX2 GBP_INLINE void avx_unshuffle_lg(const uint8_t *const *st, uint8_t *dst
             const uint8_t *p = sp[q / e] + i + q % e;
             if (e == 16)
                 x[r] = _mm256_loadu_si256((const __m256i *)(const void *)p);
-            else if (e > 16)
-                x[r] = avx_load2(p, p + e);
-            else
+            else /* ts 16: two streams per register */
                 x[r] = _mm256_permute4x64_epi64(avx_load2(p, sp[q / e + 1] + i), 0xD8);
         }
         avx_rounds(x, 7 - lg);

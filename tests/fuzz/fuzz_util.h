@@ -5,7 +5,8 @@
 #ifndef GBP_FUZZ_UTIL_H
 #define GBP_FUZZ_UTIL_H
 
-#include <ftw.h>
+#include "support/rm_tree.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,15 +49,6 @@ static inline int fz_split(const uint8_t *data, size_t size, fz_part *parts)
 static char fz_dir[512];
 static pid_t fz_dir_owner;
 
-static inline int fz_rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
 /* The scratch directory goes when the process that made it exits (the replay programs run each
  * input in a child of its own: 10 000 directories a build were left before); a crash keeps it,
  * and GPUBP_TEST_KEEP=1 keeps it, as the tests' scratch (tests/support/test_support.c). */
@@ -64,7 +56,7 @@ static inline void fz_rm_tmpdir(void)
 {
     const char *keep = getenv("GPUBP_TEST_KEEP");
     if (fz_dir[0] && getpid() == fz_dir_owner && !(keep && *keep == '1'))
-        nftw(fz_dir, fz_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        ts_rm_tree(fz_dir);
 }
 
 /* A scratch directory private to this process (under $GPUBP_FUZZ_TMP, $TMPDIR or /tmp); created

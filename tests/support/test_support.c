@@ -1,8 +1,8 @@
 #include "support/test_support.h"
+#include "support/rm_tree.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,33 +21,13 @@ const char *ts_bp4verify_tool(void) { return GPUBP_TEST_SOURCE_DIR "/support/bp4
 
 static char tmpdir[4096];
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    if (remove(path) != 0 && errno != ENOENT) fprintf(stderr, "warning: cannot remove %s\n", path);
-    return 0;
-}
-
-/* rm -rf in the process (no shell): it also runs from the atexit handler below, where a fork
- * under compute-sanitizer ended the GPU programs with a corrupted heap in the sanitizer's own
- * interceptor of system() (docs/testing-gpu.md, run 72). */
-static void rm_rf(const char *p)
-{
-    struct stat st;
-    if (lstat(p, &st) != 0) return; /* nothing there */
-    if (nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        fprintf(stderr, "warning: cannot remove %s: %s\n", p, strerror(errno));
-}
-
 /* The directory goes when the process that made it exits (a forked child's exit leaves it);
  * GPUBP_TEST_KEEP=1 keeps it for a look after a failure. */
 static pid_t tmpdir_owner;
 static void remove_tmpdir(void)
 {
     const char *keep = getenv("GPUBP_TEST_KEEP");
-    if (getpid() == tmpdir_owner && !(keep && *keep == '1')) rm_rf(tmpdir);
+    if (getpid() == tmpdir_owner && !(keep && *keep == '1')) ts_rm_tree(tmpdir);
 }
 
 const char *ts_tmpdir(void)
@@ -58,7 +38,7 @@ const char *ts_tmpdir(void)
         const char *base = getenv("GPUBP_TEST_TMP");
         if (base && *base) {
             snprintf(tmpdir, sizeof tmpdir, "%s.%ld", base, (long)getpid());
-            rm_rf(tmpdir);
+            ts_rm_tree(tmpdir);
             if (mkdir(tmpdir, 0777) != 0) {
                 fprintf(stderr, "cannot create %s: %s\n", tmpdir, strerror(errno));
                 abort();
@@ -179,7 +159,7 @@ int ts_exists(const char *path)
 
 void ts_remove_tree(const char *path)
 {
-    rm_rf(path);
+    ts_rm_tree(path);
 }
 
 gpubp_file *ts_open(const char *path, gpubp_mode mode, const char *params)
