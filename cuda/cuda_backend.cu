@@ -304,27 +304,11 @@ static bool thp_wanted(size_t sz)
     return sz >= ((size_t)2 << 20) && !(v && std::strcmp(v, "0") == 0);
 }
 
-// GPUBP_PINNED_HOSTALLOC=1: pinned memory from cudaHostAlloc instead (a diagnostic, read once:
-// docs/testing-gpu.md, the end of the GPU tests under compute-sanitizer memcheck).
-static bool hostalloc_wanted(void)
-{
-    static const bool v = [] {
-        const char *e = std::getenv("GPUBP_PINNED_HOSTALLOC");
-        return e && std::strcmp(e, "1") == 0;
-    }(); // C++ initializes a local static once, thread-safely
-    return v;
-}
-
 int cu_host_alloc(void *ctx, void **p, size_t n)
 {
     (void)ctx;
     size_t sz = (n + 4095) & ~(size_t)4095;
     void *q = nullptr;
-    if (hostalloc_wanted()) {
-        CU_CHECK(cudaHostAlloc(&q, sz ? sz : 4096, cudaHostAllocPortable), "cudaHostAlloc");
-        *p = q;
-        return GPUBP_OK;
-    }
     bool thp = thp_wanted(sz);
     int e = posix_memalign(&q, thp ? (size_t)2 << 20 : 4096, sz ? sz : 4096);
     if (e) return gbp_error(GPUBP_ERR_NOMEM, e, "pinned allocation of %zu bytes failed", n);
@@ -345,10 +329,6 @@ void cu_host_free(void *ctx, void *p, size_t n)
     (void)ctx;
     (void)n;
     if (!p) return;
-    if (hostalloc_wanted()) {
-        (void)cudaFreeHost(p);
-        return;
-    }
     (void)cudaHostUnregister(p); // nothing to report at teardown
     std::free(p);
 }
