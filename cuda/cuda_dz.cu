@@ -155,12 +155,15 @@ int nv_fail(nvcompStatus_t s, const char *what)
         if (nv_s_ != nvcompSuccess) return nv_fail(nv_s_, what); \
     } while (0)
 
-// nvCOMP deflate's algorithm for a Blosc2 level (docs/compression.md): GPUBP_NVCOMP_DEFLATE_ALGO
-// (0..5) when set, else 2 ("beats zlib level 1 on ratio") for levels 1-5, 4 above.
-int deflate_algo(int level)
+// nvCOMP deflate's algorithm for a Blosc2 level (docs/compression.md, "zlib: the default and the
+// faster modes"), batch k of a put: GPUBP_NVCOMP_DEFLATE_ALGO (0..5) when set; else level 1
+// alternates 2 ("beats zlib level 1 on ratio") and 1 ("high throughput") batch by batch, the
+// even batches 2 (a put of one batch codes as before); levels 2-5 take 2, 6-9 4.
+int deflate_algo(int level, unsigned k)
 {
     const char *e = getenv("GPUBP_NVCOMP_DEFLATE_ALGO");
     if (e && *e >= '0' && *e <= '5' && !e[1]) return *e - '0';
+    if (level <= 1) return (k & 1) ? 1 : 2;
     return level <= 5 ? 2 : 4;
 }
 #endif // GPUBP_HAVE_NVCOMP
@@ -220,6 +223,7 @@ struct cz {
     int16_t *run_res[2];
     size_t *clen_res[2];
     int cur;                  // the set of the last encode_wait (assembly's coded streams)
+    unsigned zbatch;          // zlib batches launched since the put began (deflate_algo)
     int device;               // where its buffers are (adopt)
 };
 
@@ -513,7 +517,8 @@ int cz_encode_launch(void *vz, int set, int codec, int level, const uint8_t *in,
     nvcompBatchedLZ4CompressOpts_t lo = nvcompBatchedLZ4CompressDefaultOpts;
     nvcompBatchedZstdCompressOpts_t zo = nvcompBatchedZstdCompressDefaultOpts;
     nvcompBatchedDeflateCompressOpts_t fo = nvcompBatchedDeflateCompressDefaultOpts;
-    fo.algorithm = deflate_algo(level);
+    fo.algorithm = deflate_algo(level, z->zbatch);
+    if (codec == kZLIB) z->zbatch++;
     size_t maxout = 0;
     if (codec == kZLIB) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.deflate, fo, maxlen, &maxout));
     else if (codec == kZSTD) GBP_FORWARD_IF_ERROR(nv_maxout(g_nv.zstd, zo, maxlen, &maxout));
@@ -730,7 +735,12 @@ int cz_decode(void *vz, int codec, const uint8_t *in, uint8_t *out, const gbp_dz
 
 #endif // GPUBP_HAVE_NVCOMP
 
-int cz_begin(void *vz) { return after_lib((cz *)vz); }
+int cz_begin(void *vz)
+{
+    cz *z = (cz *)vz;
+    z->zbatch = 0; // a put's batches alternate deflate's algorithms from its first (deflate_algo)
+    return after_lib(z);
+}
 
 // A parked state for another file: on the same device, its stream idle, then ordered with the
 // new file's library stream.
