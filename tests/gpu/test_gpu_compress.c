@@ -158,6 +158,55 @@ static void codecs_roundtrip(void **state)
     free(h);
 }
 
+/* zlib at level 1 alternates nvCOMP deflate's algorithms 2 and 1 batch by batch, from each put's
+ * first batch (2): a put of three 1 MiB pieces (three batches: 2, 1, 2) stores more than with
+ * algorithm 2 throughout and less than with 1 throughout, every file reads back exactly (the
+ * host through the CPU decoder: standard zlib streams), and a put of one batch after it codes as
+ * algorithm 2 alone (the count starts again at each put, also in a codec state that the file
+ * before left after an odd number of batches). */
+static void zlib_level1_alternates(void **state)
+{
+    (void)state;
+    size_t n = (size_t)3 << 18; /* 3 MiB of floats */
+    float *h = malloc(n * 4);
+    fill(h, n, 23);
+    void *d;
+    die_cuda(cudaMalloc(&d, n * 4), "cudaMalloc");
+    die_cuda(cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    char pa[1024];
+    snprintf(pa, sizeof pa, "%s", ts_path("gpuz_alt.bp"));
+    static const char *algo[] = {"2", NULL, "1"}; /* forced 2, the default, forced 1 */
+    long size[3];
+    for (int pieces = 3; pieces >= 1; pieces -= 2) {
+        setenv("GPUBP_ZDEV_PIECE_MIB", pieces == 3 ? "1" : "64", 1);
+        /* one batch: the default first, right after a file that ended on an odd batch count */
+        static const int order[2][3] = {{1, 0, 2}, {0, 1, 2}};
+        for (int k = 0; k < 3; k++) {
+            int a = order[pieces == 3][k];
+            if (algo[a]) setenv("GPUBP_NVCOMP_DEFLATE_ALGO", algo[a], 1);
+            else unsetenv("GPUBP_NVCOMP_DEFLATE_ALGO");
+            write_file(pa, "compress_device=on", "zlib", "shuffle=byte,level=1", GPUBP_TYPE_FLOAT,
+                       d, n);
+            size[a] = ts_file_size(ts_join(pa, "data.0"));
+            read_check(pa, "compress_device=off", 0, h, n * 4);
+            read_check(pa, "compress_device=on", 1, h, n * 4);
+        }
+        printf("zlib level 1, %d batch(es): algorithm 2 %ld, default %ld, algorithm 1 %ld bytes\n",
+               pieces, size[0], size[1], size[2]);
+        assert_true(size[0] < size[2]); /* algorithm 1 stores more on these floats */
+        if (pieces == 3) {
+            assert_true(size[0] < size[1]);
+            assert_true(size[1] < size[2]);
+        } else {
+            assert_int_equal(size[1], size[0]);
+        }
+    }
+    unsetenv("GPUBP_NVCOMP_DEFLATE_ALGO");
+    unsetenv("GPUBP_ZDEV_PIECE_MIB");
+    cudaFree(d);
+    free(h);
+}
+
 /* GPUBP_TEST_GPUZ_KEEP=DIR (a folder that exists): files for ADIOS2 to read, by hand: DIR/plain.bp
  * uncompressed and DIR/<codec>_<shuffle>_<level>.bp written on the device with nvCOMP, the same
  * 4 MiB of floats, a put split over 4 subfiles, and DIR/<codec>_blocks256.bp with the GPU
@@ -241,6 +290,7 @@ int main(void)
     }
     const char *nonv = getenv("GPUBP_TEST_NO_NVCOMP");
     const struct CMUnitTest with[] = {cmocka_unit_test(codecs_roundtrip),
+                                      cmocka_unit_test(zlib_level1_alternates),
                                       cmocka_unit_test(keep_for_adios2)};
     const struct CMUnitTest without[] = {cmocka_unit_test(no_nvcomp)};
     if (nonv && *nonv == '1') return cmocka_run_group_tests_name("no nvCOMP", without, NULL, NULL);
