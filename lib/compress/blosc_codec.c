@@ -32,7 +32,8 @@ void gbp_codec_ws_free(gbp_codec_ws *w)
     gbp_free(w->lz4);
     w->lz4 = NULL;
     w->lz4hc = 0;
-    gbp_free(w->buf);
+    gbp_free(w->buf_mem);
+    w->buf_mem = NULL;
     w->buf = NULL;
     w->bufcap = 0;
 }
@@ -40,8 +41,9 @@ void gbp_codec_ws_free(gbp_codec_ws *w)
 uint8_t *gbp_codec_ws_buf(gbp_codec_ws *w, size_t n)
 {
     if (w->bufcap < n) {
-        gbp_free(w->buf);
-        w->buf = gbp_malloc(n);
+        gbp_free(w->buf_mem);
+        w->buf_mem = n <= SIZE_MAX - 63 ? gbp_malloc(n + 63) : NULL;
+        w->buf = w->buf_mem ? (uint8_t *)(((uintptr_t)w->buf_mem + 63) & ~(uintptr_t)63) : NULL;
         w->bufcap = w->buf ? n : 0;
     }
     return w->buf;

@@ -24,8 +24,9 @@ typedef struct gbp_codec_ws {
     void *lz4;  /* lz4 or lz4hc compression state */
     int lz4hc;  /* lz4 is an lz4hc state (1) or an lz4 one (0) */
     int zlevel; /* deflate: the level zs was set up for */
-    uint8_t *buf; /* a block buffer of bufcap bytes (gbp_codec_ws_buf) */
+    uint8_t *buf; /* a block buffer of bufcap bytes, 64-byte aligned (gbp_codec_ws_buf) */
     size_t bufcap;
+    void *buf_mem; /* what was allocated for buf */
     struct gbp_codec_ws *next; /* in the list of kept states */
     size_t kept_size;          /* what it counted for when it was kept (ws_bytes) */
 } gbp_codec_ws;
@@ -50,8 +51,9 @@ size_t gbp_codec_ws_kept(size_t *bytes);
 #define GBP_CODEC_WS_KEEP 64
 #define GBP_CODEC_WS_KEEP_BYTES ((size_t)32 << 20)
 
-/* w's block buffer with at least n bytes (grown when smaller; its contents are not kept then).
- * NULL when out of memory. */
+/* w's block buffer with at least n bytes, aligned to 64 bytes (the shuffle kernels' 32-byte
+ * stores into a block that malloc aligned to 16 split cache lines: 0.7x), grown when smaller
+ * (its contents are not kept then). NULL when out of memory. */
 uint8_t *gbp_codec_ws_buf(gbp_codec_ws *w, size_t n);
 
 /* NULL when this build decodes streams of codec format `format`; else why not, for a message

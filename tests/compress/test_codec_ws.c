@@ -128,9 +128,11 @@ static void buffer_grows(void **state)
     gbp_codec_ws *w = gbp_codec_ws_take();
     uint8_t *a = gbp_codec_ws_buf(w, 100);
     assert_non_null(a);
+    assert_int_equal((uintptr_t)a % 64, 0); /* the shuffle kernels' stores stay in cache lines */
     assert_ptr_equal(gbp_codec_ws_buf(w, 50), a); /* large enough: the same */
     uint8_t *b = gbp_codec_ws_buf(w, (size_t)1 << 20);
     assert_non_null(b);
+    assert_int_equal((uintptr_t)b % 64, 0);
     assert_true(w->bufcap >= ((size_t)1 << 20));
     memset(b, 1, (size_t)1 << 20); /* ASan: all of it is there */
     gbp_codec_ws_give(w);
