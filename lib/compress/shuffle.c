@@ -228,6 +228,7 @@ GBP_AVX2 GBP_INLINE void avx_store_tiles(uint8_t *p, const __m256i x[8])
     }
 }
 
+/* Typesizes 4 and 8, and 16 where avx_shuffle16 does not gather (2 has a kernel of its own). */
 GBP_AVX2 GBP_INLINE void avx_shuffle_lg(const uint8_t *src, uint8_t *dst, size_t n,
                                            size_t ne, size_t ts, unsigned lg)
 {
