@@ -47,6 +47,12 @@ void *gbp_realloc(void *p, size_t n)
 
 void gbp_free(void *p) { free(p); }
 
+void *gbp_malloc_line(size_t n, void **mem)
+{
+    *mem = n <= SIZE_MAX - 63 ? gbp_malloc(n + 63) : NULL;
+    return *mem ? (void *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63) : NULL;
+}
+
 char *gbp_strndup(const char *s, size_t n)
 {
     char *d = gbp_malloc(n + 1);

@@ -14,6 +14,9 @@ void *gbp_calloc(size_t n, size_t size);
 void *gbp_realloc(void *p, size_t n);
 void gbp_free(void *p);
 char *gbp_strdup(const char *s);
+/* n bytes at a 64-byte boundary (one cache line), uninitialised: *mem gets the block to give to
+ * gbp_free (the returned pointer is inside it). NULL, with *mem NULL, when out of memory. */
+void *gbp_malloc_line(size_t n, void **mem);
 char *gbp_strndup(const char *s, size_t n);
 void gbp_alloc_fail_after(long n);
 long gbp_alloc_fail_after_thread(long n);

@@ -42,8 +42,7 @@ uint8_t *gbp_codec_ws_buf(gbp_codec_ws *w, size_t n)
 {
     if (w->bufcap < n) {
         gbp_free(w->buf_mem);
-        w->buf_mem = n <= SIZE_MAX - 63 ? gbp_malloc(n + 63) : NULL;
-        w->buf = w->buf_mem ? (uint8_t *)(((uintptr_t)w->buf_mem + 63) & ~(uintptr_t)63) : NULL;
+        w->buf = gbp_malloc_line(n, &w->buf_mem);
         w->bufcap = w->buf ? n : 0;
     }
     return w->buf;

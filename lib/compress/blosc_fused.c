@@ -125,9 +125,9 @@ int gbp_blosc_enc_fused_batch(gbp_blosc_enc *e, const uint8_t *in, size_t len)
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_cut(e, in, len));
     GBP_FORWARD_IF_ERROR(gbp_blosc_enc_unit_scratch(e, 1));
     if (!e->hot) {
-        if (!(e->hot_mem = gbp_calloc((size_t)e->nw + 1, sizeof *e->hot)))
+        /* nw <= the pool's workers: no overflow; n is reset per batch (below) */
+        if (!(e->hot = gbp_malloc_line((size_t)e->nw * sizeof *e->hot, &e->hot_mem)))
             return gbp_error(GPUBP_ERR_NOMEM, 0, "blosc: out of memory (encoder)");
-        e->hot = (hot_slots *)(((uintptr_t)e->hot_mem + 63) & ~(uintptr_t)63);
     }
     for (int w = 0; w < e->nw; w++) e->hot[w].n = 0; /* slots of the batch before */
     gbp_blosc_enc_emit_start(e);

@@ -2,9 +2,9 @@
  * holds a batch of coded blocks: tens of MiB, which malloc serves from fresh mmapped pages each
  * call once they are 32 MiB or more (glibc's largest dynamic mmap threshold); touching them
  * again is what costs (here: 32 MiB fresh 28 ms, reused 2 ms). The one-thread encoder's block
- * scratch (256 KiB) too: freed each call, it made glibc trim and regrow its heap every call. One buffer of at most
- * GBP_SPARE_MAX bytes is kept for the life of the process (freed at exit); a second caller at
- * the same time allocates its own. */
+ * scratch (256 KiB) too: freed each call, it made glibc trim and regrow its heap every call.
+ * One buffer of at most GBP_SPARE_MAX bytes is kept for the life of the process (freed at exit);
+ * a second caller at the same time allocates its own. */
 #include "compress/spare.h"
 
 #include "common/alloc.h"
