@@ -191,6 +191,65 @@ static void test_errors(void **state)
     assert_int_equal(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=bzip2"), GPUBP_ERR_PARAM);
 }
 
+/* Replaces every 8-byte little-endian `from` in buf by `to`; returns how many. */
+static int patch_u64(unsigned char *buf, size_t n, uint64_t from, uint64_t to)
+{
+    int k = 0;
+    for (size_t i = 0; i + 8 <= n; i++) {
+        uint64_t x = 0;
+        for (int b = 0; b < 8; b++) x |= (uint64_t)buf[i + b] << 8 * b;
+        if (x != from) continue;
+        for (int b = 0; b < 8; b++) buf[i + b] = (unsigned char)(to >> 8 * b);
+        k++;
+        i += 7;
+    }
+    return k;
+}
+
+/* A block whose metadata claims far more elements than its operator buffer holds (a damaged
+ * md.0, found by fuzz_open on a BP5 dataset): reading a small box of it fails with FORMAT, and
+ * the claimed size (1 TiB here) is never allocated, which AddressSanitizer would report. */
+static void test_damaged_count(void **state)
+{
+    (void)state;
+    const char *path = ts_path("zcount.bp");
+    const size_t n = 74575; /* 0x1234f: a count no other field of md.0 equals */
+    const uint64_t huge = (uint64_t)1 << 37;
+    gpubp_file *w;
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=zlib"));
+    gpubp_variable *v;
+    size_t z = 0;
+    TS_OK(gpubp_define_variable(&v, w, "v", GPUBP_TYPE_DOUBLE, 1, &n, &z, &n));
+    double *d = malloc(n * sizeof *d);
+    assert_non_null(d);
+    for (size_t i = 0; i < n; i++) d[i] = (double)(i % 97);
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    const char *md0 = ts_join(path, "md.0");
+    size_t len = 0;
+    unsigned char *md = ts_read_file(md0, &len);
+    assert_non_null(md);
+    assert_true(patch_u64(md, len, n, huge) >= 2);            /* the count and the shape */
+    assert_true(patch_u64(md, len, n * 8, huge * 8) >= 1);    /* the operator's raw size */
+    assert_int_equal(ts_write_file(md0, md, len), 0);
+    free(md);
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ, NULL));
+    TS_OK(gpubp_begin_step(r));
+    gpubp_variable *x;
+    TS_OK(gpubp_inquire_variable(&x, r, "v"));
+    size_t st = 0, ct = 10;
+    TS_OK(gpubp_set_selection(x, 1, &st, &ct));
+    double box[10];
+    assert_int_equal(gpubp_get(r, x, box, GPUBP_SYNC), GPUBP_ERR_FORMAT);
+    assert_non_null(strstr(gpubp_last_error(), "uncompressed bytes"));
+    TS_OK(gpubp_end_step(r));
+    TS_OK(gpubp_close(r));
+    free(d);
+}
+
 /* "NAME X.Y.Z" in v when `has`, else no "NAME " at all */
 static void lib_listed(const char *v, const char *name, int has)
 {
@@ -242,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_types_and_shuffles),
         cmocka_unit_test(test_file_default_2d),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_damaged_count),
         cmocka_unit_test(test_codec_versions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
