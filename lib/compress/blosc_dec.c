@@ -437,12 +437,6 @@ static int check_prefix(const uint8_t *s, size_t n, size_t dstlen)
     return GPUBP_OK;
 }
 
-int gbp_blosc_check_prefix(const void *src, size_t n, size_t dstlen)
-{
-    GBP_CHECK_ARG(src);
-    return check_prefix(src, n, dstlen);
-}
-
 int gbp_blosc_decompress_range(const void *src, size_t n, size_t dstlen, size_t lo, size_t hi,
                                void *dst, int threads)
 {

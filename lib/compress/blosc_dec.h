@@ -28,11 +28,6 @@ int gbp_blosc_decompress(const void *src, size_t n, void *dst, size_t dstlen, in
 int gbp_blosc_decompress_range(const void *src, size_t n, size_t dstlen, size_t lo, size_t hi,
                                void *dst, int threads);
 
-/* Checks the buffer's prefix (operator type, version, length) and that it says dstlen
- * uncompressed bytes, as gbp_blosc_decompress does first: for a caller that allocates dstlen
- * bytes only for a buffer that holds them. GPUBP_OK or GPUBP_ERR_FORMAT with the offset. */
-int gbp_blosc_check_prefix(const void *src, size_t n, size_t dstlen);
-
 /* The payload of a blosc block in a BP4 file written by ADIOS2 before 2.8.0 (header version in
  * md.idx): no 15-byte prefix, it starts at the DataHeader; dstlen comes from characteristic 11. */
 int gbp_blosc_decompress_pre28(const void *src, size_t n, void *dst, size_t dstlen, int threads);

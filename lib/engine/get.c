@@ -138,15 +138,14 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     }
     if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
-    /* every operator buffer says its uncompressed size at 4 (blosc's with the rest of its
-     * prefix): checked before that size is allocated, so that a damaged count in the metadata
-     * never asks for more memory than the buffer holds */
-    if (rc == GPUBP_OK && !bp5 && !bz) rc = gbp_blosc_check_prefix(z, zn, raw);
-    if (rc == GPUBP_OK && (bp5 || bz) && zn < 12)
+    /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
+     * before that size is allocated, so that a damaged count in the metadata never asks for more
+     * memory than the buffer holds */
+    if (rc == GPUBP_OK && zn < 12)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: an operator "
                        "buffer of %zu bytes, shorter than its 12-byte header", f->path,
                        b->subfile, v->name, (unsigned long long)b->payload_offset, zn);
-    if (rc == GPUBP_OK && (bp5 || bz) && gbp_ld64(z + 4) != raw)
+    if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "
                        "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
                        b->subfile, v->name, (unsigned long long)b->payload_offset,

@@ -191,15 +191,16 @@ static void test_errors(void **state)
     assert_int_equal(gpubp_open(&w, path, GPUBP_MODE_WRITE, "compress=bzip2"), GPUBP_ERR_PARAM);
 }
 
-/* Replaces every 8-byte little-endian `from` in buf by `to`; returns how many. */
+/* Replaces every 8-byte `from` in buf (md.0, little-endian like the host) by `to`; returns how
+ * many. */
 static int patch_u64(unsigned char *buf, size_t n, uint64_t from, uint64_t to)
 {
     int k = 0;
     for (size_t i = 0; i + 8 <= n; i++) {
-        uint64_t x = 0;
-        for (int b = 0; b < 8; b++) x |= (uint64_t)buf[i + b] << 8 * b;
+        uint64_t x;
+        memcpy(&x, buf + i, 8);
         if (x != from) continue;
-        for (int b = 0; b < 8; b++) buf[i + b] = (unsigned char)(to >> 8 * b);
+        memcpy(buf + i, &to, 8);
         k++;
         i += 7;
     }
