@@ -81,6 +81,24 @@ static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block 
 
 /* A compressed block: read the operator buffer, decompress the whole block on the host, then
  * copy the wanted box out (the box may be strided, the destination on the device). */
+/* Narrows a box of a block to the block's rows it touches: the outer dimensions where the box
+ * holds one index, then the range of the next; the bytes [*lo, *lo + *span) of the block hold
+ * those rows, and b becomes the box within them (its dims shrunk, its starts there 0). */
+static void box_rows(gbp_box *b, size_t es, size_t *lo, size_t *span)
+{
+    if (b->ndims == 0) return;
+    size_t inner = es, off = 0, k = 0;
+    while (k + 1 < b->ndims && b->count[k] == 1) k++;
+    for (size_t i = b->ndims; i > k + 1; i--) inner *= b->dims[i - 1];
+    for (size_t i = 0; i <= k; i++) off = off * b->dims[i] + b->start[i];
+    *lo = off * inner;
+    *span = b->count[k] * inner;
+    for (size_t i = 0; i <= k; i++) {
+        b->dims[i] = b->count[i];
+        b->start[i] = 0;
+    }
+}
+
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
@@ -150,11 +168,15 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                        "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
                        b->subfile, v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
-    if (rc == GPUBP_OK && !dev && !(r = gbp_malloc(raw ? raw : 1)))
-        rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
-    if (rc == GPUBP_OK && bz && !r && !(r = gbp_malloc(raw ? raw : 1)))
+    /* blosc into host memory: only the bytes [lo, lo + span) of the box's outer rows are
+     * decoded (the Blosc2 blocks that hold them), into a buffer of that size; bzip2 and values
+     * of the other byte order are decoded whole */
+    gbp_box sbox = *fbox;
+    size_t lo = 0, span = raw;
+    if (!dev && !bz && !rawp && !swap) box_rows(&sbox, es, &lo, &span);
+    if (rc == GPUBP_OK && (bz || (!dev && (!rawp || swap))) && !(r = gbp_malloc(span ? span : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && rawp) { /* the null operator */
         if (swap) memcpy(r, rawp, raw);
@@ -167,10 +189,10 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
-        rc = gbp_blosc_decompress(z, zn, r, raw, f->params.compress_threads);
+        rc = gbp_blosc_decompress_range(z, zn, raw, lo, lo + span, r, f->params.compress_threads);
     if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
     if (rc == GPUBP_OK && (!dev || bz) && (!rawp || swap))
-        rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
+        rc = gbp_mem_scatter(f->mem, space, r, es, &sbox, dst, dbox);
     if (!zdev) gbp_free(z);
     gbp_free(r);
     return rc;
