@@ -1,4 +1,5 @@
-/* Timing and statistics helpers shared by the benchmark programs gpubp-bench and gpubp-bench-mpi
+/* Timing and statistics helpers shared by the benchmark programs (gpubp-bench, gpubp-bench-mpi,
+ * gpubp-zbox)
  * (header only, static inline: each program stays a single translation unit of its own). */
 #ifndef GPUBP_BENCH_UTIL_H
 #define GPUBP_BENCH_UTIL_H

@@ -7,28 +7,12 @@
  * (1/8), rows [2048, 6144) (1/2) and the whole block, each checked against the values written.
  * Prints "zbox: CODEC rows 1/8 ms=... 1/2 ms=... all ms=..." (run two builds side by side to
  * compare them). */
-#include <gpubp.h>
+#include "bench/bench_util.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include <gpubp.h>
 
 #define ROWS 8192
 #define COLS 4096
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static double value(size_t i) { return (double)(i % 100000) * 0.25; }
 
@@ -70,9 +54,9 @@ static int read_rows(const char *path, size_t first, size_t rows, double *d, dou
     CHECK(gpubp_inquire_variable(&v, r, "f"));
     size_t st[2] = {first, 0}, ct[2] = {rows, COLS};
     CHECK(gpubp_set_selection(v, 2, st, ct));
-    double t0 = now();
+    double t0 = bench_now();
     CHECK(gpubp_get(r, v, d, GPUBP_SYNC));
-    *secs = now() - t0;
+    *secs = bench_now() - t0;
     for (size_t i = 0; i < rows * COLS; i += 4097)
         if (d[i] != value(first * COLS + i)) {
             fprintf(stderr, "gpubp-zbox: %s: element %zu of the box differs\n", path, i);
@@ -101,13 +85,13 @@ int main(int argc, char **argv)
          c = strtok_r(NULL, ",", &save)) {
         char path[4096];
         snprintf(path, sizeof path, "%s/zbox-%s.bp", argv[1], c);
+        bench_remove_dataset(path);
         bad = write_block(path, c, d);
         double ms[3];
         for (int k = 0; k < 3 && !bad; k++) {
             double t[99];
             for (int i = 0; i < repeat && !bad; i++) bad = read_rows(path, first[k], rows[k], d, &t[i]);
-            qsort(t, (size_t)repeat, sizeof *t, cmp_double);
-            ms[k] = 1e3 * t[repeat / 2];
+            ms[k] = 1e3 * bench_median(t, (size_t)repeat);
         }
         if (!bad) printf("zbox: %s rows 1/8 ms=%.1f 1/2 ms=%.1f all ms=%.1f\n", c, ms[0], ms[1], ms[2]);
     }
