@@ -171,12 +171,19 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     /* blosc into host memory: only the bytes [lo, lo + span) of the box's outer rows are
-     * decoded (the Blosc2 blocks that hold them), into a buffer of that size; bzip2 and values
+     * decoded (the Blosc2 blocks that hold them), into a buffer of that size, or straight into
+     * the destination when the box is those bytes and lands in one run there; bzip2 and values
      * of the other byte order are decoded whole */
     gbp_box sbox = *fbox;
     size_t lo = 0, span = raw;
-    if (!dev && !bz && !rawp && !swap) box_rows(&sbox, es, &lo, &span);
-    if (rc == GPUBP_OK && (bz || (!dev && (!rawp || swap))) && !(r = gbp_malloc(span ? span : 1)))
+    int part = !dev && !bz && !rawp && !swap;
+    if (part) box_rows(&sbox, es, &lo, &span);
+    uint8_t *out = part && space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&sbox) &&
+                           gbp_box_is_contiguous(dbox) && gbp_box_elements(&sbox) * es == span
+                       ? dst + gbp_box_offset(dbox) * es
+                       : NULL;
+    if (rc == GPUBP_OK && !out && (bz || (!dev && (!rawp || swap))) &&
+        !(r = gbp_malloc(span ? span : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && rawp) { /* the null operator */
         if (swap) memcpy(r, rawp, raw);
@@ -189,9 +196,10 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
-        rc = gbp_blosc_decompress_range(z, zn, raw, lo, lo + span, r, f->params.compress_threads);
+        rc = gbp_blosc_decompress_range(z, zn, raw, lo, lo + span, out ? out : r,
+                                        f->params.compress_threads);
     if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
-    if (rc == GPUBP_OK && (!dev || bz) && (!rawp || swap))
+    if (rc == GPUBP_OK && !out && (!dev || bz) && (!rawp || swap))
         rc = gbp_mem_scatter(f->mem, space, r, es, &sbox, dst, dbox);
     if (!zdev) gbp_free(z);
     gbp_free(r);
