@@ -173,13 +173,15 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     /* blosc into host memory: only the bytes [lo, lo + span) of the box's outer rows are
      * decoded (the Blosc2 blocks that hold them), into a buffer of that size, or straight into
      * the destination when the box is those bytes and lands in one run there; bzip2 and values
-     * of the other byte order are decoded whole */
+     * of the other byte order are decoded whole (bzip2 straight into a run of the destination
+     * that is the whole block) */
     gbp_box sbox = *fbox;
     size_t lo = 0, span = raw;
     int part = !dev && !bz && !rawp && !swap;
     if (part) box_rows(&sbox, es, &lo, &span);
-    uint8_t *out = part && space == GPUBP_MEM_HOST && gbp_box_is_contiguous(&sbox) &&
-                           gbp_box_is_contiguous(dbox) && gbp_box_elements(&sbox) * es == span
+    uint8_t *out = (part || (bz && !swap)) && space == GPUBP_MEM_HOST &&
+                           gbp_box_is_contiguous(&sbox) && gbp_box_is_contiguous(dbox) &&
+                           gbp_box_elements(&sbox) * es == span
                        ? dst + gbp_box_offset(dbox) * es
                        : NULL;
     if (rc == GPUBP_OK && !out && (bz || (!dev && (!rawp || swap))) &&
@@ -192,7 +194,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         char what[4400];
         snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
                  v->name, (unsigned long long)b->payload_offset);
-        rc = gbp_bzip2_decompress(z, zn, r, raw, what);
+        rc = gbp_bzip2_decompress(z, zn, out ? out : r, raw, what);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK)
