@@ -79,8 +79,6 @@ static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block 
     return rc;
 }
 
-/* A compressed block: read the operator buffer, decompress the whole block on the host, then
- * copy the wanted box out (the box may be strided, the destination on the device). */
 /* Narrows a box of a block to the block's rows it touches: the outer dimensions where the box
  * holds one index, then the range of the next; the bytes [*lo, *lo + *span) of the block hold
  * those rows, and b becomes the box within them (its dims shrunk, its starts there 0). */
@@ -99,6 +97,10 @@ static void box_rows(gbp_box *b, size_t es, size_t *lo, size_t *span)
     }
 }
 
+/* A compressed block: read the operator buffer, check its size against the metadata, then
+ * decode the box: into host memory the block's rows it touches (straight into the destination
+ * when they are one run of it, else into a buffer and scattered from there), into device memory
+ * on the device or span by span through the pool (zblock.c, zdev.c). */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
@@ -169,7 +171,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                        b->subfile, v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
-    bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
+    bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: always on the host */
     /* blosc into host memory: only the bytes [lo, lo + span) of the box's outer rows are
      * decoded (the Blosc2 blocks that hold them), into a buffer of that size, or straight into
      * the destination when the box is those bytes and lands in one run there; bzip2 and values

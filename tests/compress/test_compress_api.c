@@ -163,6 +163,25 @@ static void test_boxes_of_rows(void **state)
                                      i, j, l);
                     }
         }
+        /* rows 10..13 into a buffer with ghost cells (one run per row there: scattered) */
+        const size_t st[3] = {10, 0, 0}, ct[3] = {4, 50, 40}, ms[3] = {1, 1, 1},
+                     mc[3] = {6, 52, 42};
+        TS_OK(gpubp_set_selection(x, 3, st, ct));
+        TS_OK(gpubp_set_memory_selection(x, 3, ms, mc));
+        memset(got, 0xff, n * sizeof *got);
+        TS_OK(gpubp_get(r, x, got, GPUBP_SYNC));
+        for (size_t i = 0; i < mc[0]; i++)
+            for (size_t j = 0; j < mc[1]; j++)
+                for (size_t l = 0; l < mc[2]; l++) {
+                    const double *g = &got[(i * mc[1] + j) * mc[2] + l];
+                    int in = i >= 1 && i < 5 && j >= 1 && j < 51 && l >= 1 && l < 41;
+                    size_t at = ((st[0] + i - 1) * dims[1] + j - 1) * dims[2] + l - 1;
+                    uint64_t ff = UINT64_MAX;
+                    if (in ? memcmp(g, &d[at], sizeof *d) != 0 : memcmp(g, &ff, sizeof ff) != 0)
+                        fail_msg("%s ghost box: element (%zu, %zu, %zu) wrong", codecs[c], i, j,
+                                 l);
+                }
+        TS_OK(gpubp_set_memory_selection(x, 0, NULL, NULL));
         TS_OK(gpubp_end_step(r));
         TS_OK(gpubp_close(r));
         ran++;
