@@ -1,5 +1,5 @@
 /* Box reads of one compressed block into host memory (not a test; docs/compression.md, "What is
- * read"): only the block's rows a box touches are decoded, so a box of an eighth of the rows
+ * read"): only the span of the block that holds a box is decoded, so a box of an eighth of the rows
  * should cost about an eighth of the whole block.
  * usage: gpubp-zbox DIR [codecs (lz4,zstd,zlib)] [repeat (5)]
  * For each codec: DIR/zbox-CODEC.bp, one step of an 8192 x 4096 double block (256 MiB, byte

@@ -51,56 +51,44 @@ static int span_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
                            &one);
 }
 
-/* A remote block: the span of the block that holds the box comes over the connection into host
- * memory (straight into a host destination when both boxes are contiguous), then it is copied
- * into the destination box. */
-static int read_remote(gpubp_file *f, gpubp_memory_space space, const gbp_block *b, size_t es,
-                       const gbp_box *fbox, uint8_t *dst, const gbp_box *dbox)
+/* The bytes of a block that hold box fbox, [first, first + span) from the box's first byte:
+ * produced by `fill` straight into a host destination when both boxes are one run, else into a
+ * buffer of the span's size and copied into the destination box run by run. Remote blocks fetch
+ * their span; compressed blocks read into host memory decode only the Blosc2 blocks of it. */
+static int read_span(gpubp_file *f, gpubp_memory_space space, size_t es, const gbp_box *fbox,
+                     uint8_t *dst, const gbp_box *dbox, gbp_fill_fn fill, void *ctx)
 {
-    size_t first = gbp_box_offset(fbox), last = first, n = gbp_box_elements(fbox);
-    if (n == 0) return GPUBP_OK;
-    for (size_t i = 0; i < fbox->ndims; i++) {
-        size_t stride = 1;
-        for (size_t j = i + 1; j < fbox->ndims; j++) stride *= fbox->dims[j];
-        last += (fbox->count[i] - 1) * stride;
-    }
-    size_t span = (last - first + 1) * es;
-    uint64_t off = b->payload_offset + (uint64_t)first * es;
+    size_t first = gbp_box_offset(fbox) * es, span = gbp_box_span(fbox, es);
+    if (span == 0) return GPUBP_OK;
     if (space == GPUBP_MEM_HOST && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox))
-        return gbp_dataset_pread(f, b->subfile, -1, dst + gbp_box_offset(dbox) * es, span, off);
+        return fill(ctx, dst + gbp_box_offset(dbox) * es, first, span);
     uint8_t *tmp = gbp_malloc(span);
     if (!tmp) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu bytes)", span);
-    int rc = gbp_dataset_pread(f, b->subfile, -1, tmp, span, off);
+    int rc = fill(ctx, tmp, first, span);
     if (rc == GPUBP_OK) {
-        span_ctx c = {f->mem, space, tmp, first * es, dst};
+        span_ctx c = {f->mem, space, tmp, first, dst};
         rc = gbp_box_foreach_run(fbox, dbox, es, span_run, &c);
     }
     gbp_free(tmp);
     return rc;
 }
 
-/* Narrows a box of a block to the block's rows it touches: the outer dimensions where the box
- * holds one index, then the range of the next; the bytes [*lo, *lo + *span) of the block hold
- * those rows, and b becomes the box within them (its dims shrunk, its starts there 0). */
-static void box_rows(gbp_box *b, size_t es, size_t *lo, size_t *span)
+/* A remote block's bytes [off, off + len) over the connection (a gbp_fill_fn) */
+typedef struct remote_span {
+    gpubp_file *f;
+    const gbp_block *b;
+} remote_span;
+
+static int remote_fill(void *ctx, uint8_t *to, size_t off, size_t len)
 {
-    if (b->ndims == 0) return;
-    size_t inner = es, off = 0, k = 0;
-    while (k + 1 < b->ndims && b->count[k] == 1) k++;
-    for (size_t i = b->ndims; i > k + 1; i--) inner *= b->dims[i - 1];
-    for (size_t i = 0; i <= k; i++) off = off * b->dims[i] + b->start[i];
-    *lo = off * inner;
-    *span = b->count[k] * inner;
-    for (size_t i = 0; i <= k; i++) {
-        b->dims[i] = b->count[i];
-        b->start[i] = 0;
-    }
+    const remote_span *c = ctx;
+    return gbp_dataset_pread(c->f, c->b->subfile, -1, to, len, c->b->payload_offset + off);
 }
 
 /* A compressed block: read the operator buffer, check its size against the metadata, then
- * decode the box: into host memory the block's rows it touches (straight into the destination
- * when they are one run of it, else into a buffer and scattered from there), into device memory
- * on the device or span by span through the pool (zblock.c, zdev.c). */
+ * decode the box: blosc into host memory only the span that holds it (read_span), into device
+ * memory on the device or span by span through the pool (zblock.c, zdev.c); bzip2 and values of
+ * the other byte order whole on the host, then copied out. */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
@@ -171,23 +159,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                        b->subfile, v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
-    bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: always on the host */
-    /* blosc into host memory: only the bytes [lo, lo + span) of the box's outer rows are
-     * decoded (the Blosc2 blocks that hold them), into a buffer of that size, or straight into
-     * the destination when the box is those bytes and lands in one run there; bzip2 and values
-     * of the other byte order are decoded whole (bzip2 straight into a run of the destination
-     * that is the whole block) */
-    gbp_box sbox = *fbox;
-    size_t lo = 0, span = raw;
-    int part = !dev && !bz && !rawp && !swap;
-    if (part) box_rows(&sbox, es, &lo, &span);
-    uint8_t *out = (part || (bz && !swap)) && space == GPUBP_MEM_HOST &&
-                           gbp_box_is_contiguous(&sbox) && gbp_box_is_contiguous(dbox) &&
-                           gbp_box_elements(&sbox) * es == span
-                       ? dst + gbp_box_offset(dbox) * es
-                       : NULL;
-    if (rc == GPUBP_OK && !out && (bz || (!dev && (!rawp || swap))) &&
-        !(r = gbp_malloc(span ? span : 1)))
+    bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
+    if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (rc == GPUBP_OK && rawp) { /* the null operator */
         if (swap) memcpy(r, rawp, raw);
@@ -196,15 +169,17 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         char what[4400];
         snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
                  v->name, (unsigned long long)b->payload_offset);
-        rc = gbp_bzip2_decompress(z, zn, out ? out : r, raw, what);
+        rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
-    else if (rc == GPUBP_OK)
-        rc = gbp_blosc_decompress_range(z, zn, raw, lo, lo + span, out ? out : r,
-                                        f->params.compress_threads);
+    else if (rc == GPUBP_OK && swap)
+        rc = gbp_blosc_decompress(z, zn, r, raw, f->params.compress_threads);
+    else if (rc == GPUBP_OK) { /* blosc into host memory */
+        gbp_zspan c = {z, zn, raw, f->params.compress_threads};
+        rc = read_span(f, space, es, fbox, dst, dbox, gbp_zspan_fill, &c);
+    }
     if (rc == GPUBP_OK && swap) rc = gbp_bp5_to_host(f, v, r, raw);
-    if (rc == GPUBP_OK && !out && (!dev || bz) && (!rawp || swap))
-        rc = gbp_mem_scatter(f->mem, space, r, es, &sbox, dst, dbox);
+    if (rc == GPUBP_OK && (bz || swap)) rc = gbp_mem_scatter(f->mem, space, r, es, fbox, dst, dbox);
     if (!zdev) gbp_free(z);
     gbp_free(r);
     return rc;
@@ -309,7 +284,10 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (b->op)
         return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox, ahead), f,
                           v, b);
-    if (f->rd.remote) return read_remote(f, space, b, es, &fbox, dst, &dbox);
+    if (f->rd.remote) { /* the block's span over the connection */
+        remote_span c = {f, b};
+        return read_span(f, space, es, &fbox, dst, &dbox, remote_fill, &c);
+    }
     if (f->rd.bp5) GBP_FORWARD_IF_ERROR(gbp_bp5_check_block(f, v, b, fd, es)); /* BP5: unchecked */
     if (gbp_bp5_swapped(f)) /* a writer of the other byte order */
         return name_block(gbp_bp5_read_swapped(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);

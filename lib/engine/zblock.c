@@ -290,16 +290,10 @@ done:
  * The block's uncompressed bytes are never all on the host: each pool slot gets, on an I/O
  * thread, the decoded bytes of the span it needs (the Blosc2 blocks that hold them, decoded on
  * the compression threads), and its host-to-device copy runs while the next slots are decoded. */
-typedef struct zfill {
-    const uint8_t *z;
-    size_t zlen, raw;
-    int threads;
-} zfill;
-
-static int zfill_fn(void *ctx, uint8_t *slot, size_t off, size_t len)
+int gbp_zspan_fill(void *ctx, uint8_t *to, size_t off, size_t len)
 {
-    const zfill *c = ctx;
-    return gbp_blosc_decompress_range(c->z, c->zlen, c->raw, off, off + len, slot, c->threads);
+    const gbp_zspan *c = ctx;
+    return gbp_blosc_decompress_range(c->z, c->zlen, c->raw, off, off + len, to, c->threads);
 }
 
 int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw,
@@ -312,8 +306,8 @@ int gbp_read_compressed_device(gpubp_file *f, const uint8_t *z, size_t zlen, siz
     } else if (f->params.compress_device >= 0) {
         gbp_mem_dz_note(f->mem, 1, 0, 0, "a read of part of a compressed block: the CPU decoder");
     }
-    zfill c = {z, zlen, raw, f->params.compress_threads};
-    int rc = gbp_mem_read_fill(f->mem, zfill_fn, &c, es, fbox, dst, dbox);
+    gbp_zspan c = {z, zlen, raw, f->params.compress_threads};
+    int rc = gbp_mem_read_fill(f->mem, gbp_zspan_fill, &c, es, fbox, dst, dbox);
     int rc2 = gbp_mem_sync(f->mem); /* z and c are the caller's until every fill is done */
     return rc != GPUBP_OK ? rc : rc2;
 }

@@ -10,6 +10,16 @@
  * wb->payload_len to the bytes written, wb->meta.op and the min/max of the uncompressed values.
  * fname names fd in errors. */
 int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fname);
+/* The uncompressed bytes [off, off + len) of a blosc operator buffer, decoded into `to` (a
+ * gbp_fill_fn whose ctx is a gbp_zspan): only the Blosc2 blocks that hold them are decoded.
+ * Reentrant (device reads call it from several I/O threads at once). */
+typedef struct gbp_zspan {
+    const uint8_t *z; /* the operator buffer, zlen bytes, raw bytes uncompressed */
+    size_t zlen, raw;
+    int threads;
+} gbp_zspan;
+int gbp_zspan_fill(void *ctx, uint8_t *to, size_t off, size_t len);
+
 /* decodes the compressed block z (zlen bytes; raw bytes uncompressed, elements of
  * es bytes) into the box dbox of the device array dst (the box fbox of the block) span by span
  * through the pinned pool, the host-to-device copies overlapped with the decoding. Synchronous:

@@ -111,7 +111,7 @@ static void test_types_and_shuffles(void **state)
 }
 
 /* Boxes of a 3-D compressed block of 1 MiB (several Blosc2 blocks) read into host memory, where
- * only the rows a box touches are decoded: boxes with one index in the outer dimensions, ranges
+ * only the span that holds a box is decoded: boxes with one index in the outer dimensions, ranges
  * in the middle, one element, the last rows, and the whole block; for each codec this build has. */
 static void test_boxes_of_rows(void **state)
 {
@@ -163,7 +163,7 @@ static void test_boxes_of_rows(void **state)
                                      i, j, l);
                     }
         }
-        /* rows 10..13 into a buffer with ghost cells (one run per row there: scattered) */
+        /* rows 10..13 into a buffer with ghost cells (one run per row there: copied run by run) */
         const size_t st[3] = {10, 0, 0}, ct[3] = {4, 50, 40}, ms[3] = {1, 1, 1},
                      mc[3] = {6, 52, 42};
         TS_OK(gpubp_set_selection(x, 3, st, ct));
