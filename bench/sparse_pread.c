@@ -7,9 +7,14 @@
  *   pack   the same spans, then the runs packed on the CPU (the host bounce-buffer path);
  *   runs   one pread per run, straight into a packed buffer;
  *   vec    one preadv per 512 rows: each run into the packed buffer, each gap into one small
- *          buffer that stays in cache (the gaps leave the page cache, but nothing stores them).
+ *          buffer that stays in cache (the gaps leave the page cache, but nothing stores them);
+ *   map    the same spans mapped (mmap, MAP_POPULATE: the page tables filled in one call), the
+ *          runs copied out of the mapping, then unmapped: no call per run, no copy of the gaps
+ *          (a file truncated meanwhile raises SIGBUS: why the library does not read this way);
+ *   pvm    the same mapping, the runs copied by process_vm_readv of this process, VEC_ROWS runs
+ *          a call (a page truncated away fails the call with EFAULT instead of a signal).
  * Prints, per mode, the median over the repetitions of the bytes wanted per second:
- *   sparse_pread row=ROW run=RUN threads=T mode=span|pack|runs|vec GBps=<x>
+ *   sparse_pread row=ROW run=RUN threads=T mode=span|pack|runs|vec|map|pvm GBps=<x>
  * Usage: gpubp-sparse-pread FILE [MiB=512] [row=8192] [run=4096] [threads=1] [repeat=3]
  * FILE is created (or extended) to MiB and read once before the clock starts. Not a test. */
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -69,6 +75,30 @@ static int readv_full(int fd, struct iovec *iov, int n, off_t off)
     return 0;
 }
 
+/* Rows [r, r + n) of a mapped span: each row's run copied into out (mode 4 by memcpy, mode 5 by
+ * process_vm_readv, VEC_ROWS runs a call); 0, or -1. */
+static int map_copy(const sp_arg *a, size_t r, size_t n, char *out)
+{
+    size_t off = r * a->row, skew = off % 4096, len = n * a->row + skew;
+    char *m = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, a->fd, (off_t)(off - skew));
+    if (m == MAP_FAILED) return -1;
+    int rc = 0;
+    for (size_t k = 0; k < n && rc == 0; k += VEC_ROWS) {
+        struct iovec li[VEC_ROWS], ri[VEC_ROWS];
+        size_t c = n - k < VEC_ROWS ? n - k : VEC_ROWS;
+        for (size_t i = 0; i < c; i++) {
+            li[i] = (struct iovec){out + (k + i) * a->run, a->run};
+            ri[i] = (struct iovec){m + skew + (k + i) * a->row, a->run};
+            if (a->mode == 4) memcpy(li[i].iov_base, ri[i].iov_base, a->run);
+        }
+        if (a->mode == 5 &&
+            process_vm_readv(getpid(), li, c, ri, c, 0) != (ssize_t)(c * a->run))
+            rc = -1;
+    }
+    munmap(m, len);
+    return rc;
+}
+
 static void *sp_main(void *vp)
 {
     sp_arg *a = vp;
@@ -92,6 +122,12 @@ static void *sp_main(void *vp)
             }
             a->failed = readv_full(a->fd, iov, k, (off_t)(r * a->row)) != 0;
             p += n * a->run;
+            r += n;
+            continue;
+        }
+        if (a->mode >= 4) { /* a mapped span; the runs copied out of it (4) or by pvm (5) */
+            size_t n = a->hi - r < rows_per_span ? a->hi - r : rows_per_span;
+            a->failed = map_copy(a, r, n, out) != 0;
             r += n;
             continue;
         }
@@ -150,10 +186,10 @@ int main(int argc, char **argv)
     for (size_t o = 0; o < bytes; o += SPAN) /* warm */
         if (read_full(fd, fill, bytes - o < SPAN ? bytes - o : SPAN, (off_t)o) != 0) return 1;
     free(fill);
-    static const char *names[] = {"span", "pack", "runs", "vec"};
-    double v[4][100];
+    static const char *names[] = {"span", "pack", "runs", "vec", "map", "pvm"};
+    double v[6][100];
     for (int k = 0; k < repeat; k++)
-        for (int mode = 0; mode < 4; mode++) {
+        for (int mode = 0; mode < 6; mode++) {
             sp_arg a[MAX_THREADS];
             pthread_t t[MAX_THREADS];
             double t0 = bench_now();
@@ -173,7 +209,7 @@ int main(int argc, char **argv)
             }
             v[mode][k] = (double)(rows * run) / (bench_now() - t0) / 1e9;
         }
-    for (int mode = 0; mode < 4; mode++)
+    for (int mode = 0; mode < 6; mode++)
         printf("sparse_pread row=%zu run=%zu threads=%d mode=%s GBps=%.2f\n", row, run, threads,
                names[mode], bench_median(v[mode], (size_t)repeat));
     close(fd);
