@@ -65,10 +65,18 @@
 # then sparse (sparse.log; SP_* as below, default 1, 4 and 16 threads, the half-box rows, two
 # rounds). ALL_PARTS (default "check taper ahead blosc issue23 sparse") names the parts to run, so that
 # the whole can be cut into two calls of one warm machine.
+# PACK=1 (any mode): at the end, every file under OUT (subfolders too) packed into OUT/logs.tgz and
+# the rest removed, for a caller that gets back only a few files (the device tool returns about
+# eight: run 95 lost its logs that way).
 set -u
 MODE=${MODE:-full}
 OUT=${OUT:-/tmp/gpubp-device-out}
 mkdir -p "$OUT"
+if [ "${PACK:-0}" = 1 ]; then
+  trap 'cd "$OUT" && tar czf /tmp/gpubp-logs.$$.tgz --exclude=./logs.tgz . &&
+        find . -mindepth 1 ! -name logs.tgz -delete && mv /tmp/gpubp-logs.$$.tgz logs.tgz' EXIT
+  export PACK=0 # the modes MODE=all runs leave the packing to this one
+fi
 # ADIOS2's libraries: <prefix>/lib of an installed ADIOS2 (ADIOS2_DIR=<prefix>/lib/cmake/adios2),
 # or the PyPI wheel's adios2/ and adios2.libs/ (ADIOS2_DIR=<site-packages>/adios2/cmake/adios2),
 # for the link of gpubp-adios2-cmp in every mode that builds it (the wheel's libraries need each
