@@ -270,10 +270,19 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     size_t es = gbp_type_size(v->type);
     gbp_box fbox, dbox;
     if (!block_boxes(v, b, start, count, s, rev, local, &fbox, &dbox)) return GPUBP_OK;
-    if (b->has_value) { /* BP5 local values: the value lives in the metadata */
+    /* a block whose value lives in the metadata (one element): values are read by do_get_queued,
+     * so an array's block has one only in damaged metadata (fuzz_open, BUG-14) */
+    if (b->has_value) {
+        if (gbp_box_elements(&fbox) != 1)
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': a block whose value is in the "
+                             "metadata (one element) has %zu elements in the selection", f->path,
+                             v->name, gbp_box_elements(&fbox));
+        /* the source box has the destination's dimensions (all 1): the box walk pairs boxes
+         * of one rank */
         gbp_box one;
-        size_t c1 = 1;
-        gbp_box_dense(&one, 1, &c1);
+        size_t c1[GBP_MAX_DIMS];
+        for (size_t i = 0; i < dbox.ndims; i++) c1[i] = 1;
+        gbp_box_dense(&one, dbox.ndims, c1);
         return gbp_mem_scatter(f->mem, space, b->mm, es, &one, dst, &dbox);
     }
     if (b->payload_offset == UINT64_MAX)
