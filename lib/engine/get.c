@@ -270,8 +270,9 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     size_t es = gbp_type_size(v->type);
     gbp_box fbox, dbox;
     if (!block_boxes(v, b, start, count, s, rev, local, &fbox, &dbox)) return GPUBP_OK;
-    /* a block whose value lives in the metadata (one element): values are read by do_get_queued,
-     * so an array's block has one only in damaged metadata (fuzz_open, BUG-14) */
+    /* a block whose value lives in the metadata: one element (BP5 writes a global value of
+     * several writers so, seen as a 1-D array of one element a block); a selection of more of it
+     * is damaged metadata (fuzz_open, BUG-14) */
     if (b->has_value) {
         if (gbp_box_elements(&fbox) != 1)
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': a block whose value is in the "
