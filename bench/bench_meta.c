@@ -115,7 +115,7 @@ static int child_list(const char *path, double *t_list)
         gpubp_variable *v;
         gpubp_type t;
         size_t ns, nd, dims[32];
-        unsigned char mn[16], mx[16];
+        unsigned char mn[16] = {0}, mx[16]; /* strings have no min/max: mn stays 0 */
         CHECK(gpubp_inquire_variable(&v, r, names[i]));
         CHECK(gpubp_variable_type(v, &t));
         CHECK(gpubp_variable_steps(v, &ns));
