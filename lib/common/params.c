@@ -85,6 +85,7 @@ static int set_param(gbp_params *p, const char *k, const char *v)
         return 0;
     }
     if (!strcmp(k, "direct_io")) return parse_bool(k, v, &p->direct_io);
+    if (!strcmp(k, "read_mmap")) return parse_bool(k, v, &p->read_mmap);
     if (!strcmp(k, "fsync")) return parse_bool(k, v, &p->fsync);
     if (!strcmp(k, "async_commit")) return parse_bool(k, v, &p->async_commit);
     if (!strcmp(k, "timeout")) {

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/fmap.h"
+#include "memspace/box.h"
 #include "memspace/jobs.h"
 #include "memspace/mem_ctx.h"
 #include "memspace/simdev.h"
@@ -132,11 +134,36 @@ static job take_job_locked(gbp_mem *m, int k)
     return j;
 }
 
+typedef struct sparse_ctx {
+    const job *j;
+    const gbp_fmap *map; /* read_mmap: the runs' span mapped (else one pread per run) */
+} sparse_ctx;
+
 /* A run of a sparse host read: from the block at j->off into the user's array at j->dst. */
 static int sparse_run(void *vc, size_t a_off, size_t b_off, size_t bytes)
 {
-    const job *j = vc;
+    const sparse_ctx *c = vc;
+    const job *j = c->j;
+    if (c->map) {
+        memcpy((uint8_t *)j->dst + b_off, gbp_fmap_at(c->map, j->off + a_off), bytes);
+        return GPUBP_OK;
+    }
     return gbp_pread_all(j->fd, (uint8_t *)j->dst + b_off, bytes, j->off + a_off, "data file");
+}
+
+/* A sparse host read: its runs one pread each, or (read_mmap) copied out of a mapping of their
+ * span; a span not wholly in the file is not mapped, and pread reports it. */
+static int sparse_read(gbp_mem *m, const job *j)
+{
+    sparse_ctx c = {j, NULL};
+    gbp_fmap fm;
+    if (m->params.read_mmap &&
+        gbp_fmap_open(&fm, j->fd, j->off + gbp_box_offset(&j->fa) * j->elsize,
+                      gbp_box_span(&j->fa, j->elsize)))
+        c.map = &fm;
+    int rc = gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, &c);
+    if (c.map) gbp_fmap_close(&fm);
+    return rc;
 }
 
 static int run_job(gbp_mem *m, job *j)
@@ -148,7 +175,7 @@ static int run_job(gbp_mem *m, job *j)
                              j->kind == JOB_HOST_WRITE ? "write to" : "read of",
                              (unsigned long long)j->off, strerror(EIO));
         if (j->kind == JOB_HOST_WRITE) return gbp_pwrite_all(j->fd, j->src, j->len, j->off, "data file");
-        if (j->sparse) return gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, j);
+        if (j->sparse) return sparse_read(m, j);
         return gbp_pread_all(j->fd, j->dst, j->len, j->off, "data file");
     }
     if (gbp_memctx_job_failed(m, j)) return GPUBP_OK;

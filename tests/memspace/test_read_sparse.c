@@ -5,7 +5,8 @@
  * runs are close together still read whole spans. Checked here: the rule's arithmetic, every
  * value in place for 2-D and 3-D boxes into dense and ghosted destinations, the copies a sparse
  * read queues (packed pieces, not one strided copy per span), slot reuse under slow copies
- * without hazards, and reads that fail half-way (reported, and the next read works). */
+ * without hazards, and reads that fail half-way (reported, and the next read works); the same
+ * with read_mmap=1 (the runs copied out of a mapping of their span), whose mappings are counted. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "io/fileio.h"
+#include "io/fmap.h"
 #include "memspace/box.h"
 #include "memspace/memspace.h"
 #include "memspace/pipe_util.h"
@@ -83,6 +85,37 @@ static void device_values(void **state)
     /* one column of 16-byte elements */
     size_t f1[] = {0, 5}, c1[] = {40, 1};
     pt_read_case(pt_sim_params(2, 4096, 2), 2, B2, f1, c1, c1, (size_t[]){0, 0}, 16, 3);
+    assert_int_equal(pt_hazards(), 0);
+    gbp_sim_reset();
+}
+
+static gbp_params mapped(gbp_params p)
+{
+    p.read_mmap = 1;
+    return p;
+}
+
+/* read_mmap=1: the same reads, every value in place, each chunk's runs out of a mapping. */
+static void device_values_mapped(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    size_t z2[] = {0, 0}, g2[] = {34, 720}, o2[] = {2, 10};
+    size_t before = gbp_fmap_count();
+    pt_read_case(mapped(pt_sim_params(4, 65536, 2)), 2, B2, F2, C2, C2, z2, 8, 4096);
+    size_t one = gbp_fmap_count() - before;
+    /* 30 runs of 5600 bytes, 11 to a 64 KiB slot: three chunks, three mappings */
+    assert_int_equal(one, 3);
+    pt_read_case(mapped(pt_sim_params(2, 65536, 3)), 2, B2, F2, C2, g2, o2, 8, 0);
+    pt_read_case(mapped(pt_piece_params(4, 65536, 3, 4096)), 2, B2, F2, C2, C2, z2, 8, 99);
+    pt_read_case(mapped(pt_piece_params(3, 65536, 2, 3000)), 2, B2, F2, C2, C2, z2, 8, 0);
+    size_t b3[] = {6, 10, 2048}, f3[] = {1, 2, 1000}, c3[] = {4, 7, 300}, z3[] = {0, 0, 0},
+           d3[] = {5, 9, 310}, s3[] = {1, 1, 5};
+    pt_read_case(mapped(pt_sim_params(3, 8192, 2)), 3, b3, f3, c3, c3, z3, 4, 4);
+    pt_read_case(mapped(pt_sim_params(3, 8192, 2)), 3, b3, f3, c3, d3, s3, 4, 4);
+    size_t f1[] = {0, 5}, c1[] = {40, 1};
+    pt_read_case(mapped(pt_sim_params(2, 4096, 2)), 2, B2, f1, c1, c1, (size_t[]){0, 0}, 16, 3);
+    assert_true(gbp_fmap_count() - before > 3 * one);
     assert_int_equal(pt_hazards(), 0);
     gbp_sim_reset();
 }
@@ -259,6 +292,45 @@ static void host_values(void **state)
     host_case(3, b3, f3, c3, c3, z3, 4, NULL);
 }
 
+/* read_mmap=1 into host memory: the large sparse boxes (by the I/O threads) out of mappings,
+ * the small ones and those with close runs read as before. */
+static void host_values_mapped(void **state)
+{
+    (void)state;
+    size_t z2[] = {0, 0};
+    size_t bl[] = {600, 2048}, fl[] = {5, 1000}, cl[] = {590, 1000}, dl[] = {600, 1100},
+           sl[] = {5, 50};
+    size_t before = gbp_fmap_count();
+    host_case(2, B2, F2, C2, C2, z2, 8, "read_mmap=1"); /* small: the caller's preads */
+    assert_int_equal(gbp_fmap_count(), before);
+    host_case(2, bl, fl, cl, cl, z2, 8, "read_mmap=1");
+    host_case(2, bl, fl, cl, dl, sl, 8, "read_mmap=1,io_threads=3");
+    assert_true(gbp_fmap_count() > before);
+    size_t b3[] = {40, 100, 2048}, f3[] = {3, 10, 1000}, c3[] = {36, 90, 300}, z3[] = {0, 0, 0};
+    host_case(3, b3, f3, c3, c3, z3, 4, "read_mmap=1");
+}
+
+/* read_mmap=1 and a file cut short: the chunks past the end are not mapped, their preads report
+ * the truncation (no SIGBUS), and the read after the rewrite gives every value. */
+static void mapped_truncated(void **state)
+{
+    (void)state;
+    gbp_sim_reset();
+    gbp_sim_set_delay_us(100);
+    size_t before = gbp_fmap_count();
+    truncated_case(GPUBP_MEM_GPU, mapped(pt_piece_params(2, 65536, 2, 4096)), B2, F2, C2,
+                   (off_t)(20 * B2[1] * 8 + 3000));
+    assert_true(gbp_fmap_count() > before);
+    assert_int_equal(pt_hazards(), 0);
+    gbp_sim_reset();
+    gbp_params p;
+    assert_int_equal(gbp_params_parse(&p, "io_threads=2,read_mmap=1"), GPUBP_OK);
+    size_t bl[] = {600, 2048}, fl[] = {5, 1000}, cl[] = {590, 1000};
+    before = gbp_fmap_count();
+    truncated_case(GPUBP_MEM_HOST, p, bl, fl, cl, (off_t)(400 * bl[1] * 8));
+    assert_true(gbp_fmap_count() > before);
+}
+
 /* A large sparse host read (by the I/O threads) whose file is cut short. */
 static void host_truncated(void **state)
 {
@@ -279,6 +351,9 @@ int main(void)
         cmocka_unit_test(device_truncated),
         cmocka_unit_test(host_values),
         cmocka_unit_test(host_truncated),
+        cmocka_unit_test(device_values_mapped),
+        cmocka_unit_test(host_values_mapped),
+        cmocka_unit_test(mapped_truncated),
     };
     return cmocka_run_group_tests_name("strided reads, run by run", tests, NULL, NULL);
 }
