@@ -77,13 +77,11 @@ def table(rows):
     def text(row, what, t):
         out.append((row["n"], row["label"], what, None, t, None, "text"))
 
-    gp_default, gp_mmap = {}, {}
+    gp_default = {}
     for r in rows:
         kv, lab = r["kv"], r["label"]
         if r["adios2"]:
             continue
-        if "read_mmap=1" in lab and blocks_of(lab):
-            gp_mmap[blocks_of(lab)] = r
         if "defaults" in lab and "cold" not in lab and "GiB" not in lab and "variables" not in lab:
             b = blocks_of(lab)
             if b:
@@ -127,12 +125,6 @@ def table(rows):
         add(r, "libgpubp write / ADIOS2 BP4 (row %s)" % (g["n"] if g else "?"),
             gw / aw if gw and aw else None, 15.0)
         add(r, "libgpubp half-box read / ADIOS2 BP4", gs / asub if gs and asub else None, 20.0)
-        gm = gp_mmap.get(blocks_of(r["label"]))
-        gms = num(gm["kv"], "sub_read_GBps") if gm else None
-        if gms:
-            text(r, "libgpubp half-box GB/s, read_mmap=1 (row %s)" % gm["n"], "%.2f" % gms)
-            add(r, "libgpubp half-box read, read_mmap=1 / ADIOS2 BP4", gms / asub if asub else None,
-                20.0)
     return out
 
 

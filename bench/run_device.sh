@@ -379,10 +379,7 @@ if [ "$MODE" = issue23 ]; then
        "adios2: 1 block|$A --blocks 1"
        "adios2: 4 blocks|$A --blocks 4"
        "adios2: 16 blocks|$A --blocks 16"
-       "1 block, split off, piece_kib=16384 (whole-chunk copies and writes)|$G --blocks 1 --params split_mib=0,piece_kib=16384"
-       "1 block, read_mmap=1 (strided runs copied out of a mapping)|$G --blocks 1 --params read_mmap=1"
-       "4 blocks, read_mmap=1|$G --blocks 4 --params read_mmap=1"
-       "16 blocks, read_mmap=1|$G --blocks 16 --params read_mmap=1")
+       "1 block, split off, piece_kib=16384 (whole-chunk copies and writes)|$G --blocks 1 --params split_mib=0,piece_kib=16384")
   {
     for i in "${!R23[@]}"; do echo "row $((i + 1)): ${R23[$i]%%|*}"; done
     for i in "${!R23[@]}"; do

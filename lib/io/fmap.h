@@ -1,5 +1,5 @@
-/* lib/io: read-only mappings of a file range, for copying the runs of a strided read out of the
- * page cache without one pread per run (the `read_mmap` parameter, docs/parameters.md).
+/* lib/io: read-only mappings of a file range, for copying the runs of a strided host read out of
+ * the page cache without one pread per run (the `read_mmap` parameter, docs/parameters.md).
  *
  * The hazard, and why it is opt-in: a mapped page whose file is truncated while it is mapped
  * raises SIGBUS in the thread that touches it, where pread returns a short count the library

@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "io/fmap.h"
 #include "memspace/mem_ctx.h"
 #include "memspace/simdev.h"
 
@@ -66,7 +65,6 @@ typedef struct rd_fill {
     size_t filled; /* bytes in the slot so far */
     uint8_t *dst;  /* pieces: the destination of slot byte 0 (contiguous) */
     int queued;    /* a copy was queued */
-    const gbp_fmap *map; /* read_mmap: the runs' span mapped, copied from there (else pread) */
 } rd_fill;
 
 /* Before bytes land in piece region i of the slot: the older copies out of it are complete. */
@@ -96,8 +94,7 @@ static int rd_fill_put(rd_fill *f, uint64_t off, size_t n)
             size_t end = ((size_t)i + 1) * m->piece;
             if (k > end - o) k = end - o;
         }
-        if (f->map) memcpy(f->s->buf + o, gbp_fmap_at(f->map, off), k);
-        else GBP_FORWARD_IF_ERROR(gbp_pread_all(f->j->fd, f->s->buf + o, k, off, "data file"));
+        GBP_FORWARD_IF_ERROR(gbp_pread_all(f->j->fd, f->s->buf + o, k, off, "data file"));
         f->filled += k;
         off += k;
         n -= k;
@@ -184,13 +181,7 @@ int gbp_jobs_read_dev(gbp_mem *m, job *j)
                      GPUBP_OK &&
                  op.n == 1 && op.p.height == 1 && op.p.depth == 1 && op.p.width == j->len;
     gbp_error_clear();
-    /* read_mmap: a sparse read's runs copied out of a mapping of their span (one call, not one
-     * pread per run); a span not wholly in the file is not mapped: pread reports it */
-    gbp_fmap fm = {0};
-    int mapped = j->sparse && !j->fill && m->params.read_mmap &&
-                 gbp_fmap_open(&fm, j->fd, j->off, gbp_box_span(&j->fa, j->elsize));
-    rd_fill f = {m, j, s, pieces, prev_np, 0, 0, (uint8_t *)j->dst + op.p.b_off, 0,
-                 mapped ? &fm : NULL};
+    rd_fill f = {m, j, s, pieces, prev_np, 0, 0, (uint8_t *)j->dst + op.p.b_off, 0};
     int rc = GPUBP_OK;
     if (pieces) {
         if (j->wait_ev && prev_np == 0) rc = m->ops->event_wait(m->dctx, s->ev);
@@ -211,7 +202,6 @@ int gbp_jobs_read_dev(gbp_mem *m, job *j)
             rc = gbp_box_walk3d(&src, &j->da, j->elsize, h2d_piece, &c);
         }
     }
-    gbp_fmap_close(&fm);
     if (!f.queued) return rc;
     if (rc != GPUBP_OK && pieces) s->read_np = 0; /* a piece may lack its event: ev covers all */
     gbp_saved_error e;
