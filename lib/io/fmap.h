@@ -31,6 +31,14 @@ static inline const uint8_t *gbp_fmap_at(const gbp_fmap *m, uint64_t off)
 {
     return m->base + (off - m->off);
 }
+/* Whether a strided read of `want` bytes in a span of `span` bytes is worth mapping: the mapping
+ * populates (and, for pages not cached, reads) every page of the span, the gaps too, where a
+ * pread per run touches only the runs' pages; so only spans of at most four times the wanted
+ * bytes are mapped (the half box: twice), never a few narrow columns of wide rows. */
+static inline int gbp_fmap_worth(size_t span, size_t want)
+{
+    return want > 0 && (want > SIZE_MAX / 4 || span <= 4 * want);
+}
 /* Unmaps (an empty *m: nothing). */
 void gbp_fmap_close(gbp_fmap *m);
 /* Mappings made so far by this process (tests check that the mapped path ran). */

@@ -152,14 +152,15 @@ static int sparse_run(void *vc, size_t a_off, size_t b_off, size_t bytes)
 }
 
 /* A sparse host read: its runs one pread each, or (read_mmap) copied out of a mapping of their
- * span; a span not wholly in the file is not mapped, and pread reports it. */
+ * span when that is at most four times their bytes (gbp_fmap_worth); a span not wholly in the
+ * file is not mapped, and pread reports it. */
 static int sparse_read(gbp_mem *m, const job *j)
 {
     sparse_ctx c = {j, NULL};
     gbp_fmap fm;
-    if (m->params.read_mmap &&
-        gbp_fmap_open(&fm, j->fd, j->off + gbp_box_offset(&j->fa) * j->elsize,
-                      gbp_box_span(&j->fa, j->elsize)))
+    size_t span = gbp_box_span(&j->fa, j->elsize);
+    if (m->params.read_mmap && gbp_fmap_worth(span, gbp_box_elements(&j->fa) * j->elsize) &&
+        gbp_fmap_open(&fm, j->fd, j->off + gbp_box_offset(&j->fa) * j->elsize, span))
         c.map = &fm;
     int rc = gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, &c);
     if (c.map) gbp_fmap_close(&fm);

@@ -52,6 +52,13 @@ static void rule_arithmetic(void **state)
     size_t dg[] = {22, 1030}, sg[] = {1, 3};
     pt_make_box(&g, 2, dg, sg, c5);
     assert_int_equal(gbp_box_run_bytes(&b, &g, 8), 8192);
+    /* read_mmap=1 maps a span of at most four times the wanted bytes: the half box (twice), not
+     * narrow columns of wide rows */
+    assert_true(gbp_fmap_worth(99 * 8192 + 4096, 100 * 4096));
+    assert_true(gbp_fmap_worth(400, 100));
+    assert_false(gbp_fmap_worth(401, 100));
+    assert_false(gbp_fmap_worth(99 * 8192 + 8, 800));
+    assert_false(gbp_fmap_worth(0, 0));
     /* an empty box */
     size_t c0[] = {0, 4};
     pt_make_box(&b, 2, d2, s2, c0);
