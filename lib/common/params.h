@@ -18,7 +18,8 @@ typedef struct gbp_params {
                              * cut into sub-blocks over the subfiles (lib/engine/writer.c) */
     int block_view_stored;  /* block_view=stored: readers list every stored (sub-)block */
     int direct_io;
-    int read_mmap;          /* read_mmap=1: large strided host reads copy their runs out of a mapping (io/fmap.h) */
+    int read_mmap;          /* read_mmap=1: large strided host reads copy their runs out of a
+                             * mapping (io/fmap.h) */
     int fsync;
     int async_commit;       /* serial writers: end_step returns once the data left the buffers */
     double timeout;         /* seconds, < 0 forever */
