@@ -5,8 +5,8 @@
  * raises SIGBUS in the thread that touches it, where pread returns a short count the library
  * reports. A range that lies past the end of the file when the mapping is made is never mapped
  * (gbp_fmap_open declines and the caller reads with pread, which reports the truncation), so only
- * a truncation during the copy itself — another process replacing the dataset while it is being
- * read — is not caught. */
+ * a truncation during the copy itself — e.g. ADIOS2 writing the dataset anew, which opens its files
+ * with O_TRUNC (libgpubp's writers remove the old files instead) — is not caught. */
 #ifndef GBP_FMAP_H
 #define GBP_FMAP_H
 
