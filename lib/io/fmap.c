@@ -28,7 +28,6 @@ int gbp_fmap_open(gbp_fmap *m, int fd, uint64_t off, size_t len)
 #endif
     void *a = mmap(NULL, maplen, PROT_READ, flags, fd, (off_t)start);
     if (a == MAP_FAILED) return 0;
-    (void)madvise(a, maplen, MADV_SEQUENTIAL);
     m->addr = a;
     m->maplen = maplen;
     m->off = off;

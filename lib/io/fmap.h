@@ -20,8 +20,8 @@ typedef struct gbp_fmap {
     const uint8_t *base; /* where that byte is in the mapping */
 } gbp_fmap;
 
-/* Maps bytes [off, off + len) of fd read-only, its pages populated (MAP_POPULATE) and read ahead
- * sequentially. Returns 1 when mapped, 0 when not (len 0, the range not wholly inside the file,
+/* Maps bytes [off, off + len) of fd read-only, its pages populated at once (MAP_POPULATE: no
+ * fault per page, nothing left to read ahead). Returns 1 when mapped, 0 when not (len 0, the range not wholly inside the file,
  * or mmap failed): then *m is empty and the caller reads with pread, whose errors name the file.
  * Never sets an error. The mapping is the caller's until gbp_fmap_close; the file descriptor may
  * be closed meanwhile. Thread-safe (each mapping is its own). */

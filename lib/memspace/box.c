@@ -1,6 +1,8 @@
 /* Boxes inside dense row-major arrays, and the walk over their contiguous runs. */
 #include "memspace/box.h"
 
+#include <string.h>
+
 void gbp_box_dense(gbp_box *b, size_t ndims, const size_t *count)
 {
     b->ndims = ndims;
@@ -106,6 +108,26 @@ int gbp_box_foreach_run(const gbp_box *a, const gbp_box *b, size_t elsize, gbp_r
         }
         if (k == 0) return 0;
     }
+}
+
+typedef struct copy_ctx {
+    const uint8_t *src;
+    size_t sub;
+    uint8_t *dst;
+} copy_ctx;
+
+static int copy_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
+{
+    copy_ctx *c = ctx;
+    memcpy(c->dst + b_off, c->src + (a_off - c->sub), bytes);
+    return 0;
+}
+
+void gbp_box_copy_runs(const gbp_box *a, const gbp_box *b, size_t elsize, const uint8_t *src,
+                       size_t sub, uint8_t *dst)
+{
+    copy_ctx c = {src, sub, dst};
+    (void)gbp_box_foreach_run(a, b, elsize, copy_run, &c);
 }
 
 /* ---- 3-D pieces ------------------------------------------------------------------------------ */

@@ -13,6 +13,11 @@ typedef int (*gbp_run_fn)(void *ctx, size_t a_off, size_t b_off, size_t bytes);
 int gbp_box_foreach_run(const gbp_box *a, const gbp_box *b, size_t elsize, gbp_run_fn fn,
                         void *ctx);
 
+/* Copies the runs of box a, read out of src, into box b of dst (same counts), in host memory:
+ * src holds a's array from its byte `sub` on (a's runs lie at or after it), dst b's whole array. */
+void gbp_box_copy_runs(const gbp_box *a, const gbp_box *b, size_t elsize, const uint8_t *src,
+                       size_t sub, uint8_t *dst);
+
 /* The bytes of each run that gbp_box_foreach_run(a, b, ...) calls fn for (b may be NULL). */
 size_t gbp_box_run_bytes(const gbp_box *a, const gbp_box *b, size_t elsize);
 

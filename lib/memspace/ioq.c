@@ -134,37 +134,30 @@ static job take_job_locked(gbp_mem *m, int k)
     return j;
 }
 
-typedef struct sparse_ctx {
-    const job *j;
-    const gbp_fmap *map; /* read_mmap: the runs' span mapped (else one pread per run) */
-} sparse_ctx;
-
 /* A run of a sparse host read: from the block at j->off into the user's array at j->dst. */
 static int sparse_run(void *vc, size_t a_off, size_t b_off, size_t bytes)
 {
-    const sparse_ctx *c = vc;
-    const job *j = c->j;
-    if (c->map) {
-        memcpy((uint8_t *)j->dst + b_off, gbp_fmap_at(c->map, j->off + a_off), bytes);
-        return GPUBP_OK;
-    }
+    const job *j = vc;
     return gbp_pread_all(j->fd, (uint8_t *)j->dst + b_off, bytes, j->off + a_off, "data file");
 }
 
 /* A sparse host read: its runs one pread each, or (read_mmap) copied out of a mapping of their
  * span when that is at most four times their bytes (gbp_fmap_worth); a span not wholly in the
  * file is not mapped, and pread reports it. */
-static int sparse_read(gbp_mem *m, const job *j)
+static int sparse_read(gbp_mem *m, job *j)
 {
-    sparse_ctx c = {j, NULL};
-    gbp_fmap fm;
-    size_t span = gbp_box_span(&j->fa, j->elsize);
-    if (m->params.read_mmap && gbp_fmap_worth(span, gbp_box_elements(&j->fa) * j->elsize) &&
-        gbp_fmap_open(&fm, j->fd, j->off + gbp_box_offset(&j->fa) * j->elsize, span))
-        c.map = &fm;
-    int rc = gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, &c);
-    if (c.map) gbp_fmap_close(&fm);
-    return rc;
+    if (m->params.read_mmap) {
+        size_t first = gbp_box_offset(&j->fa) * j->elsize, span = gbp_box_span(&j->fa, j->elsize);
+        gbp_fmap fm;
+        if (gbp_fmap_worth(span, gbp_box_elements(&j->fa) * j->elsize) &&
+            gbp_fmap_open(&fm, j->fd, j->off + first, span)) {
+            gbp_box_copy_runs(&j->fa, &j->da, j->elsize, gbp_fmap_at(&fm, j->off + first), first,
+                              j->dst);
+            gbp_fmap_close(&fm);
+            return GPUBP_OK;
+        }
+    }
+    return gbp_box_foreach_run(&j->fa, &j->da, j->elsize, sparse_run, j);
 }
 
 static int run_job(gbp_mem *m, job *j)

@@ -11,19 +11,6 @@
 #include "memspace/mem_ctx.h"
 #include "memspace/slots.h"
 
-typedef struct scatter_ctx {
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t sub; /* subtracted from the offsets in src: src holds the array from that byte on */
-} scatter_ctx;
-
-static int scatter_run(void *ctx, size_t a_off, size_t b_off, size_t bytes)
-{
-    scatter_ctx *c = ctx;
-    memcpy(c->dst + b_off, c->src + (a_off - c->sub), bytes);
-    return 0;
-}
-
 /* ---- reads ----------------------------------------------------------------------------------- */
 /* Whether the runs of box a (contiguous in b too, when given) are better read one by one. */
 static int sparse_pays(const gbp_box *a, const gbp_box *b, size_t elsize)
@@ -147,8 +134,7 @@ int gbp_mem_read(gbp_mem *m, gpubp_memory_space sp, int fd, uint64_t off, size_t
         gbp_box da;
         gbp_box_sub(&da, dbox, k.rel, k.count);
         GBP_FORWARD_IF_ERROR(gbp_pread_all(fd, m->bounce, k.span, off + k.span_off, "data file"));
-        scatter_ctx sc = {m->bounce, dst, k.span_off};
-        GBP_FORWARD_IF_ERROR(gbp_box_foreach_run(&k.a, &da, elsize, scatter_run, &sc));
+        gbp_box_copy_runs(&k.a, &da, elsize, m->bounce, k.span_off, dst);
     }
     return GPUBP_OK;
 }
@@ -193,8 +179,8 @@ int gbp_mem_scatter(gbp_mem *m, gpubp_memory_space sp, const void *src, size_t e
         GBP_FORWARD_IF_ERROR(gbp_box_walk3d(sbox, dbox, elsize, sync_piece, &c));
         return wait_misc(m);
     }
-    scatter_ctx c = {src, dst, 0};
-    return gbp_box_foreach_run(sbox, dbox, elsize, scatter_run, &c);
+    gbp_box_copy_runs(sbox, dbox, elsize, src, 0, dst);
+    return GPUBP_OK;
 }
 
 int gbp_mem_copy_out(gbp_mem *m, gpubp_memory_space sp, void *dst_host, const void *src, size_t n)
