@@ -421,6 +421,14 @@ static void resolve_spec(const ls_ctx *c, int j, uint64_t dim, uint64_t *st, uin
     *ct = ic < 0 ? dim + (uint64_t)ic + 1 - *st : (uint64_t)ic;
 }
 
+static int step_range_error(uint64_t start, uint64_t count, size_t nsteps)
+{
+    printf("ERROR: The sum of start step (%" PRIu64 ") and step count (%" PRIu64
+           ") is larger than the number of steps available (%d)\n",
+           start, count, (int)nsteps);
+    return LS_STOP;
+}
+
 int ls_read_var(ls_ctx *c, const ls_var *v)
 {
     uint64_t st[LS_MAX_DIMS] = {0}, ct[LS_MAX_DIMS] = {0};
@@ -430,17 +438,20 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     int tidx = 0;
     uint64_t step0 = 0, nelems = 1;
     int rc;
+    bool past = false; /* the step selection passes bpls's check only by wrapping */
 
     if (v->ndims >= LS_MAX_DIMS) /* checked at open_var; repeated for the compiler's sake */
         return LS_FAIL;
     if (c->random_access && nsteps > 1) {
         /* the selection starts with the step dimension */
         resolve_spec(c, 0, nsteps, &st[0], &ct[0]);
+        /* bpls adds start and count in 64 bits: a start past the end with the count -1 wraps to
+         * the step count and passes its check, stopping at a changing shape's message below (as
+         * bpls does) or going on to read past the end (bpls: an exception; here the message) */
         if (st[0] > nsteps || ct[0] > nsteps - st[0]) {
-            printf("ERROR: The sum of start step (%" PRIu64 ") and step count (%" PRIu64
-                   ") is larger than the number of steps available (%d)\n",
-                   st[0], ct[0], (int)nsteps);
-            return LS_STOP;
+            past = st[0] + ct[0] <= nsteps;
+            if (!past)
+                return step_range_error(st[0], ct[0], nsteps);
         }
         step0 = st[0];
         nelems *= ct[0];
@@ -479,6 +490,8 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
             return LS_STOP;
         }
     }
+    if (past)
+        return step_range_error(st[0], ct[0], nsteps);
 
     int bad = -1;
     for (int j = 0; j < ndim; j++) {
