@@ -17,6 +17,7 @@
 #include "gpubpls/ls_dump.h"
 #include "gpubpls/ls_opts.h"
 #include "gpubpls/ls_print.h"
+#include "gpubpls/ls_shape.h"
 
 #include <errno.h>
 #include <limits.h>

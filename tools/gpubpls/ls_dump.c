@@ -1,5 +1,6 @@
 /*
- * gpubpls: shapes, blocks and data dumps (bpls's readVar, readVarBlock, print_decomp).
+ * gpubpls: statistics, block listings and data dumps (bpls's readVar, readVarBlock, print_decomp);
+ * the shapes and blocks they query are in ls_shape.c.
  *
  * Everything goes through the public API. In random-access mode a variable's step selection
  * persists between calls, so every read and every per-step query sets it first
@@ -10,128 +11,12 @@
  */
 #include "gpubpls/ls_dump.h"
 #include "gpubpls/ls_print.h"
+#include "gpubpls/ls_shape.h"
 #include "gpubpls/ls_steps.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-int ls_select_steps(ls_ctx *c, const ls_var *v, size_t step, size_t n)
-{
-    if (!c->random_access)
-        return LS_OK;
-    int rc = gpubp_set_step_selection(v->v, step, n);
-    return rc < 0 ? ls_lib_error(c, rc, "selecting steps of", v->name) : LS_OK;
-}
-
-static int nblocks_at(ls_ctx *c, const ls_var *v, size_t step, size_t *n)
-{
-    int rc = gpubp_variable_blocks(v->v, c->random_access ? step : 0, n);
-    return rc < 0 ? ls_lib_error(c, rc, "counting the blocks of", v->name) : LS_OK;
-}
-
-/* Start and count of one block in file order (local arrays: start 0; local values: the block
- * index along their one dimension), and min/max (one element each; either may be NULL). */
-static int block_info(ls_ctx *c, const ls_var *v, size_t step, size_t b, size_t *start,
-                      size_t *count, void *min, void *max)
-{
-    size_t st = c->random_access ? step : 0;
-    int rc;
-    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
-        start[0] = b;
-        count[0] = 1;
-        rc = gpubp_variable_block_info(v->v, st, b, NULL, NULL, min, max);
-    } else {
-        rc = gpubp_variable_block_info(v->v, st, b, start, count, min, max);
-        if (rc >= 0 && v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
-            memset(start, 0, v->ndims * sizeof *start);
-    }
-    return rc < 0 ? ls_lib_error(c, rc, "reading the blocks of", v->name) : LS_OK;
-}
-
-int ls_var_shape(ls_ctx *c, const ls_var *v, size_t step, size_t *dims)
-{
-    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE)
-        return nblocks_at(c, v, step, &dims[0]);
-    if (v->ndims == 0)
-        return LS_OK;
-    int rc = ls_select_steps(c, v, step, 1);
-    if (rc != LS_OK)
-        return rc;
-    rc = gpubp_variable_shape(v->v, GPUBP_MEM_HOST, dims);
-    return rc < 0 ? ls_lib_error(c, rc, "reading the shape of", v->name) : LS_OK;
-}
-
-int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims)
-{
-    if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY) {
-        size_t start[LS_MAX_DIMS];
-        return block_info(c, v, 0, 0, start, dims, NULL, NULL);
-    }
-    return ls_var_shape(c, v, v->nsteps ? v->nsteps - 1 : 0, dims);
-}
-
-int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims)
-{
-    /* a local value keeps one shape, its last step's block count (bpls reads it so) */
-    if (!c->random_access || v->kind == GPUBP_SHAPE_LOCAL_VALUE)
-        return ls_var_last_shape(c, v, dims);
-    size_t d[LS_MAX_DIMS];
-    if (c->bp5 && v->kind == GPUBP_SHAPE_JOINED_ARRAY && v->nsteps && c->file_steps > 1) {
-        /* bpls takes each step's shape from MinBlocksInfo, which has none for a BP5 joined array
-         * absent from the dataset's last step (ADIOS2 cleared its running shape there): no
-         * extent is known, every dimension prints as __ */
-        size_t last = 0;
-        int rc = gpubp_variable_dataset_step(v->v, v->nsteps - 1, &last);
-        if (rc < 0)
-            return ls_lib_error(c, rc, "reading the steps of", v->name);
-        if (last + 1 < c->file_steps) {
-            for (size_t k = 0; k < v->ndims; k++) dims[k] = 0;
-            return LS_OK;
-        }
-    }
-    for (size_t s = 0; s < v->nsteps; s++) {
-        int rc = ls_var_shape(c, v, s, d);
-        if (rc != LS_OK)
-            return rc;
-        for (size_t k = 0; k < v->ndims; k++)
-            if (s == 0)
-                dims[k] = d[k];
-            else if (dims[k] != d[k])
-                dims[k] = 0;
-    }
-    return LS_OK;
-}
-
-int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims)
-{
-    bool first_block = true;
-    size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS];
-    *nblocks = 0;
-    memset(dims, 0, v->ndims * sizeof *dims);
-    for (size_t s = 0; s < v->nsteps; s++) { /* one step, the current one, in -t mode */
-        size_t n;
-        int rc = nblocks_at(c, v, s, &n);
-        if (rc != LS_OK)
-            return rc;
-        if (s == 0)
-            *nblocks = n;
-        else if (*nblocks != n)
-            *nblocks = 0;
-        for (size_t b = 0; b < n; b++) {
-            rc = block_info(c, v, s, b, start, count, NULL, NULL);
-            if (rc != LS_OK)
-                return rc;
-            for (size_t k = 0; k < v->ndims; k++)
-                if (first_block)
-                    dims[k] = count[k];
-                else if (dims[k] != count[k])
-                    dims[k] = 0;
-            first_block = false;
-        }
-    }
-    return LS_OK;
-}
 
 /* ---- reading -------------------------------------------------------------------------------- */
 
@@ -207,7 +92,7 @@ static int value_of_block(ls_ctx *c, const ls_var *v, size_t step, size_t b, pie
     p->data = malloc(v->esize);
     if (!p->data)
         return ls_nomem();
-    return block_info(c, v, step, b, start, count, p->data, NULL);
+    return ls_block_info(c, v, step, b, start, count, p->data, NULL);
 }
 
 static const void *piece_ptr(const piece *p)
@@ -227,6 +112,9 @@ int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool
 
 /* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. With clip (BP5
  * dumps), elements outside the shape of step s0 read as 0, as ADIOS2's BP5 reader leaves them. */
+static int read_box(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
+                    const uint64_t *n, uint64_t nelems, const size_t *shape, piece *p);
+
 static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
                       const uint64_t *n, uint64_t nelems, piece *p, bool clip)
 {
@@ -245,13 +133,13 @@ static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, cons
         size_t k = 0;
         for (uint64_t st = s0; st < s0 + ns; st++) {
             size_t nb = SIZE_MAX;
-            if (clip && (rc = nblocks_at(c, v, (size_t)st, &nb)) != LS_OK)
+            if (clip && (rc = ls_nblocks_at(c, v, (size_t)st, &nb)) != LS_OK)
                 return rc;
             for (uint64_t b = s[0]; b < s[0] + n[0]; b++, k++) {
                 size_t bs[1], bc[1];
                 if (b >= nb)
                     continue; /* past the step's blocks: 0 */
-                rc = block_info(c, v, (size_t)st, (size_t)b, bs, bc,
+                rc = ls_block_info(c, v, (size_t)st, (size_t)b, bs, bc,
                                 (char *)p->data + k * v->esize, NULL);
                 if (rc != LS_OK)
                     return rc;
@@ -267,11 +155,42 @@ static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, cons
         }
         return LS_OK;
     }
-    bool clipped = false;
-    if (v->ndims > 0) {
-        size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS], shape[LS_MAX_DIMS], mstart[LS_MAX_DIMS];
-        if (clip && (rc = ls_var_shape(c, v, (size_t)s0, shape)) != LS_OK)
+    if (!clip || v->ndims == 0)
+        return read_box(c, v, s0, ns, s, n, nelems, NULL, p);
+    size_t shape[LS_MAX_DIMS];
+    if (v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
+        if ((rc = ls_var_shape(c, v, (size_t)s0, shape)) != LS_OK)
             return rc;
+        return read_box(c, v, s0, ns, s, n, nelems, shape, p);
+    }
+    /* BP5 joined array: the shape ADIOS2 reports is one step's, but its reader fills each step's
+     * part of a box from that step's own blocks, wherever they reach (zeros past them): each
+     * step is clipped to the extent of its blocks */
+    uint64_t slab = nelems / ns;
+    if (!(p->data = calloc(1, nelems * v->esize + 1)))
+        return ls_nomem();
+    for (uint64_t i = 0; i < ns; i++) {
+        piece q = {0};
+        if ((rc = ls_joined_extent(c, v, (size_t)(s0 + i), shape)) == LS_OK)
+            rc = read_box(c, v, s0 + i, 1, s, n, slab, shape, &q);
+        if (rc == LS_OK)
+            memcpy((char *)p->data + i * slab * v->esize, q.data, slab * v->esize);
+        piece_free(&q);
+        if (rc != LS_OK)
+            return rc;
+    }
+    return LS_OK;
+}
+
+/* The box (s, n) of steps s0 .. s0 + ns - 1 into p; with shape, clipped to it: what lies past
+ * it reads as zeros (ADIOS2's BP5 reader does not check a box against the shape). */
+static int read_box(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
+                    const uint64_t *n, uint64_t nelems, const size_t *shape, piece *p)
+{
+    int rc;
+    bool clipped = false, clip = shape != NULL;
+    if (v->ndims > 0) {
+        size_t start[LS_MAX_DIMS], count[LS_MAX_DIMS], mstart[LS_MAX_DIMS];
         for (size_t k = 0; k < v->ndims; k++) {
             start[k] = (size_t)s[k];
             count[k] = (size_t)n[k];
@@ -459,13 +378,16 @@ int ls_read_var(ls_ctx *c, const ls_var *v)
     }
     const int tdims = ndim + tidx;
 
-    /* an empty step selection at the end (bpls accepts it) takes the last step's shape; a local
-     * value over several steps takes its one shape, the last step's block count, and each step
-     * reads that many of its own blocks (bpls does so) */
+    /* a step selection starting at the end (empty, which bpls accepts, or one that passes its
+     * check by wrapping) takes the last step's shape, and on BP5 the first step's (ADIOS2's BP5
+     * reader maps a relative step past the end through its table's end: what bpls printed for
+     * every such selection of 600 random files, 2026-12-07); a local value over several steps
+     * takes its one shape, the last step's block count, and each step reads that many of its
+     * own blocks (bpls does so) */
     if (tidx && v->kind == GPUBP_SHAPE_LOCAL_VALUE)
         rc = ls_global_signature(c, v, shape);
     else
-        rc = ls_var_shape(c, v, step0 < nsteps ? (size_t)step0 : nsteps - 1, shape);
+        rc = ls_var_shape(c, v, step0 < nsteps ? (size_t)step0 : c->bp5 ? 0 : nsteps - 1, shape);
     if (rc != LS_OK)
         return rc;
 
@@ -654,7 +576,7 @@ static int bp5_fold(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned cha
     int rc;
     for (size_t s = 0; s < v->nsteps && values && !c->bp5_last_writers && !multi; s++) {
         size_t n;
-        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
+        if ((rc = ls_nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
         multi = n > 1;
     }
@@ -662,7 +584,7 @@ static int bp5_fold(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned cha
         return LS_OK;
     for (size_t s = 0; s < v->nsteps; s++) {
         size_t n;
-        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
+        if ((rc = ls_nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
         for (size_t b = 0; b < n; b++) {
             bool counts;
@@ -670,7 +592,7 @@ static int bp5_fold(ls_ctx *c, const ls_var *v, unsigned char *min, unsigned cha
                 return rc;
             if (!counts)
                 continue;
-            if ((rc = block_info(c, v, s, b, start, count, bmin, bmax)) != LS_OK)
+            if ((rc = ls_block_info(c, v, s, b, start, count, bmin, bmax)) != LS_OK)
                 return rc;
             const unsigned char *lo = bmin, *hi = bmax;
             if (compare(v->type, bmin, bmax, &ok) > 0) { /* a block of no elements */
@@ -737,7 +659,7 @@ static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, i
     bool stats = c->opt.longopt && v->type != GPUBP_TYPE_STRING;
     if (c->bp5 && v->type == GPUBP_TYPE_CHAR)
         stats = false; /* ADIOS2's BP5 reader keeps none for char */
-    int rc = block_info(c, v, step, j, start, count, stats ? min : NULL, stats ? max : NULL);
+    int rc = ls_block_info(c, v, step, j, start, count, stats ? min : NULL, stats ? max : NULL);
     if (rc != LS_OK)
         return rc;
     bool local = v->kind == GPUBP_SHAPE_LOCAL_ARRAY;
@@ -832,7 +754,7 @@ static int print_values_of_step(ls_ctx *c, const ls_var *v, size_t step, size_t 
 static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
 {
     size_t n;
-    int rc = nblocks_at(c, v, 0, &n);
+    int rc = ls_nblocks_at(c, v, 0, &n);
     if (rc != LS_OK || n == 0)
         return rc;
     int nd_blocks = ls_ndigits((uint64_t)n - 1);
@@ -841,8 +763,17 @@ static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
     int nd_dims[LS_MAX_DIMS];
     if ((rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
+    /* BP5: a variable written without statistics (no block has any) prints N/A for each block */
+    bool nostats = false;
+    if (c->bp5 && c->opt.longopt && ls_type_has_minmax(c, v->type)) {
+        unsigned char min[16], max[16];
+        int mrc = gpubp_variable_minmax(v->v, min, max);
+        if (mrc < 0 && mrc != GPUBP_ERR_NOT_FOUND)
+            return ls_lib_error(c, mrc, "reading min/max of", v->name);
+        nostats = mrc == GPUBP_ERR_NOT_FOUND;
+    }
     for (size_t j = 0; j < n && rc == LS_OK; j++)
-        rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims, false);
+        rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims, nostats);
     return rc;
 }
 
@@ -870,7 +801,7 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
 
     for (size_t s = 0; s < v->nsteps && rc == LS_OK; s++) {
         size_t n;
-        if ((rc = nblocks_at(c, v, s, &n)) != LS_OK)
+        if ((rc = ls_nblocks_at(c, v, s, &n)) != LS_OK)
             return rc;
         fprintf(c->out, "%c       step %*zu: ", c->commentchar, nd_steps,
                 c->bp5 ? s : ls_abs_step(c, v, s));

@@ -1,23 +1,10 @@
-/* tools/gpubpls/ls_dump.h: shapes, blocks and data dumps of one variable (ls_dump.c). Each
- * returns LS_OK, LS_STOP or LS_FAIL (ls.h) unless it says otherwise. */
+/* tools/gpubpls/ls_dump.h: statistics, block listings and data dumps of one variable
+ * (ls_dump.c; its shapes and blocks: ls_shape.h). Each returns LS_OK, LS_STOP or LS_FAIL (ls.h)
+ * unless it says otherwise. */
 #ifndef GPUBPLS_LS_DUMP_H
 #define GPUBPLS_LS_DUMP_H
 
 #include "gpubpls/ls.h"
-
-/* The steps of v to read from: [step, step + n) in random access; nothing in -t mode. */
-int ls_select_steps(ls_ctx *c, const ls_var *v, size_t step, size_t n);
-
-/* The array shape of v at relative step `step` (the current step in -t mode). */
-int ls_var_shape(ls_ctx *c, const ls_var *v, size_t step, size_t *dims);
-
-/* The variable's shape as bpls keeps it after opening: the last step's shape (global arrays),
- * the first block's count (local arrays). */
-int ls_var_last_shape(ls_ctx *c, const ls_var *v, size_t *dims);
-
-/* The shape over all steps, 0 where a dimension changes ("__"); *nblocks for local arrays. */
-int ls_global_signature(ls_ctx *c, const ls_var *v, size_t *dims);
-int ls_local_signature(ls_ctx *c, const ls_var *v, size_t *nblocks, size_t *dims);
 
 /* Whether bpls prints min/max for type t: never for strings; for BP5 not for char and complex
  * numbers either (ADIOS2's BP5 reader keeps none). */
