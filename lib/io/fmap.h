@@ -21,10 +21,11 @@ typedef struct gbp_fmap {
 } gbp_fmap;
 
 /* Maps bytes [off, off + len) of fd read-only, its pages populated at once (MAP_POPULATE: no
- * fault per page, nothing left to read ahead). Returns 1 when mapped, 0 when not (len 0, the range not wholly inside the file,
- * or mmap failed): then *m is empty and the caller reads with pread, whose errors name the file.
- * Never sets an error. The mapping is the caller's until gbp_fmap_close; the file descriptor may
- * be closed meanwhile. Thread-safe (each mapping is its own). */
+ * fault per page, nothing left to read ahead). Returns 1 when mapped, 0 when not (len 0, the
+ * range not wholly inside the file, or mmap failed): then *m is empty and the caller reads with
+ * pread, whose errors name the file. Never sets an error. The mapping is the caller's until
+ * gbp_fmap_close; the file descriptor may be closed meanwhile. Thread-safe (each mapping is its
+ * own). */
 int gbp_fmap_open(gbp_fmap *m, int fd, uint64_t off, size_t len);
 /* The mapped byte at file offset off (inside the range given to gbp_fmap_open). */
 static inline const uint8_t *gbp_fmap_at(const gbp_fmap *m, uint64_t off)

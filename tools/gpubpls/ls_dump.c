@@ -110,78 +110,6 @@ int ls_print_block_value(ls_ctx *c, const ls_var *v, size_t step, size_t b, bool
     return rc;
 }
 
-/* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. With clip (BP5
- * dumps), elements outside the shape of step s0 read as 0, as ADIOS2's BP5 reader leaves them. */
-static int read_box(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
-                    const uint64_t *n, uint64_t nelems, const size_t *shape, piece *p);
-
-static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
-                      const uint64_t *n, uint64_t nelems, piece *p, bool clip)
-{
-    int rc;
-    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
-        for (uint64_t st = s0; st < s0 + ns; st++)
-            for (uint64_t b = s[0]; b < s[0] + n[0]; b++)
-                if ((rc = value_of_block(c, v, (size_t)st, (size_t)b, p)) != LS_OK)
-                    return rc;
-        return LS_OK;
-    }
-    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
-        p->data = calloc(1, nelems * v->esize + 1);
-        if (!p->data)
-            return ls_nomem();
-        size_t k = 0;
-        for (uint64_t st = s0; st < s0 + ns; st++) {
-            size_t nb = SIZE_MAX;
-            if (clip && (rc = ls_nblocks_at(c, v, (size_t)st, &nb)) != LS_OK)
-                return rc;
-            for (uint64_t b = s[0]; b < s[0] + n[0]; b++, k++) {
-                size_t bs[1], bc[1];
-                if (b >= nb)
-                    continue; /* past the step's blocks: 0 */
-                rc = ls_block_info(c, v, (size_t)st, (size_t)b, bs, bc,
-                                (char *)p->data + k * v->esize, NULL);
-                if (rc != LS_OK)
-                    return rc;
-            }
-        }
-        return LS_OK;
-    }
-    if (v->type == GPUBP_TYPE_STRING) {
-        for (uint64_t st = s0; st < s0 + ns; st++) {
-            if ((rc = ls_select_steps(c, v, (size_t)st, 1)) != LS_OK ||
-                (rc = get_into(c, v, p, 1)) != LS_OK)
-                return rc;
-        }
-        return LS_OK;
-    }
-    if (!clip || v->ndims == 0)
-        return read_box(c, v, s0, ns, s, n, nelems, NULL, p);
-    size_t shape[LS_MAX_DIMS];
-    if (v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
-        if ((rc = ls_var_shape(c, v, (size_t)s0, shape)) != LS_OK)
-            return rc;
-        return read_box(c, v, s0, ns, s, n, nelems, shape, p);
-    }
-    /* BP5 joined array: the shape ADIOS2 reports is one step's, but its reader fills each step's
-     * part of a box from that step's own blocks, wherever they reach (zeros past them): each
-     * step is clipped to the extent of its blocks */
-    uint64_t slab = nelems / ns;
-    if (!(p->data = calloc(1, nelems * v->esize + 1)))
-        return ls_nomem();
-    for (uint64_t i = 0; i < ns; i++) {
-        piece q = {0};
-        if ((rc = ls_joined_extent(c, v, (size_t)(s0 + i), shape)) == LS_OK)
-            rc = read_box(c, v, s0 + i, 1, s, n, slab, shape, &q);
-        if (rc == LS_OK)
-            memcpy((char *)p->data + i * slab * v->esize, q.data, slab * v->esize);
-        piece_free(&q);
-        if (rc != LS_OK)
-            return rc;
-    }
-    return LS_OK;
-}
-
 /* The box (s, n) of steps s0 .. s0 + ns - 1 into p; with shape, clipped to it: what lies past
  * it reads as zeros (ADIOS2's BP5 reader does not check a box against the shape). */
 static int read_box(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
@@ -222,6 +150,76 @@ static int read_box(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const 
             rc = ls_lib_error(c, crc, "clearing the memory selection of", v->name);
     }
     return rc;
+}
+
+/* Reads steps [s0, s0 + ns) and elements [s, s + n) of a global value or array. With clip (BP5
+ * dumps), elements outside the shape of step s0 read as 0, as ADIOS2's BP5 reader leaves them;
+ * a joined array's each step outside the extent of that step's blocks. */
+static int read_piece(ls_ctx *c, const ls_var *v, uint64_t s0, uint64_t ns, const uint64_t *s,
+                      const uint64_t *n, uint64_t nelems, piece *p, bool clip)
+{
+    int rc;
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE && v->type == GPUBP_TYPE_STRING) {
+        for (uint64_t st = s0; st < s0 + ns; st++)
+            for (uint64_t b = s[0]; b < s[0] + n[0]; b++)
+                if ((rc = value_of_block(c, v, (size_t)st, (size_t)b, p)) != LS_OK)
+                    return rc;
+        return LS_OK;
+    }
+    if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        p->data = calloc(1, nelems * v->esize + 1);
+        if (!p->data)
+            return ls_nomem();
+        size_t k = 0;
+        for (uint64_t st = s0; st < s0 + ns; st++) {
+            size_t nb = SIZE_MAX;
+            if (clip && (rc = ls_nblocks_at(c, v, (size_t)st, &nb)) != LS_OK)
+                return rc;
+            for (uint64_t b = s[0]; b < s[0] + n[0]; b++, k++) {
+                size_t bs[1], bc[1];
+                if (b >= nb)
+                    continue; /* past the step's blocks: 0 */
+                rc = ls_block_info(c, v, (size_t)st, (size_t)b, bs, bc,
+                                   (char *)p->data + k * v->esize, NULL);
+                if (rc != LS_OK)
+                    return rc;
+            }
+        }
+        return LS_OK;
+    }
+    if (v->type == GPUBP_TYPE_STRING) {
+        for (uint64_t st = s0; st < s0 + ns; st++) {
+            if ((rc = ls_select_steps(c, v, (size_t)st, 1)) != LS_OK ||
+                (rc = get_into(c, v, p, 1)) != LS_OK)
+                return rc;
+        }
+        return LS_OK;
+    }
+    if (!clip || v->ndims == 0)
+        return read_box(c, v, s0, ns, s, n, nelems, NULL, p);
+    size_t shape[LS_MAX_DIMS];
+    if (v->kind != GPUBP_SHAPE_JOINED_ARRAY) {
+        if ((rc = ls_var_shape(c, v, (size_t)s0, shape)) != LS_OK)
+            return rc;
+        return read_box(c, v, s0, ns, s, n, nelems, shape, p);
+    }
+    /* BP5 joined array: the shape ADIOS2 reports is one step's, but its reader fills each step's
+     * part of a box from that step's own blocks, wherever they reach (zeros past them): each
+     * step is clipped to the extent of its blocks */
+    uint64_t slab = nelems / ns;
+    if (!(p->data = calloc(1, nelems * v->esize + 1)))
+        return ls_nomem();
+    for (uint64_t i = 0; i < ns; i++) {
+        piece q = {0};
+        if ((rc = ls_joined_extent(c, v, (size_t)(s0 + i), shape)) == LS_OK)
+            rc = read_box(c, v, s0 + i, 1, s, n, slab, shape, &q);
+        if (rc == LS_OK)
+            memcpy((char *)p->data + i * slab * v->esize, q.data, slab * v->esize);
+        piece_free(&q);
+        if (rc != LS_OK)
+            return rc;
+    }
+    return LS_OK;
 }
 
 /* bpls's read strategy: whole fastest dimensions, as many of them as fit in LS_READ_BYTES. */
@@ -750,6 +748,17 @@ static int print_values_of_step(ls_ctx *c, const ls_var *v, size_t step, size_t 
     return LS_OK;
 }
 
+/* BP5 under -l: whether v was written without statistics (no block has any), so that each block
+ * prints N/A / N/A (ADIOS2's BP5 reader); false otherwise. */
+static int bp5_nostats(ls_ctx *c, const ls_var *v, bool *nostats)
+{
+    *nostats = false;
+    if (!c->bp5 || !c->opt.longopt || !ls_type_has_minmax(c, v->type))
+        return LS_OK;
+    unsigned char min[16], max[16];
+    return ls_var_minmax(c, v, min, max, nostats);
+}
+
 /* -t: the blocks of the current step, without step headers (bpls print_decomp_singlestep). */
 static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
 {
@@ -763,15 +772,9 @@ static int print_decomp_singlestep(ls_ctx *c, const ls_var *v)
     int nd_dims[LS_MAX_DIMS];
     if ((rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
-    /* BP5: a variable written without statistics (no block has any) prints N/A for each block */
-    bool nostats = false;
-    if (c->bp5 && c->opt.longopt && ls_type_has_minmax(c, v->type)) {
-        unsigned char min[16], max[16];
-        int mrc = gpubp_variable_minmax(v->v, min, max);
-        if (mrc < 0 && mrc != GPUBP_ERR_NOT_FOUND)
-            return ls_lib_error(c, mrc, "reading min/max of", v->name);
-        nostats = mrc == GPUBP_ERR_NOT_FOUND;
-    }
+    bool nostats;
+    if ((rc = bp5_nostats(c, v, &nostats)) != LS_OK)
+        return rc;
     for (size_t j = 0; j < n && rc == LS_OK; j++)
         rc = print_block_line(c, v, 0, j, nd_blocks, nd_dims, nostats);
     return rc;
@@ -791,13 +794,9 @@ int ls_print_decomp(ls_ctx *c, const ls_var *v)
     c->sel_set = false;
     if (!values && (rc = dims_digits(c, v, nd_dims)) != LS_OK)
         return rc;
-    /* BP5: a variable written without statistics prints N/A for each block */
     bool nostats = false;
-    if (!values && c->bp5 && c->opt.longopt && ls_type_has_minmax(c, v->type)) {
-        unsigned char min[16], max[16];
-        if ((rc = ls_var_minmax(c, v, min, max, &nostats)) != LS_OK)
-            return rc;
-    }
+    if (!values && (rc = bp5_nostats(c, v, &nostats)) != LS_OK)
+        return rc;
 
     for (size_t s = 0; s < v->nsteps && rc == LS_OK; s++) {
         size_t n;
