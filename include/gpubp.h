@@ -96,7 +96,10 @@ typedef enum gpubp_type {
     GPUBP_TYPE_UINT16 = 51,
     GPUBP_TYPE_UINT32 = 52,
     GPUBP_TYPE_UINT64 = 54,
-    GPUBP_TYPE_CHAR = 55              /* read only: C++ `char` variables written by ADIOS2 */
+    GPUBP_TYPE_CHAR = 55,             /* read only: C++ `char` variables written by ADIOS2 */
+    GPUBP_TYPE_STRUCT = 56            /* read only: ADIOS2 BP5 struct variables (DefineStruct):
+                                       * arrays of records of the writer's layout, described by
+                                       * gpubp_variable_struct(); see "Struct variables" */
 } gpubp_type;
 
 typedef enum gpubp_mode {
@@ -372,6 +375,33 @@ GPUBP_API int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, 
  * length + 1 (the terminating NUL). */
 GPUBP_API int gpubp_selection_size(const gpubp_variable *v, size_t *bytes);
 
+/* Bytes of one element: gpubp_type_size() of its type, a struct variable's record size (padding
+ * included), 0 for strings. UNSUPPORTED_TYPE for a type this library cannot read. */
+GPUBP_API int gpubp_variable_element_size(const gpubp_variable *v, size_t *bytes);
+
+/* ---------------------------------------------------------------------------------------------
+ * Struct variables (read only). ADIOS2's BP5 writer stores arrays of C structs (IO::DefineStruct,
+ * DefineStructVariable; global and local arrays) as records of the writer's layout; their type is
+ * GPUBP_TYPE_STRUCT. gpubp_get copies whole records (padding included) into host or device
+ * memory, with the same selections as any array;
+ * there are no min/max (gpubp_variable_minmax and gpubp_variable_minmax_missing: NOT_SUPPORTED;
+ * gpubp_variable_block_info writes nothing to min and max). A big-endian writer's records are
+ * converted field by field to host order. A struct whose description has a string or pointer
+ * field is listed by no call and its inquiry is NOT_SUPPORTED, naming why. The description below
+ * comes from the dataset's mmd.0 and lives until gpubp_close(). Errors of both: INVALID_ARG
+ * (NULL v, i out of range), TYPE_MISMATCH (not a struct variable, or a file open for writing).
+ * ------------------------------------------------------------------------------------------- */
+
+/* The struct's name as the writer defined it (borrowed), its record size and field count. Any
+ * out-pointer may be NULL. */
+GPUBP_API int gpubp_variable_struct(const gpubp_variable *v, const char **name, size_t *size,
+                                    size_t *nfields);
+
+/* Field i (in the writer's order): name (borrowed), element type, byte offset in the record and
+ * element count (1, or n for a field declared with n elements). Any out-pointer may be NULL. */
+GPUBP_API int gpubp_variable_struct_field(const gpubp_variable *v, size_t i, const char **name,
+                                          gpubp_type *type, size_t *offset, size_t *count);
+
 /* Describes the user's (larger) buffer for ghost cells: the buffer has dims `count`, and the box a
  * put reads or a get fills (the selection's count) starts at `start` inside it. Dims in the memory
  * space's layout; works for host and device buffers (strided copies). Pass ndims 0 to clear.
@@ -460,11 +490,12 @@ GPUBP_API int gpubp_attribute_data(const gpubp_file *f, const char *name, void *
 GPUBP_API int gpubp_attribute_string(const gpubp_file *f, const char *name, size_t i,
                                      const char **s);
 
-/* Size in bytes of one element of `type` (strings and unknown ids: 0; long double: 16). */
+/* Size in bytes of one element of `type` (strings, structs and unknown ids: 0; long double: 16;
+ * a variable's own: gpubp_variable_element_size). */
 GPUBP_API size_t gpubp_type_size(gpubp_type type);
 
 /* The ADIOS2 name of a type ("int32_t", "double complex", "long double", "string"; a string
- * array is "string"; an unknown id "unknown"). Static storage. */
+ * array is "string"; GPUBP_TYPE_STRUCT "struct"; an unknown id "unknown"). Static storage. */
 GPUBP_API const char *gpubp_type_name(gpubp_type type);
 
 /* ---------------------------------------------------------------------------------------------

@@ -184,6 +184,57 @@ int gpubp_variable_type(const gpubp_variable *v, gpubp_type *type)
     return GPUBP_OK;
 }
 
+int gpubp_variable_element_size(const gpubp_variable *v, size_t *bytes)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(bytes);
+    if (v->type == GPUBP_TYPE_STRING) {
+        *bytes = 0;
+        return GPUBP_OK;
+    }
+    if (!gbp_is_write_mode(v->file))
+        GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_variable_element_size"));
+    *bytes = gbp_is_write_mode(v->file) ? gbp_type_size(v->type) : gbp_rvar_esize(v);
+    return GPUBP_OK;
+}
+
+/* The layout of a struct variable, or TYPE_MISMATCH naming fn. */
+static int struct_of(const gpubp_variable *v, const char *fn, const gbp_struct_def **d)
+{
+    GBP_CHECK_ARG(v);
+    *d = v->type == GPUBP_TYPE_STRUCT && !gbp_is_write_mode(v->file) && v->rv ? v->rv->sdef : NULL;
+    GBP_RETURN_ERROR_IF(!*d, GPUBP_ERR_TYPE_MISMATCH, "%s: '%s' is a %s variable, not a struct",
+                        fn, v->name, gbp_type_name(v->type));
+    return GPUBP_OK;
+}
+
+int gpubp_variable_struct(const gpubp_variable *v, const char **name, size_t *size,
+                          size_t *nfields)
+{
+    const gbp_struct_def *d;
+    GBP_FORWARD_IF_ERROR(struct_of(v, "gpubp_variable_struct", &d));
+    if (name) *name = d->name;
+    if (size) *size = d->size;
+    if (nfields) *nfields = d->nfields;
+    return GPUBP_OK;
+}
+
+int gpubp_variable_struct_field(const gpubp_variable *v, size_t i, const char **name,
+                                gpubp_type *type, size_t *offset, size_t *count)
+{
+    const gbp_struct_def *d;
+    GBP_FORWARD_IF_ERROR(struct_of(v, "gpubp_variable_struct_field", &d));
+    GBP_RETURN_ERROR_IF(i >= d->nfields, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_variable_struct_field: '%s' has %zu fields, not %zu", v->name,
+                        d->nfields, i + 1);
+    const gbp_struct_field *fl = &d->fields[i];
+    if (name) *name = fl->name;
+    if (type) *type = (gpubp_type)fl->type;
+    if (offset) *offset = fl->offset;
+    if (count) *count = fl->count;
+    return GPUBP_OK;
+}
+
 int gpubp_variable_shape_kind(const gpubp_variable *v, gpubp_shape_kind *kind)
 {
     GBP_CHECK_ARG(v);
@@ -345,7 +396,7 @@ int gpubp_variable_block_info(const gpubp_variable *v, size_t step, size_t block
     GBP_RETURN_ERROR_IF(block >= nb, GPUBP_ERR_INVALID_SELECTION,
                         "'%s': block %zu does not exist (step has %zu blocks)", v->name, block, nb);
     const gbp_block *b = &blocks[block];
-    size_t nd = v->sel.ndims, es = gbp_type_size(v->type);
+    size_t nd = v->sel.ndims, es = gbp_type_size(v->type); /* structs: 0, no min/max */
     if (v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
         if (start) start[0] = block;
         if (count) count[0] = 1;
@@ -410,8 +461,9 @@ int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t blo
 int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
 {
     GBP_CHECK_ARG(v);
-    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING, GPUBP_ERR_NOT_SUPPORTED,
-                        "gpubp_variable_minmax: '%s' is a string", v->name);
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || v->type == GPUBP_TYPE_STRUCT,
+                        GPUBP_ERR_NOT_SUPPORTED, "gpubp_variable_minmax: '%s' is a %s", v->name,
+                        gbp_type_name(v->type));
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
                         "gpubp_variable_minmax: '%s' belongs to a file open for writing", v->name);
     GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_variable_minmax"));
@@ -458,8 +510,9 @@ int gpubp_variable_minmax_missing(const gpubp_variable *v, int *missing)
 {
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(missing);
-    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING, GPUBP_ERR_NOT_SUPPORTED,
-                        "gpubp_variable_minmax_missing: '%s' is a string", v->name);
+    GBP_RETURN_ERROR_IF(v->type == GPUBP_TYPE_STRING || v->type == GPUBP_TYPE_STRUCT,
+                        GPUBP_ERR_NOT_SUPPORTED, "gpubp_variable_minmax_missing: '%s' is a %s",
+                        v->name, gbp_type_name(v->type));
     GBP_RETURN_ERROR_IF(gbp_is_write_mode(v->file), GPUBP_ERR_WRONG_MODE,
                         "gpubp_variable_minmax_missing: '%s' belongs to a file open for writing",
                         v->name);
@@ -486,7 +539,8 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(bytes);
     GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_selection_size"));
-    size_t es = gbp_type_size(v->type), nd = v->sel.ndims;
+    size_t es = gbp_is_write_mode(v->file) ? gbp_type_size(v->type) : gbp_rvar_esize(v);
+    size_t nd = v->sel.ndims;
     if (gbp_is_write_mode(v->file)) {
         size_t n = 1;
         for (size_t i = 0; i < nd; i++) n *= v->sel.count[i];

@@ -37,6 +37,7 @@ const char *gbp_type_name(int type)
     case GPUBP_TYPE_DOUBLE_COMPLEX: return "double complex";
     case GPUBP_TYPE_STRING: case GPUBP_TYPE_STRING_ARRAY: return "string";
     case GPUBP_TYPE_CHAR: return "char";
+    case GPUBP_TYPE_STRUCT: return "struct";
     default: return "unknown";
     }
 }

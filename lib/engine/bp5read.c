@@ -6,6 +6,7 @@
 
 #include "engine/collective.h"
 #include "engine/dataset.h"
+#include "engine/rvar.h"
 
 #include "format/bp5_ffs.h"
 #include "format/bp5_idx.h"
@@ -400,31 +401,40 @@ int gbp_bp5_swapped(const gpubp_file *f)
 /* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
  * half of a complex) swapped; long double taken as IEEE binary128 when the writer was big-endian
  * (FFS only byte-swaps it; the 16-byte IEEE format) and converted exactly, or NOT_SUPPORTED. */
+/* n elements of `type` at p from the other byte order (each half of a complex; long double as
+ * IEEE binary128, converted exactly or NOT_SUPPORTED: *bad set). */
+static void swap_elems(uint8_t *p, size_t n, int type, int *bad)
+{
+    size_t es = gbp_type_size(type);
+    size_t unit = type == GPUBP_TYPE_FLOAT_COMPLEX || type == GPUBP_TYPE_DOUBLE_COMPLEX ? es / 2 : es;
+    for (size_t i = 0; unit > 1 && i + unit <= n * es; i += unit) {
+        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
+            uint8_t t = p[i + a];
+            p[i + a] = p[i + z];
+            p[i + z] = t;
+        }
+        if (type == BP5_GPUBP_LONG_DOUBLE && gbp_ld_from_binary128(p + i, p + i)) *bad = 1;
+    }
+}
+
 int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes)
 {
-    size_t es = gbp_type_size(v->type);
-    if (v->type == BP5_GPUBP_LONG_DOUBLE) {
-        for (size_t i = 0; f->rd.bp5->idx.big_endian && i + 16 <= bytes; i += 16) {
-            for (size_t a = 0, z = 15; a < z; a++, z--) {
-                uint8_t t = buf[i + a];
-                buf[i + a] = buf[i + z];
-                buf[i + z] = t;
-            }
-            if (gbp_ld_from_binary128(buf + i, buf + i))
-                return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': element %zu, a big-endian "
-                                 "writer's long double (IEEE binary128), has no exact x87 80-bit "
-                                 "value", f->path, v->name, i / 16);
-        }
-        return GPUBP_OK;
+    int bad = 0;
+    if (v->type == GPUBP_TYPE_STRUCT && v->rv && v->rv->sdef) {
+        /* each field of each record (the description gives offsets in the writer's layout) */
+        const gbp_struct_def *d = v->rv->sdef;
+        for (size_t r = 0; r + d->size <= bytes; r += d->size)
+            for (size_t i = 0; i < d->nfields; i++)
+                swap_elems(buf + r + d->fields[i].offset, d->fields[i].count, d->fields[i].type,
+                           &bad);
+    } else {
+        size_t es = gbp_type_size(v->type);
+        if (v->type == BP5_GPUBP_LONG_DOUBLE && !f->rd.bp5->idx.big_endian) return GPUBP_OK;
+        if (es) swap_elems(buf, bytes / es, v->type, &bad);
     }
-    size_t unit = v->type == GPUBP_TYPE_FLOAT_COMPLEX || v->type == GPUBP_TYPE_DOUBLE_COMPLEX
-                      ? es / 2 : es;
-    for (size_t i = 0; unit > 1 && i + unit <= bytes; i += unit)
-        for (size_t a = 0, z = unit - 1; a < z; a++, z--) {
-            uint8_t t = buf[i + a];
-            buf[i + a] = buf[i + z];
-            buf[i + z] = t;
-        }
+    if (bad)
+        return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': a big-endian writer's long double "
+                         "(IEEE binary128) has no exact x87 80-bit value", f->path, v->name);
     return GPUBP_OK;
 }
 
@@ -503,7 +513,7 @@ int gbp_bp5_read_swapped(gpubp_file *f, const gpubp_variable *v, gpubp_memory_sp
                          const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                          const gbp_box *dbox)
 {
-    size_t es = gbp_type_size(v->type), n = 1, bytes;
+    size_t es = gbp_rvar_esize(v), n = 1, bytes;
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) return gbp_nomem();
     if (!gbp_mul_ok(n, es, &bytes)) return gbp_nomem();

@@ -93,7 +93,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
 {
-    size_t es = gbp_type_size(v->type), n = 1;
+    size_t es = gbp_rvar_esize(v), n = 1;
     for (size_t i = 0; i < fbox->ndims; i++)
         if (!gbp_mul_ok(n, fbox->dims[i], &n)) n = SIZE_MAX / 2;
     /* BP5, and ADIOS2's null operator in BP4: the buffer names its operator (type, 3 bytes,
@@ -250,7 +250,7 @@ static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space 
     gbp_box fbox, dbox;
     if (!block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox) ||
         !gbp_box_is_contiguous(&fbox) || !gbp_box_is_contiguous(&dbox) ||
-        gbp_box_elements(&fbox) * gbp_type_size(v->type) != nb->op->raw_size)
+        gbp_box_elements(&fbox) * gbp_rvar_esize(v) != nb->op->raw_size)
         return;
     int fd = -1;
     if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK) {
@@ -267,7 +267,7 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                            const gbp_sel *s, int rev, uint8_t *dst, int local,
                            const gbp_zahead *ahead)
 {
-    size_t es = gbp_type_size(v->type);
+    size_t es = gbp_rvar_esize(v);
     gbp_box fbox, dbox;
     if (!block_boxes(v, b, start, count, s, rev, local, &fbox, &dbox)) return GPUBP_OK;
     /* a block whose value lives in the metadata: one element (BP5 writes a global value of
@@ -331,7 +331,7 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
     gpubp_memory_space space = GPUBP_MEM_HOST;
     if (v->type != GPUBP_TYPE_STRING) GBP_FORWARD_IF_ERROR(gbp_resolve_space(v, data, &space));
     int rev = gbp_space_reverses(f, space);
-    size_t first, n, es = gbp_type_size(v->type);
+    size_t first, n, es = gbp_rvar_esize(v);
     GBP_FORWARD_IF_ERROR(gbp_rvar_steps(v, s, &first, &n));
     uint8_t *out = data;
     if (v->kind == GPUBP_SHAPE_GLOBAL_VALUE) {

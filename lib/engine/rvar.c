@@ -18,10 +18,16 @@
 /* Variables of a type this library cannot read are listed; their values are not readable. */
 int gbp_rvar_check_readable(const gpubp_variable *v, const char *fn)
 {
-    if (gbp_type_known(v->type)) return GPUBP_OK;
+    if (gbp_type_known(v->type) || (v->type == GPUBP_TYPE_STRUCT && v->rv && v->rv->sdef))
+        return GPUBP_OK;
     return gbp_error(GPUBP_ERR_UNSUPPORTED_TYPE, 0,
                      "%s: variable '%s' of %s has BP4 type id %d, which libgpubp cannot read", fn,
                      v->name, v->file->path, v->type);
+}
+
+size_t gbp_rvar_esize(const gpubp_variable *v)
+{
+    return v->rv && v->rv->esize ? v->rv->esize : gbp_type_size(v->type);
 }
 
 /* ---- steps and blocks of a variable --------------------------------------------------------- */
@@ -219,7 +225,7 @@ int gbp_rvar_box(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, 
  * block or a shape may differ between steps). */
 int gbp_rvar_step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, int rev, size_t *bytes)
 {
-    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = gbp_type_size(v->type);
+    size_t start[GBP_MAX_DIMS], count[GBP_MAX_DIMS], elems = gbp_rvar_esize(v);
     size_t nd = v->sel.ndims;
     if (v->type == GPUBP_TYPE_STRING) {
         /* strings: each selected value and its NUL, one after the other */

@@ -120,7 +120,8 @@ typedef struct bp5_var_field {
     int kind;                     /* GPUBP_SHAPE_* */
     int type;                     /* GPUBP_TYPE_*; -1 when unsupported */
     int bp5_type;                 /* ADIOS2 DataType number (§1) */
-    uint32_t esize;               /* element size */
+    uint32_t esize;               /* element size (a struct's record size) */
+    uint8_t sid[BP5_ID_LEN];      /* struct arrays (bp5_type 16): their description's mmd.0 id */
     int unsupported;              /* BP5_UNSUP_*: listed by name only, never decoded */
     uint32_t field;               /* index of the field in the MetaData structure */
     uint32_t bit;                 /* its bit in BitField */
@@ -216,6 +217,7 @@ typedef int (*bp5_read_fn)(void *ctx, uint64_t off, size_t n, uint8_t *buf);
 typedef struct bp5_unsup {
     char *name;
     int what;                     /* BP5_UNSUP_* */
+    const char *why;              /* BP5_UNSUP_STRUCT: what keeps it from being read (static) */
 } bp5_unsup;
 
 typedef struct bp5_reader {
@@ -241,6 +243,7 @@ typedef struct bp5_reader {
     int light_used;               /* a step was added with block counts only (shapes and min/max
                                      wait for bp5_index_summarize) */
     struct gbp_var *lv;           /* the variable the light hook found */
+    gbp_struct_def *new_sdef;     /* fill_var: the layout of the struct variable being added */
     /* pass state */
     gbp_index *ix;
     const char *what;

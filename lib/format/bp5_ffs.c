@@ -234,6 +234,14 @@ int bp5_gpubp_type(int t)
 
 static const uint32_t bp5_esizes[17] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 16, 8, 16, 0, 1, 0};
 
+static int hex_digit(char ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0'
+           : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+           : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                    : -1;
+}
+
 /* "<digits>_": a decimal number up to the next '_'; advances *s. */
 static int take_num(const char **s, uint64_t *v)
 {
@@ -304,23 +312,28 @@ static int setup_var(const fctx *c, const bp5_ffs_field *fl, uint32_t idx, bp5_v
         return ffs_err(c->what, c->off, "array field '%s': no element size and type", n);
     v->bp5_type = (int)t;
     v->esize = (uint32_t)es;
-    if (t == 16) {
-        const char *u = strchr(rest, '_');
-        v->unsupported = BP5_UNSUP_STRUCT;
-        v->type = -1;
-        v->name = gbp_strdup(u ? u + 1 : rest);
-        return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
-    }
-    if (t == 11 && (es == 10 || es == 12)) { /* a long double not of 16 bytes (i386: 12) */
+    if (t == 16) { /* a struct array: "<hex id of its description>_name" (bp5_struct_def) */
+        for (size_t i = 0; i < 2 * BP5_ID_LEN; i++) {
+            int h = hex_digit(rest[i]);
+            if (h < 0)
+                return ffs_err(c->what, c->off, "struct array field '%s': no description id", n);
+            v->sid[i / 2] = (uint8_t)(v->sid[i / 2] << 4 | h);
+        }
+        if (rest[2 * BP5_ID_LEN] != '_' || es == 0)
+            return ffs_err(c->what, c->off, "struct array field '%s': no description id", n);
+        rest += 2 * BP5_ID_LEN + 1;
+        v->type = GPUBP_TYPE_STRUCT;
+    } else if (t == 11 && (es == 10 || es == 12)) { /* a long double not of 16 bytes (i386: 12) */
         v->unsupported = BP5_UNSUP_LDOUBLE;
         v->type = -1;
         v->name = gbp_strdup(rest);
         return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
+    } else {
+        v->type = bp5_gpubp_type((int)t);
+        if (v->type < 0 || t == 14 || bp5_esizes[t] != es)
+            return ffs_err(c->what, c->off, "array field '%s': type %llu with element size %llu",
+                           n, (unsigned long long)t, (unsigned long long)es);
     }
-    v->type = bp5_gpubp_type((int)t);
-    if (v->type < 0 || t == 14 || bp5_esizes[t] != es)
-        return ffs_err(c->what, c->off, "array field '%s': type %llu with element size %llu", n,
-                       (unsigned long long)t, (unsigned long long)es);
     if (fl->base != BP5_FT_SUB || fl->is_ptr || fl->ndims || fl->sub <= 0 ||
         strncmp(f->structs[fl->sub].name, "MetaArray", 9) != 0)
         return ffs_err(c->what, c->off, "array field '%s' has type '%s'", n, fl->type);
@@ -512,6 +525,82 @@ int bp5_format_parse(bp5_format *f, const uint8_t id[BP5_ID_LEN], const uint8_t 
     }
     if (rc) bp5_format_free(f);
     return rc;
+}
+
+/* ---- struct variables ------------------------------------------------------------------------ */
+
+/* The GPUBP type of one field of a struct description, -1 when none (strings, pointers). As
+ * ADIOS2's reader maps them (TranslateFFSType2ADIOS), and "char" as char (which ADIOS2 writes but
+ * cannot read back). */
+static int struct_field_type(const bp5_format *f, const bp5_ffs_field *fl)
+{
+    if (fl->is_ptr) return -1;
+    switch (fl->base) {
+    case BP5_FT_INT:
+    case BP5_FT_UINT: {
+        int u = fl->base == BP5_FT_UINT;
+        switch (fl->size) {
+        case 1: return u ? GPUBP_TYPE_UINT8 : GPUBP_TYPE_INT8;
+        case 2: return u ? GPUBP_TYPE_UINT16 : GPUBP_TYPE_INT16;
+        case 4: return u ? GPUBP_TYPE_UINT32 : GPUBP_TYPE_INT32;
+        case 8: return u ? GPUBP_TYPE_UINT64 : GPUBP_TYPE_INT64;
+        default: return -1;
+        }
+    }
+    case BP5_FT_FLOAT:
+        return fl->size == 4 ? GPUBP_TYPE_FLOAT : fl->size == 8 ? GPUBP_TYPE_DOUBLE
+               : fl->size == 16                ? GPUBP_TYPE_LONG_DOUBLE
+                                               : -1;
+    case BP5_FT_CHAR: return fl->size == 1 ? GPUBP_TYPE_CHAR : -1;
+    case BP5_FT_SUB: {
+        const char *sn = f->structs[fl->sub].name;
+        if (strcmp(sn, "complex4") == 0 && fl->size == 8) return GPUBP_TYPE_FLOAT_COMPLEX;
+        if (strcmp(sn, "complex8") == 0 && fl->size == 16) return GPUBP_TYPE_DOUBLE_COMPLEX;
+        return -1;
+    }
+    default: return -1;
+    }
+}
+
+int bp5_struct_def(const bp5_format *f, size_t esize, gbp_struct_def **out, const char **why)
+{
+    *out = NULL;
+    const bp5_ffs_struct *st = &f->structs[0];
+    if (f->kind != BP5_FMT_OTHER || (size_t)st->record_length != esize) {
+        *why = "a struct variable whose description does not fit its records";
+        return GPUBP_OK;
+    }
+    gbp_struct_def *d = gbp_calloc(1, sizeof *d);
+    if (!d || !(d->name = gbp_strdup(st->name)) ||
+        !(d->fields = gbp_calloc(st->nfields ? st->nfields : 1, sizeof *d->fields))) {
+        gbp_struct_def_free(d);
+        return gbp_nomem();
+    }
+    memcpy(d->id, f->id, sizeof d->id);
+    d->size = esize;
+    for (uint32_t i = 0; i < st->nfields; i++) {
+        const bp5_ffs_field *fl = &st->fields[i];
+        gbp_struct_field *o = &d->fields[d->nfields];
+        o->type = struct_field_type(f, fl);
+        o->count = fl->ndims == 1 && fl->ctrl[0] < 0 ? (size_t)fl->dim[0] : 1;
+        o->offset = (size_t)fl->offset;
+        if (o->type < 0 || fl->ndims > 1 || (fl->ndims == 1 && fl->ctrl[0] >= 0) ||
+            fl->offset < 0 || o->count > esize ||
+            o->offset + o->count * (size_t)fl->size > esize) {
+            *why = o->type < 0 ? "a struct variable with a field of a type it cannot copy (a string "
+                                 "or pointer)"
+                               : "a struct variable whose description does not fit its records";
+            gbp_struct_def_free(d);
+            return GPUBP_OK;
+        }
+        if (!(o->name = gbp_strdup(fl->name))) {
+            gbp_struct_def_free(d);
+            return gbp_nomem();
+        }
+        d->nfields++;
+    }
+    *out = d;
+    return GPUBP_OK;
 }
 
 /* ---- mmd.0 --------------------------------------------------------------------------------------- */

@@ -32,6 +32,12 @@ void bp5_format_free(bp5_format *f);
 int bp5_ffs_value_type(const bp5_format *f, const bp5_ffs_field *fl);
 const bp5_format *bp5_formats_find(bp5_formats *ft, const uint8_t id[BP5_ID_LEN]);
 
+/* The record layout of a struct array whose elements are esize bytes, from its FFS description
+ * f (ADIOS2 registers one per IO::DefineStruct; the variable's field name carries its id). *out is
+ * a new definition (gbp_struct_def_free), or NULL with *why saying what it cannot present (a
+ * pointer or string field, a size that differs); NOMEM only is an error. */
+int bp5_struct_def(const bp5_format *f, size_t esize, gbp_struct_def **out, const char **why);
+
 /* GPUBP type of an ADIOS2 DataType number, -1 when it has none here. */
 int bp5_gpubp_type(int bp5_type);
 

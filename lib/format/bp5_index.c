@@ -30,6 +30,7 @@ void bp5_reader_free(bp5_reader *r)
     bp5_scratch_free(&r->scr);
     for (size_t i = 0; i < r->nunsup; i++) gbp_free(r->unsup[i].name);
     gbp_free(r->unsup);
+    gbp_struct_def_free(r->new_sdef);
     gbp_free(r->mmd_buf);
     gbp_free(r->step_buf);
     memset(r, 0, sizeof *r);
@@ -39,20 +40,68 @@ const char *bp5_unsupported(const bp5_reader *r, const char *name)
 {
     for (size_t i = 0; i < r->nunsup; i++)
         if (strcmp(r->unsup[i].name, name) == 0)
-            return r->unsup[i].what == BP5_UNSUP_STRUCT    ? "a struct variable"
+            return r->unsup[i].what == BP5_UNSUP_STRUCT    ? r->unsup[i].why
                    : r->unsup[i].what == BP5_UNSUP_LDOUBLE ? "a long double of 10 or 12 bytes (a "
                                                              "32-bit writer's)"
                                                            : "a derived (expression) variable";
     return NULL;
 }
 
-static int note_unsupported(bp5_reader *r, const bp5_var_field *f)
+/* Notes a variable that is listed by name only; why: for BP5_UNSUP_STRUCT (static). */
+static int note_unsupported(bp5_reader *r, const char *name, int what, const char *why)
 {
-    if (bp5_unsupported(r, f->name)) return GPUBP_OK;
+    if (bp5_unsupported(r, name)) return GPUBP_OK;
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&r->unsup, &r->cap_unsup, r->nunsup + 1, sizeof *r->unsup));
-    r->unsup[r->nunsup].name = gbp_strdup(f->name);
+    r->unsup[r->nunsup].name = gbp_strdup(name);
     GBP_CHECK_ALLOC(r->unsup[r->nunsup].name);
-    r->unsup[r->nunsup++].what = f->unsupported;
+    r->unsup[r->nunsup].why = why;
+    r->unsup[r->nunsup++].what = what;
+    return GPUBP_OK;
+}
+
+/* A variable that is listed by name only (a struct one whose layout cannot be presented too). */
+static int not_presented(const bp5_reader *r, const bp5_var_field *f)
+{
+    return f->unsupported || (f->type == GPUBP_TYPE_STRUCT && bp5_unsupported(r, f->name));
+}
+
+static int same_struct(const gbp_struct_def *a, const gbp_struct_def *b)
+{
+    if (strcmp(a->name, b->name) != 0 || a->size != b->size || a->nfields != b->nfields) return 0;
+    for (size_t i = 0; i < a->nfields; i++) {
+        const gbp_struct_field *x = &a->fields[i], *y = &b->fields[i];
+        if (strcmp(x->name, y->name) != 0 || x->type != y->type || x->offset != y->offset ||
+            x->count != y->count)
+            return 0;
+    }
+    return 1;
+}
+
+/* A struct array's layout from its description in mmd.0 (*d NULL: listed by name only, the
+ * reason noted). A variable keeps one layout: a record under another description of different
+ * content is damage. */
+static int struct_layout(bp5_reader *r, const bp5_var_field *f, gbp_var *v, int *skip)
+{
+    *skip = 0;
+    if (v && v->sdef && memcmp(v->sdef->id, f->sid, sizeof f->sid) == 0) return GPUBP_OK;
+    const bp5_format *sf = bp5_formats_find(&r->ft, f->sid);
+    gbp_struct_def *d = NULL;
+    const char *why = "a struct variable whose description is not in mmd.0";
+    if (sf) {
+        GBP_FORWARD_IF_ERROR(bp5_struct_def(sf, f->esize, &d, &why));
+    }
+    if (v) { /* seen before under another id */
+        int same = d && v->sdef && same_struct(d, v->sdef);
+        gbp_struct_def_free(d);
+        if (same) return GPUBP_OK;
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: struct variable %s changes its layout in step %zu",
+                         r->what, f->name, r->cur_s);
+    }
+    if (!d) {
+        *skip = 1;
+        return note_unsupported(r, f->name, BP5_UNSUP_STRUCT, why);
+    }
+    r->new_sdef = d;
     return GPUBP_OK;
 }
 
@@ -180,14 +229,30 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
 {
     bp5_reader *r = ctx;
     gbp_index *ix = r->ix;
-    if (f->unsupported) return note_unsupported(r, f);
+    if (f->unsupported) return note_unsupported(r, f->name, f->unsupported, NULL);
     int light = a && !a->count;
     size_t nl = light ? 0 : strlen(f->name);
     gbp_var *v = light ? r->lv : gbp_index_find_n(ix, f->name, nl);
     if (v && v->type != f->type)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable %s changes type from %s to %s in step %zu",
                          r->what, f->name, gbp_type_name(v->type), gbp_type_name(f->type), r->cur_s);
-    if (!v) GBP_FORWARD_IF_ERROR(gbp_index_new_var(ix, f->name, nl, f->type, &v));
+    if (f->type == GPUBP_TYPE_STRUCT) {
+        int skip;
+        if (!v && bp5_unsupported(r, f->name)) return GPUBP_OK;
+        GBP_FORWARD_IF_ERROR(struct_layout(r, f, v, &skip));
+        if (skip) return GPUBP_OK;
+    }
+    if (!v) {
+        int rc = gbp_index_new_var(ix, f->name, nl, f->type, &v);
+        if (rc == GPUBP_OK && f->type == GPUBP_TYPE_STRUCT) {
+            v->sdef = r->new_sdef;
+            v->esize = r->new_sdef->size;
+        } else if (f->type == GPUBP_TYPE_STRUCT) {
+            gbp_struct_def_free(r->new_sdef);
+        }
+        r->new_sdef = NULL;
+        GBP_FORWARD_IF_ERROR(rc);
+    }
     int first_entry = !v->nsteps; /* the first writer of the variable's first step */
     if (!v->nsteps || v->steps[v->nsteps - 1].step != r->cur_p) {
         size_t left = r->idx.nsteps - r->cur_s; /* steps md.idx lists from this one on */
@@ -291,7 +356,7 @@ static int summarize_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp
 {
     bp5_reader *r = ctx;
     gbp_index *ix = r->ix;
-    if (f->unsupported) return GPUBP_OK;
+    if (not_presented(r, f)) return GPUBP_OK;
     gbp_var *v = gbp_index_find_n(ix, f->name, strlen(f->name));
     size_t k = v ? v->sum_pos : 0;
     while (v && k < v->nsteps && v->steps[k].entry_off < r->cur_s) k++;
@@ -356,7 +421,7 @@ static int load_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
                     const bp5_value_rec *val)
 {
     bp5_reader *r = ctx;
-    if (f->unsupported) return GPUBP_OK;
+    if (not_presented(r, f)) return GPUBP_OK;
     return each_block(r, w, f, a, val, load_one, r->what);
 }
 

@@ -241,10 +241,11 @@ static int decode_array(const blk *b, const bp5_format *f, const bp5_var_field *
         GBP_FORWARD_IF_ERROR(rd_ints(b, o, &F[ma->dbsize], B, st_sz));
         a->stored = st_sz;
     }
-    /* ADIOS2 computes no min/max of char and complex arrays; 2.9 still wrote the MinMax of
-     * every type, holding its initial values (char 0xFF / 0x00, complex zeros): none, as
-     * ADIOS2 2.10 and later read them */
-    int no_stats = v->bp5_type == 12 || v->bp5_type == 13 || v->bp5_type == 15;
+    /* ADIOS2 computes no min/max of char, complex and struct arrays; 2.9 still wrote the MinMax
+     * of every type, holding its initial values (char 0xFF / 0x00, complex zeros), and a struct
+     * of 1, 2, 4, 8 or 16 bytes gets a MinMax it never fills: none, as ADIOS2 2.10 and later
+     * read them */
+    int no_stats = v->bp5_type == 12 || v->bp5_type == 13 || v->bp5_type == 15 || v->bp5_type == 16;
     if (ma->minmax >= 0 && !no_stats) {
         size_t mb = (size_t)B * 2 * v->esize;
         GBP_FORWARD_IF_ERROR(rd_target(b, base + (size_t)F[ma->minmax].offset, B, 2 * (size_t)v->esize, &o));

@@ -45,10 +45,20 @@ void gbp_index_init(gbp_index *ix, gbp_load_fn load, void *load_ctx)
     ix->load_ctx = load_ctx;
 }
 
+void gbp_struct_def_free(gbp_struct_def *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->nfields; i++) gbp_free(d->fields[i].name);
+    gbp_free(d->fields);
+    gbp_free(d->name);
+    gbp_free(d);
+}
+
 void gbp_index_free(gbp_index *ix)
 {
     for (size_t i = 0; i < ix->nvars; i++) {
         gbp_var *v = ix->vars[i];
+        gbp_struct_def_free(v->sdef);
         gbp_free(v->name);
         gbp_free(v->steps);
         gbp_free(v->puts);
@@ -122,6 +132,7 @@ int gbp_index_new_var(gbp_index *ix, const char *name, size_t nl, int type, gbp_
         return gbp_nomem();
     }
     v->type = type;
+    v->esize = gbp_type_size(type);
     v->kind = -1;
     v->pos = ix->nvars;
     ix->vars[ix->nvars++] = v;
@@ -346,7 +357,7 @@ int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts,
         } else {
             gbp_block *out = gbp_index_alloc(ix, np * sizeof *out);
             GBP_CHECK_ALLOC(out);
-            size_t es = gbp_type_size(v->type);
+            size_t es = v->esize;
             for (size_t i = 0, p = 0; i < n; p++) {
                 size_t run = split_run(b, i, n), nd = b[i].ndims;
                 out[p] = b[i];

@@ -112,9 +112,27 @@ typedef struct gbp_var_puts {
     size_t n;
 } gbp_var_puts;
 
+/* A struct variable's record layout (BP5: ADIOS2's IO::DefineStruct), from the dataset. */
+typedef struct gbp_struct_field {
+    char *name;
+    int type;             /* GPUBP_TYPE_* of its elements */
+    size_t offset, count; /* in the record; elements */
+} gbp_struct_field;
+
+typedef struct gbp_struct_def {
+    char *name;
+    size_t size, nfields;
+    gbp_struct_field *fields;
+    uint8_t id[12];       /* the description's id in the dataset (BP5: its mmd.0 format id) */
+} gbp_struct_def;
+
+void gbp_struct_def_free(gbp_struct_def *d); /* d itself too; NULL is fine */
+
 typedef struct gbp_var {
     char *name;
     int type;
+    size_t esize;         /* bytes per element: gbp_type_size(type), a struct's record size */
+    gbp_struct_def *sdef; /* GPUBP_TYPE_STRUCT: its layout (owned); NULL otherwise */
     int kind;             /* gpubp_shape_kind, from the first block; -1 until one is seen */
     size_t ndims;         /* of the first block */
     gbp_var_step *steps;  /* in step order */

@@ -17,6 +17,8 @@
  * - operator buffers (§9.3) in place with the header a 32-bit ADIOS2 writes: its size_t fields
  *   (the sizes of null, blosc and bzip2, bzip2's batch count) are 4 bytes (ADIOS2's PutParameter
  *   copies a size_t; the description gives the 64-bit layout only), DataBlockSize follows.
+ * A struct variable's description keeps its structure layout (its records in data.K are not
+ * moved), with pointer size 4 as the others.
  * Format ids are those of the new descriptions (section 5.4, ffs_id.c), in mmd.0 and md.0. Not
  * converted (-2): long double (12 bytes on i386, a layout the description does not give). Used by
  * test_format_bp5_bigendian's 32-bit cases; not installed. */
@@ -64,6 +66,17 @@ static void layout(fmt32 *x)
         lay *L = &x->l[si];
         L->off = calloc(st->nfields + 1, sizeof *L->off);
         L->size = calloc(st->nfields + 1, sizeof *L->size);
+        if (f->kind == BP5_FMT_OTHER) {
+            /* a struct variable's own description (IO::DefineStruct): offsets and size are what
+             * the writer's compiler gave and its records in data.K keep them, so the layout
+             * stays (a 32-bit program may lay a struct so: explicit padding, packing) */
+            for (uint32_t i = 0; i < st->nfields; i++) {
+                L->off[i] = st->fields[i].offset;
+                L->size[i] = st->fields[i].size;
+            }
+            L->rl = st->record_length;
+            continue;
+        }
         int32_t end = 0;
         for (uint32_t i = 0; i < st->nfields; i++) {
             const bp5_ffs_field *fl = &st->fields[i];

@@ -372,6 +372,7 @@ static int convert_block(bp5_formats *ft, uint8_t *p, size_t n, const patches *p
 
 /* The payload swap: every block of every step (a sink of the library's own decoder). */
 typedef struct payload_ctx {
+    bp5_formats *ft;
     const bp5_idx *ix;
     size_t step;
     dataset *ds;
@@ -380,11 +381,42 @@ typedef struct payload_ctx {
     char why[256];
 } payload_ctx;
 
+/* The records of a struct array (bytes at p): each field's elements as values_to_be swaps a
+ * variable of the field's type (the layout from the struct's description in ft). */
+static void struct_to_be(bp5_formats *ft, const bp5_var_field *f, uint8_t *p, uint64_t bytes)
+{
+    const bp5_format *sf = bp5_formats_find(ft, f->sid);
+    gbp_struct_def *d = NULL;
+    const char *why = NULL;
+    if (!sf || bp5_struct_def(sf, f->esize, &d, &why) != GPUBP_OK || !d) return;
+    for (uint64_t r = 0; r + d->size <= bytes; r += d->size)
+        for (size_t i = 0; i < d->nfields; i++) {
+            const gbp_struct_field *fl = &d->fields[i];
+            uint8_t *q = p + r + fl->offset, t[16];
+            size_t es = gbp_type_size(fl->type);
+            if (fl->type == GPUBP_TYPE_LONG_DOUBLE) {
+                for (size_t k = 0; k < fl->count; k++) {
+                    ld_to_be(t, q + 16 * k);
+                    memcpy(q + 16 * k, t, 16);
+                }
+                continue;
+            }
+            int cx = fl->type == GPUBP_TYPE_FLOAT_COMPLEX || fl->type == GPUBP_TYPE_DOUBLE_COMPLEX;
+            size_t unit = cx ? es / 2 : es;
+            for (size_t k = 0; unit > 1 && k < fl->count * es; k += unit) swap_at(q + k, unit);
+        }
+    gbp_struct_def_free(d);
+}
+
 /* n values of v (es bytes each) at p: each element (each half of a complex) swapped; long double
- * as binary128 */
-static void values_to_be(const bp5_var_field *f, uint8_t *p, uint64_t bytes)
+ * as binary128; struct records field by field */
+static void values_to_be(bp5_formats *ft, const bp5_var_field *f, uint8_t *p, uint64_t bytes)
 {
     uint8_t t[16];
+    if (f->bp5_type == 16) {
+        struct_to_be(ft, f, p, bytes);
+        return;
+    }
     if (f->bp5_type == 11) {
         for (uint64_t i = 0; i + 16 <= bytes; i += 16) {
             ld_to_be(t, p + i);
@@ -420,7 +452,7 @@ static int reencode(payload_ctx *pc, const bp5_var_field *f, const uint8_t *z, s
     } else {
         rc = -1;
     }
-    if (rc == 0) values_to_be(f, r, raw);
+    if (rc == 0) values_to_be(pc->ft, f, r, raw);
     if (rc == 0 && t == BP5_OP_NULL) {
         ol = 12 + (size_t)raw;
         o = malloc(ol);
@@ -546,7 +578,7 @@ static int swap_payload(void *ctx, uint64_t w, const bp5_var_field *f, const bp5
             pc->rc = -1;
             return GPUBP_ERR_FORMAT;
         }
-        values_to_be(f, pc->ds->odata[sf] + off, ne * es);
+        values_to_be(pc->ft, f, pc->ds->odata[sf] + off, ne * es);
     }
     return GPUBP_OK;
 }
@@ -595,7 +627,7 @@ int bp5_to_be(const char *src, const char *dst, char *why, size_t wn)
     }
     /* the payloads first: they are found through the little-endian metadata */
     for (size_t s = 0; s < ix.nsteps; s++) {
-        payload_ctx pc = {&ix, s, &ds, &pt, 0, ""};
+        payload_ctx pc = {&ft, &ix, s, &ds, &pt, 0, ""};
         bp5_md_sink sink = {&pc, swap_payload, no_attr, NULL, NULL};
         const bp5_step_rec *r = &ix.steps[s];
         if (bp5_decode_step(&ix, &ft, s, ds.md0 + r->md_pos, (size_t)r->md_size, &scr, &sink,

@@ -82,27 +82,81 @@ static uint64_t ld(const uint8_t *p, int be)
     return v;
 }
 
-int ffs_rehash_mmd(uint8_t *mmd, size_t n, int be, ffs_idmap *m)
+/* Each entry's description (its length and place) in turn: fn(ctx, d, len, entry). */
+static int each_desc(uint8_t *mmd, size_t n, int be,
+                     int (*fn)(void *ctx, uint8_t *d, size_t len, uint8_t *entry), void *ctx)
 {
     for (size_t at = 0; at + 16 + 12 <= n;) {
         uint64_t idl = ld(mmd + at, be), il = ld(mmd + at + 8, be);
         if (idl != 12 || il > n - at - 28 || il < 8) return -1;
         uint8_t *d = mmd + at + 28;
         size_t len = (size_t)d[0] << 8 | d[1] | (d[3] > 0 ? (size_t)d[6] << 24 | (size_t)d[7] << 16 : 0);
-        if (len > il) return -1;
-        uint8_t id[12];
-        ffs_format_id(d, len, id);
-        void *f = realloc(m->from, (m->n + 1) * 12), *t = f ? realloc(m->to, (m->n + 1) * 12) : NULL;
-        if (f) m->from = f;
-        if (!t) return -1;
-        m->to = t;
-        memcpy(m->from[m->n], mmd + at + 16, 12);
-        memcpy(m->to[m->n], id, 12);
-        m->n++;
-        memcpy(mmd + at + 16, id, 12);
+        if (len > il || fn(ctx, d, len, mmd + at)) return -1;
         at += 28 + (size_t)il;
     }
     return 0;
+}
+
+typedef struct rehash {
+    ffs_idmap *m;
+    int write;
+} rehash;
+
+static int rehash_one(void *ctx, uint8_t *d, size_t len, uint8_t *entry)
+{
+    rehash *r = ctx;
+    ffs_idmap *m = r->m;
+    uint8_t id[12];
+    ffs_format_id(d, len, id);
+    void *f = realloc(m->from, (m->n + 1) * 12), *t = f ? realloc(m->to, (m->n + 1) * 12) : NULL;
+    if (f) m->from = f;
+    if (!t) return -1;
+    m->to = t;
+    memcpy(m->from[m->n], entry + 16, 12);
+    memcpy(m->to[m->n], id, 12);
+    m->n++;
+    if (r->write) memcpy(entry + 16, id, 12);
+    return 0;
+}
+
+static void hex12(const uint8_t id[12], char out[25])
+{
+    static const char dig[] = "0123456789abcdef";
+    for (int i = 0; i < 12; i++) {
+        out[2 * i] = dig[id[i] >> 4];
+        out[2 * i + 1] = dig[id[i] & 15];
+    }
+    out[24] = 0;
+}
+
+/* A struct variable's field name holds its description's id in hex (BP5: "BPG_<size>_16_<hex
+ * id>_<name>"): every changed id's hex text, replaced in place (same length). */
+static int rename_ids(void *ctx, uint8_t *d, size_t len, uint8_t *entry)
+{
+    const ffs_idmap *m = ctx;
+    (void)entry;
+    for (size_t i = 0; i < m->n; i++) {
+        char from[25], to[25];
+        if (memcmp(m->from[i], m->to[i], 12) == 0) continue;
+        hex12(m->from[i], from);
+        hex12(m->to[i], to);
+        for (size_t at = 0; at + 24 <= len; at++)
+            if (memcmp(d + at, from, 24) == 0) memcpy(d + at, to, 24);
+    }
+    return 0;
+}
+
+int ffs_rehash_mmd(uint8_t *mmd, size_t n, int be, ffs_idmap *m)
+{
+    /* struct descriptions name no other id: their new ids are known after one pass; the
+     * descriptions that name them in hex are renamed, then every id is computed again */
+    ffs_idmap first = {NULL, NULL, 0};
+    rehash r1 = {&first, 0}, r2 = {m, 1};
+    int rc = each_desc(mmd, n, be, rehash_one, &r1);
+    if (rc == 0) rc = each_desc(mmd, n, be, rename_ids, &first);
+    if (rc == 0) rc = each_desc(mmd, n, be, rehash_one, &r2);
+    ffs_idmap_free(&first);
+    return rc;
 }
 
 int ffs_check_mmd(const uint8_t *mmd, size_t n)

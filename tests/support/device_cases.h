@@ -808,6 +808,7 @@ static void tc_compressed(void **state)
     cmocka_unit_test(tc_async_commit),                 \
     cmocka_unit_test(tc_compressed),                   \
     cmocka_unit_test(tc_bp5_bzip2),                    \
+    cmocka_unit_test(tc_bp5_structs),                  \
     cmocka_unit_test(tc_bp5_bigendian),                \
     cmocka_unit_test(tc_bp5_32bit)
 

@@ -210,6 +210,7 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
 typedef struct entry {
     const char *name;
     bool is_var;
+    bool is_struct;
     const char *type;
 } entry;
 
@@ -244,7 +245,7 @@ static int list_entries(ls_ctx *c, const ls_masks *m, size_t *matched)
             free(e);
             return ls_lib_error(c, rc, "inquiring variable", vnames[i]);
         }
-        e[n++] = (entry){vnames[i], true, gpubp_type_name(t)};
+        e[n++] = (entry){vnames[i], true, t == GPUBP_TYPE_STRUCT, gpubp_type_name(t)};
     }
     for (size_t i = 0; i < na; i++) {
         gpubp_type t;
@@ -253,7 +254,7 @@ static int list_entries(ls_ctx *c, const ls_masks *m, size_t *matched)
             free(e);
             return ls_lib_error(c, rc, "inquiring attribute", anames[i]);
         }
-        e[n++] = (entry){anames[i], false, gpubp_type_name(t)};
+        e[n++] = (entry){anames[i], false, false, gpubp_type_name(t)};
     }
     qsort(e, n, sizeof *e, cmp_entry);
 
@@ -289,6 +290,10 @@ static int list_entries(ls_ctx *c, const ls_masks *m, size_t *matched)
             } else {
                 fputs("  attr\n", c->out);
             }
+        } else if (e[i].is_struct) {
+            /* bpls prints nothing more for a struct variable, not even the end of the line (its
+             * printVariableInfo has no struct case): the next entry follows on the same line */
+            continue;
         } else {
             ls_var v;
             if ((rc = open_var(c, e[i].name, &v)) == LS_OK)

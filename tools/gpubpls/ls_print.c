@@ -104,6 +104,8 @@ static int components(gpubp_type t, const void *data, size_t item, comp *v)
         v->kind = C_STR, v->s = s[item] ? s[item] : "";
         return 1;
     }
+    case GPUBP_TYPE_STRUCT: /* never printed: bpls lists struct variables by name only */
+        break;
     }
 #undef LOAD
 #undef LOAD2

@@ -67,6 +67,7 @@ class Type(enum.IntEnum):
     UINT32 = 52
     UINT64 = 54
     CHAR = 55
+    STRUCT = 56  # read only: ADIOS2 BP5 struct variables (gpubp_variable_struct)
 
 
 class Mode(enum.IntEnum):
@@ -166,6 +167,9 @@ _PROTOTYPES = {
     "gpubp_variable_joined_dim": (c_int, [_P, _PS]),
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
+    "gpubp_variable_element_size": (c_int, [_P, _PS]),
+    "gpubp_variable_struct": (c_int, [_P, POINTER(c_char_p), _PS, _PS]),
+    "gpubp_variable_struct_field": (c_int, [_P, _S, POINTER(c_char_p), POINTER(c_int), _PS, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
     "gpubp_available_variables": (c_int, [_P, _PS, POINTER(_NAMES)]),
     "gpubp_put": (c_int, [_P, _P, _P, c_int]),
@@ -472,7 +476,7 @@ def gpubp_variable_block_info(v, step, block):
     nd = gpubp_variable_ndims(v)
     st = (c_size_t * max(nd, 1))()
     cc = (c_size_t * max(nd, 1))()
-    numeric = gpubp_variable_type(v) != Type.STRING
+    numeric = gpubp_variable_type(v) not in (Type.STRING, Type.STRUCT)
     lo, hi = _element_buffers(v) if numeric else (None, None)
     _check(lib().gpubp_variable_block_info(v, int(step), int(block), st, cc, lo, hi),
            "gpubp_variable_block_info")
@@ -484,6 +488,29 @@ def gpubp_selection_size(v):
     n = c_size_t()
     _check(lib().gpubp_selection_size(v, byref(n)), "gpubp_selection_size")
     return n.value
+
+
+def gpubp_variable_element_size(v):
+    """Bytes of one element (a struct variable's record size; 0 for strings)."""
+    n = c_size_t()
+    _check(lib().gpubp_variable_element_size(v, byref(n)), "gpubp_variable_element_size")
+    return n.value
+
+
+def gpubp_variable_struct(v):
+    """(name, record size, field count) of a struct variable."""
+    name, size, nf = c_char_p(), c_size_t(), c_size_t()
+    _check(lib().gpubp_variable_struct(v, byref(name), byref(size), byref(nf)),
+           "gpubp_variable_struct")
+    return _dec(name.value), size.value, nf.value
+
+
+def gpubp_variable_struct_field(v, i):
+    """(name, type, byte offset, element count) of field i of a struct variable."""
+    name, t, off, cnt = c_char_p(), c_int(), c_size_t(), c_size_t()
+    _check(lib().gpubp_variable_struct_field(v, int(i), byref(name), byref(t), byref(off),
+                                             byref(cnt)), "gpubp_variable_struct_field")
+    return _dec(name.value), _type(t.value), off.value, cnt.value
 
 
 def gpubp_set_memory_selection(v, start, count):

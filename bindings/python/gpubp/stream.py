@@ -51,6 +51,22 @@ def _memory_space(memory):
         raise ValueError("memory must be 'host' or 'gpu', not %r" % (memory,)) from None
 
 
+def _var_dtype(v, t):
+    """The NumPy dtype of a read variable's elements: its type's, or for a struct variable
+    (ADIOS2 BP5 DefineStruct) a structured dtype with the writer's field names, types, offsets
+    and record size (a field of n elements is a subarray of shape (n,))."""
+    if t != Type.STRUCT:
+        return dtype_of(t)
+    _, size, nf = ll.gpubp_variable_struct(v)
+    names, formats, offsets = [], [], []
+    for i in range(nf):
+        name, ft, off, cnt = ll.gpubp_variable_struct_field(v, i)
+        names.append(name)
+        formats.append(dtype_of(ft) if cnt == 1 else (dtype_of(ft), (cnt,)))
+        offsets.append(off)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets, "itemsize": size})
+
+
 def _dims(seq, what):
     if seq is None:
         return None
@@ -429,7 +445,7 @@ class Stream:
             # local values of strings: a list (one per block), a block of them: one str
             many = step_count is not None or (kind == ShapeKind.LOCAL_VALUE and block is None)
             return self._read_strings(f, v, nbytes, many)
-        dtype = dtype_of(t)
+        dtype = _var_dtype(v, t)
         if info is not None:
             return self._read_into(f, v, name, info, dtype, out_shape, nbytes)
         # zeros where no block of the selection was written (a writer that skipped a local value,
@@ -478,9 +494,11 @@ class Stream:
         return ll.gpubp_variable_shape(v, _memory_space(memory))
 
     def dtype(self, name):
-        """The NumPy dtype of a numeric variable (``str`` for a string)."""
-        t = ll.gpubp_variable_type(self._inquire(name))
-        return str if t == Type.STRING else dtype_of(t)
+        """The NumPy dtype of a numeric variable (``str`` for a string; a structured dtype
+        for a struct variable)."""
+        v = self._inquire(name)
+        t = ll.gpubp_variable_type(v)
+        return str if t == Type.STRING else _var_dtype(v, t)
 
     def available_variables(self):
         """The variables (of the current step in mode "r") as a dict, sorted by name::
