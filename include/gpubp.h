@@ -379,6 +379,15 @@ GPUBP_API int gpubp_selection_size(const gpubp_variable *v, size_t *bytes);
  * included), 0 for strings. UNSUPPORTED_TYPE for a type this library cannot read. */
 GPUBP_API int gpubp_variable_element_size(const gpubp_variable *v, size_t *bytes);
 
+/* A derived variable that ADIOS2 wrote without data (IO::DefineDerivedVariable with
+ * DerivedVarType StatsOnly or ExpressionString; BP5): *expression is its expression (borrowed,
+ * until gpubp_close), else NULL (every other variable, and derived ones stored with their data,
+ * which read as any array). Such a variable lists with its type, shape, steps, blocks and (for
+ * StatsOnly) min/max; gpubp_get of it is NOT_FOUND naming the expression (ADIOS2 readers built
+ * with derived variables compute it; libgpubp does not evaluate expressions). INVALID_ARG for
+ * NULL. */
+GPUBP_API int gpubp_variable_expression(const gpubp_variable *v, const char **expression);
+
 /* ---------------------------------------------------------------------------------------------
  * Struct variables (read only). ADIOS2's BP5 writer stores arrays of C structs (IO::DefineStruct,
  * DefineStructVariable; global and local arrays) as records of the writer's layout; their type is

@@ -198,6 +198,14 @@ int gpubp_variable_element_size(const gpubp_variable *v, size_t *bytes)
     return GPUBP_OK;
 }
 
+int gpubp_variable_expression(const gpubp_variable *v, const char **expression)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(expression);
+    *expression = !gbp_is_write_mode(v->file) && v->rv ? v->rv->expr : NULL;
+    return GPUBP_OK;
+}
+
 /* The layout of a struct variable, or TYPE_MISMATCH naming fn. */
 static int struct_of(const gpubp_variable *v, const char *fn, const gbp_struct_def **d)
 {

@@ -286,6 +286,10 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         gbp_box_dense(&one, dbox.ndims, c1);
         return gbp_mem_scatter(f->mem, space, b->mm, es, &one, dst, &dbox);
     }
+    if (b->payload_offset == UINT64_MAX && v->rv && v->rv->expr)
+        return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': a derived variable written without data "
+                         "(ADIOS2 readers built with derived variables compute it from its "
+                         "expression: %s)", v->name, v->rv->expr);
     if (b->payload_offset == UINT64_MAX)
         return gbp_error(GPUBP_ERR_NOT_FOUND, 0, "'%s': no data exists for this variable (only its "
                          "statistics were written)", v->name);

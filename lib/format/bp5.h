@@ -8,8 +8,9 @@
  * offsets from the base record, sub-structures; 4- or 8-byte pointers, either byte order.
  *
  * Every read is bounds-checked; failures are GPUBP_ERR_FORMAT with the file name and offset in the
- * message. Content this library cannot present (struct and derived variables) is reported to the
- * sink with bp5_var_field.unsupported set, never decoded.
+ * message. Content this library cannot present (long doubles of 10 or 12 bytes) is reported to the
+ * sink with bp5_var_field.unsupported set, never decoded; a struct whose description cannot be
+ * presented is found so by the index (bp5_unsupported).
  *
  * This header holds what the BP5 files share: sizes, byte-order loads and the types of md.idx, of
  * the formats, of the decoded records and of the reader. The functions are declared in the header
@@ -112,7 +113,7 @@ typedef struct bp5_meta_array {
     int dims, blockcount, dbcount, shape, count, offset, location, dbsize, minmax;
 } bp5_meta_array;
 
-enum { BP5_UNSUP_NONE = 0, BP5_UNSUP_STRUCT = 1, BP5_UNSUP_DERIVED = 2, BP5_UNSUP_LDOUBLE = 3 };
+enum { BP5_UNSUP_NONE = 0, BP5_UNSUP_STRUCT = 1, BP5_UNSUP_LDOUBLE = 3 };
 
 /* One variable field of a MetaData format (§7.3). */
 typedef struct bp5_var_field {
@@ -122,6 +123,7 @@ typedef struct bp5_var_field {
     int bp5_type;                 /* ADIOS2 DataType number (§1) */
     uint32_t esize;               /* element size (a struct's record size) */
     uint8_t sid[BP5_ID_LEN];      /* struct arrays (bp5_type 16): their description's mmd.0 id */
+    char *expr;                   /* a derived variable stored without data: its expression */
     int unsupported;              /* BP5_UNSUP_*: listed by name only, never decoded */
     uint32_t field;               /* index of the field in the MetaData structure */
     uint32_t bit;                 /* its bit in BitField */

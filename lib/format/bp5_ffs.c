@@ -34,7 +34,10 @@ void bp5_format_free(bp5_format *f)
 {
     if (!f) return;
     for (size_t i = 0; i < f->nstructs; i++) gbp_free(f->structs[i].fields);
-    for (size_t i = 0; i < f->nvars; i++) gbp_free(f->vars[i].name);
+    for (size_t i = 0; i < f->nvars; i++) {
+        gbp_free(f->vars[i].name);
+        gbp_free(f->vars[i].expr);
+    }
     gbp_free(f->structs);
     gbp_free(f->vars);
     gbp_free(f->desc);
@@ -234,6 +237,33 @@ int bp5_gpubp_type(int t)
 
 static const uint32_t bp5_esizes[17] = {0, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 16, 8, 16, 0, 1, 0};
 
+/* The text of n base64 characters at b (NUL-terminated, the NUL ADIOS2 encodes dropped), or NULL
+ * (damaged or out of memory). */
+static char *base64_text(const char *b, size_t n)
+{
+    static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char *out = gbp_malloc(n / 4 * 3 + 4);
+    if (!out) return NULL;
+    size_t o = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && b[i] != '='; i++) {
+        const char *q = memchr(al, b[i], 64);
+        if (!q || !b[i]) {
+            gbp_free(out);
+            return NULL;
+        }
+        acc = acc << 6 | (uint32_t)(q - al);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    out[o] = 0;
+    return out;
+}
+
 static int hex_digit(char ch)
 {
     return ch >= '0' && ch <= '9' ? ch - '0'
@@ -295,18 +325,16 @@ static int setup_var(const fctx *c, const bp5_ffs_field *fl, uint32_t idx, bp5_v
                                                                : GPUBP_SHAPE_JOINED_ARRAY;
     uint64_t es = 0, t = 0;
     if (n[3] == '-') {
-        /* derived: "BPK-len-expr-esize_type_name"; expr is len characters */
+        /* derived, stored without data (ADIOS2's DerivedVarType StatsOnly, ExpressionString):
+         * "BPK-len-<expr in base64, len characters>-esize_type_name"; its records are an
+         * array's, every block without data */
         uint64_t len = 0;
         const char *p = rest;
         while (*p >= '0' && *p <= '9' && len < (1u << 20)) len = len * 10 + (uint64_t)(*p++ - '0');
-        v->unsupported = BP5_UNSUP_DERIVED;
-        v->type = -1;
-        if (*p == '-' && strlen(p + 1) > len && p[1 + len] == '-') {
-            p += 2 + len;
-            if (take_num(&p, &es) && take_num(&p, &t)) rest = p;
-        }
-        v->name = gbp_strdup(rest);
-        return v->name ? GPUBP_OK : GPUBP_ERR_NOMEM;
+        if (*p != '-' || strlen(p + 1) <= len || p[1 + len] != '-' ||
+            !(v->expr = base64_text(p + 1, (size_t)len)))
+            return ffs_err(c->what, c->off, "derived array field '%s': no expression", n);
+        rest = p + 2 + len;
     }
     if (!take_num(&rest, &es) || !take_num(&rest, &t))
         return ffs_err(c->what, c->off, "array field '%s': no element size and type", n);
@@ -401,7 +429,8 @@ static int setup_metadata(const fctx *c)
         int rc = setup_var(c, &st->fields[i], i, v);
         if (rc) {
             gbp_free(v->name);
-            v->name = NULL;
+            gbp_free(v->expr);
+            v->name = v->expr = NULL;
             return rc;
         }
         f->nvars++;

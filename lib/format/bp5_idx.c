@@ -188,11 +188,13 @@ int bp5_locate(const bp5_idx *ix, size_t s, uint64_t w, uint64_t loc, uint64_t *
     const bp5_step_rec *r = &ix->steps[s];
     const bp5_map *m = &ix->maps[r->map];
     if (w >= m->nwriters)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %zu: writer %llu of %llu", what, s,
-                         (unsigned long long)w, (unsigned long long)m->nwriters);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %zu (its block at offset %llu): writer %llu "
+                         "of %llu", what, s, (unsigned long long)r->md_pos, (unsigned long long)w,
+                         (unsigned long long)m->nwriters);
     if (loc == BP5_NO_DATA)
-        return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s: step %zu: no data exists for this block (statistics only)", what, s);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %zu (its block at offset %llu): no data "
+                         "exists for this block (statistics only)", what, s,
+                         (unsigned long long)r->md_pos);
     const uint64_t *pc = r->pieces + (size_t)w * (size_t)(2 * r->nflush + 1);
     uint64_t sum = 0;
     *subfile = m->subfile[w];
@@ -206,7 +208,8 @@ int bp5_locate(const bp5_idx *ix, size_t s, uint64_t w, uint64_t loc, uint64_t *
     }
     *offset = pc[2 * r->nflush] + (loc - sum);
     if (*offset < loc - sum)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %zu: block location %llu overflows", what,
-                         s, (unsigned long long)loc);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: step %zu (its block at offset %llu): block "
+                         "location %llu overflows", what, s, (unsigned long long)r->md_pos,
+                         (unsigned long long)loc);
     return GPUBP_OK;
 }

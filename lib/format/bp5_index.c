@@ -40,10 +40,9 @@ const char *bp5_unsupported(const bp5_reader *r, const char *name)
 {
     for (size_t i = 0; i < r->nunsup; i++)
         if (strcmp(r->unsup[i].name, name) == 0)
-            return r->unsup[i].what == BP5_UNSUP_STRUCT    ? r->unsup[i].why
-                   : r->unsup[i].what == BP5_UNSUP_LDOUBLE ? "a long double of 10 or 12 bytes (a "
-                                                             "32-bit writer's)"
-                                                           : "a derived (expression) variable";
+            return r->unsup[i].what == BP5_UNSUP_STRUCT ? r->unsup[i].why
+                                                        : "a long double of 10 or 12 bytes (a "
+                                                          "32-bit writer's)";
     return NULL;
 }
 
@@ -244,6 +243,7 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
     }
     if (!v) {
         int rc = gbp_index_new_var(ix, f->name, nl, f->type, &v);
+        if (rc == GPUBP_OK && f->expr && !(v->expr = gbp_strdup(f->expr))) rc = gbp_nomem();
         if (rc == GPUBP_OK && f->type == GPUBP_TYPE_STRUCT) {
             v->sdef = r->new_sdef;
             v->esize = r->new_sdef->size;

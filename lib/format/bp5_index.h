@@ -29,8 +29,8 @@ int bp5_step_block(bp5_reader *r, size_t s, const uint8_t **p);
 int bp5_index_summarize(gbp_index *ix, bp5_reader *r, const char *what);
 /* gbp_load_fn: the blocks of v's step vs. */
 int bp5_index_load(void *ctx, gbp_index *ix, gbp_var *v, size_t vs, const char *what);
-/* What a variable of that name is when the index does not present it ("a struct variable",
- * "a derived (expression) variable", "a long double of N bytes": a 32-bit writer's), or NULL. */
+/* What a variable of that name is when the index does not present it ("a struct variable with
+ * ...", "a long double of 10 or 12 bytes": a 32-bit writer's), or NULL. */
 const char *bp5_unsupported(const bp5_reader *r, const char *name);
 
 #endif /* GBP_FORMAT_BP5_INDEX_H */

@@ -59,6 +59,7 @@ void gbp_index_free(gbp_index *ix)
     for (size_t i = 0; i < ix->nvars; i++) {
         gbp_var *v = ix->vars[i];
         gbp_struct_def_free(v->sdef);
+        gbp_free(v->expr);
         gbp_free(v->name);
         gbp_free(v->steps);
         gbp_free(v->puts);

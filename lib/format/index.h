@@ -133,6 +133,7 @@ typedef struct gbp_var {
     int type;
     size_t esize;         /* bytes per element: gbp_type_size(type), a struct's record size */
     gbp_struct_def *sdef; /* GPUBP_TYPE_STRUCT: its layout (owned); NULL otherwise */
+    char *expr;           /* a derived variable stored without data: its expression (owned) */
     int kind;             /* gpubp_shape_kind, from the first block; -1 until one is seen */
     size_t ndims;         /* of the first block */
     gbp_var_step *steps;  /* in step order */

@@ -273,3 +273,26 @@ def test_bp5_struct_variables():
         small = s.read("local_small", step=2, block=1)
         assert small["u"].tolist() == [65535 - 200 - 10 - k for k in range(2)]
         assert bytes(small["ch"].astype(np.uint8)) == b"DE"
+
+
+def test_bp5_derived_variables():
+    """derived/derived.bp: ADIOS2's derived variables; stored with data they read as arrays,
+    stored without (StatsOnly, ExpressionString) they list and give their expression, and a read
+    raises (libgpubp evaluates no expression)."""
+    path = os.path.join(GOLDEN, "derived", "derived.bp")
+    with gpubp.Stream(path, "rra") as s:
+        info = s.available_variables()
+        assert {"derived/stats", "derived/expr", "mesh/sum", "mesh/mag"} <= set(info)
+        assert info["mesh/sum"]["shape"] == (4, 3) and info["mesh/sum"]["steps"] == 3
+        got = s.read("derived/store", step=1)
+        assert got.tolist() == [(i + 1) + (2.0 * i - 3) for i in range(6)]
+        with pytest.raises(gpubp.Error):
+            s.read("derived/expr", step=0)
+    f = gpubp.lowlevel.gpubp_open(path, gpubp.lowlevel.Mode.READ_RANDOM_ACCESS, None)
+    try:
+        v = gpubp.lowlevel.gpubp_inquire_variable(f, "derived/expr")
+        assert gpubp.lowlevel.gpubp_variable_expression(v) == "a = sim/x\nb = sim/y\na-b"
+        w = gpubp.lowlevel.gpubp_inquire_variable(f, "sim/x")
+        assert gpubp.lowlevel.gpubp_variable_expression(w) is None
+    finally:
+        gpubp.lowlevel.gpubp_close(f)

@@ -168,6 +168,7 @@ _PROTOTYPES = {
     "gpubp_variable_block_info": (c_int, [_P, _S, _S, _PS, _PS, _P, _P]),
     "gpubp_selection_size": (c_int, [_P, _PS]),
     "gpubp_variable_element_size": (c_int, [_P, _PS]),
+    "gpubp_variable_expression": (c_int, [_P, POINTER(c_char_p)]),
     "gpubp_variable_struct": (c_int, [_P, POINTER(c_char_p), _PS, _PS]),
     "gpubp_variable_struct_field": (c_int, [_P, _S, POINTER(c_char_p), POINTER(c_int), _PS, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
@@ -495,6 +496,13 @@ def gpubp_variable_element_size(v):
     n = c_size_t()
     _check(lib().gpubp_variable_element_size(v, byref(n)), "gpubp_variable_element_size")
     return n.value
+
+
+def gpubp_variable_expression(v):
+    """The expression of a derived variable ADIOS2 wrote without data, else None."""
+    e = c_char_p()
+    _check(lib().gpubp_variable_expression(v, byref(e)), "gpubp_variable_expression")
+    return _dec(e.value)
 
 
 def gpubp_variable_struct(v):
