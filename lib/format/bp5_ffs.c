@@ -614,7 +614,7 @@ int bp5_struct_def(const bp5_format *f, size_t esize, gbp_struct_def **out, cons
         o->count = fl->ndims == 1 && fl->ctrl[0] < 0 ? (size_t)fl->dim[0] : 1;
         o->offset = (size_t)fl->offset;
         if (o->type < 0 || fl->ndims > 1 || (fl->ndims == 1 && fl->ctrl[0] >= 0) ||
-            fl->offset < 0 || o->count > esize ||
+            fl->offset < 0 || o->count == 0 || o->count > esize ||
             o->offset + o->count * (size_t)fl->size > esize) {
             *why = o->type < 0 ? "a struct variable with a field of a type it cannot copy (a string "
                                  "or pointer)"

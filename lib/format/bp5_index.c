@@ -93,8 +93,9 @@ static int struct_layout(bp5_reader *r, const bp5_var_field *f, gbp_var *v, int 
         int same = d && v->sdef && same_struct(d, v->sdef);
         gbp_struct_def_free(d);
         if (same) return GPUBP_OK;
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: struct variable %s changes its layout in step %zu",
-                         r->what, f->name, r->cur_s);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: struct variable %s changes its layout in step "
+                         "%zu (its block at offset %llu)", r->what, f->name, r->cur_s,
+                         (unsigned long long)r->idx.steps[r->cur_s].md_pos);
     }
     if (!d) {
         *skip = 1;

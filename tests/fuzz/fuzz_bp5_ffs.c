@@ -2,7 +2,8 @@
  * flags byte (bit 0: big-endian entry lengths; bit 1: a partial last entry is allowed), then
  * mmd.0. Every description is also parsed alone (bp5_format_parse), as its entry says. Oracle:
  * FORMAT or OK, a message on failure, never a crash; a parsed format is self-consistent (every
- * field inside its record, every sub-structure index and control field in range). */
+ * field inside its record, every sub-structure index and control field in range), and taken as
+ * a struct variable's layout (bp5_struct_def) every member lies inside the record. */
 #include "fuzz/fuzz_util.h"
 
 #include "format/bp5_ffs.h"
@@ -33,6 +34,27 @@ static void check_format(const bp5_format *f)
     }
 }
 
+/* Any description as a struct variable's layout (records of its own record length): either a
+ * layout whose every member lies inside the record, or none with a reason. */
+static void check_struct(const bp5_format *f)
+{
+    gbp_struct_def *d = NULL;
+    const char *why = NULL;
+    size_t rl = f->structs[0].record_length > 0 ? (size_t)f->structs[0].record_length : 1;
+    if (bp5_struct_def(f, rl, &d, &why) != GPUBP_OK) return; /* NOMEM */
+    if (!d) {
+        if (!why) abort();
+        return;
+    }
+    for (size_t i = 0; i < d->nfields; i++) {
+        const gbp_struct_field *fl = &d->fields[i];
+        if (!fl->name || fl->count == 0 || gpubp_type_size((gpubp_type)fl->type) == 0 ||
+            fl->offset + fl->count * gpubp_type_size((gpubp_type)fl->type) > d->size)
+            abort();
+    }
+    gbp_struct_def_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1) return 0;
@@ -48,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < ft.n; i++) {
         check_format(ft.v[i]);
         if (bp5_formats_find(&ft, ft.v[i]->id) == NULL) abort();
+        check_struct(ft.v[i]);
     }
     bp5_formats_free(&ft);
     /* the input as one description */
