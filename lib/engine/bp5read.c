@@ -398,13 +398,11 @@ int gbp_bp5_swapped(const gpubp_file *f)
     return f->rd.bp5 && f->rd.bp5->idx.big_endian != host_big_endian();
 }
 
-/* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
- * half of a complex) swapped; long double taken as IEEE binary128 when the writer was big-endian
- * (FFS only byte-swaps it; the 16-byte IEEE format) and converted exactly, or NOT_SUPPORTED. */
-/* n elements of `type` at p from the other byte order (each half of a complex; long double as
- * IEEE binary128, converted exactly or NOT_SUPPORTED: *bad set). */
-static void swap_elems(uint8_t *p, size_t n, int type, int *bad)
+/* n elements of `type` at p from the other byte order (each half of a complex swapped); long
+ * double only when ld128 (a big-endian writer's IEEE binary128), converted exactly, else *bad. */
+static void swap_elems(uint8_t *p, size_t n, int type, int ld128, int *bad)
 {
+    if (type == BP5_GPUBP_LONG_DOUBLE && !ld128) return;
     size_t es = gbp_type_size(type);
     size_t unit = type == GPUBP_TYPE_FLOAT_COMPLEX || type == GPUBP_TYPE_DOUBLE_COMPLEX ? es / 2 : es;
     for (size_t i = 0; unit > 1 && i + unit <= n * es; i += unit) {
@@ -417,20 +415,23 @@ static void swap_elems(uint8_t *p, size_t n, int type, int *bad)
     }
 }
 
+/* Elements of v (bytes at buf) from the dataset's byte order into the host's: each element (each
+ * half of a complex; a struct's records member by member) swapped; long double taken as IEEE
+ * binary128 when the writer was big-endian (FFS only byte-swaps it; the 16-byte IEEE format) and
+ * converted exactly, or NOT_SUPPORTED. */
 int gbp_bp5_to_host(const gpubp_file *f, const gpubp_variable *v, uint8_t *buf, size_t bytes)
 {
-    int bad = 0;
+    int bad = 0, ld128 = f->rd.bp5->idx.big_endian;
     if (v->type == GPUBP_TYPE_STRUCT && v->rv && v->rv->sdef) {
         /* each field of each record (the description gives offsets in the writer's layout) */
         const gbp_struct_def *d = v->rv->sdef;
         for (size_t r = 0; r + d->size <= bytes; r += d->size)
             for (size_t i = 0; i < d->nfields; i++)
                 swap_elems(buf + r + d->fields[i].offset, d->fields[i].count, d->fields[i].type,
-                           &bad);
+                           ld128, &bad);
     } else {
         size_t es = gbp_type_size(v->type);
-        if (v->type == BP5_GPUBP_LONG_DOUBLE && !f->rd.bp5->idx.big_endian) return GPUBP_OK;
-        if (es) swap_elems(buf, bytes / es, v->type, &bad);
+        if (es) swap_elems(buf, bytes / es, v->type, ld128, &bad);
     }
     if (bad)
         return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: '%s': a big-endian writer's long double "
