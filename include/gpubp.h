@@ -392,9 +392,9 @@ GPUBP_API int gpubp_variable_expression(const gpubp_variable *v, const char **ex
  * Struct variables (read only). ADIOS2's BP5 writer stores arrays of C structs (IO::DefineStruct,
  * DefineStructVariable; global and local arrays) as records of the writer's layout; their type is
  * GPUBP_TYPE_STRUCT. gpubp_get copies whole records (padding included) into host or device
- * memory, with the same selections as any array;
- * there are no min/max (gpubp_variable_minmax and gpubp_variable_minmax_missing: NOT_SUPPORTED;
- * gpubp_variable_block_info writes nothing to min and max). A big-endian writer's records are
+ * memory (device memory: the stream rules of any device get), with the same selections as any
+ * array; there are no min/max (gpubp_variable_minmax and gpubp_variable_minmax_missing:
+ * NOT_SUPPORTED; gpubp_variable_block_info writes nothing to min and max). A big-endian writer's records are
  * converted field by field to host order. A struct whose description has a string or pointer
  * field is listed by no call and its inquiry is NOT_SUPPORTED, naming why. The description below
  * comes from the dataset's mmd.0 and lives until gpubp_close(). Errors of both: INVALID_ARG
