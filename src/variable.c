@@ -188,13 +188,8 @@ int gpubp_variable_element_size(const gpubp_variable *v, size_t *bytes)
 {
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(bytes);
-    if (v->type == GPUBP_TYPE_STRING) {
-        *bytes = 0;
-        return GPUBP_OK;
-    }
-    if (!gbp_is_write_mode(v->file))
-        GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_variable_element_size"));
-    *bytes = gbp_is_write_mode(v->file) ? gbp_type_size(v->type) : gbp_rvar_esize(v);
+    if (v->rv) GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_variable_element_size"));
+    *bytes = gbp_rvar_esize(v);
     return GPUBP_OK;
 }
 
@@ -202,7 +197,7 @@ int gpubp_variable_expression(const gpubp_variable *v, const char **expression)
 {
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(expression);
-    *expression = !gbp_is_write_mode(v->file) && v->rv ? v->rv->expr : NULL;
+    *expression = v->rv ? v->rv->expr : NULL; /* rv: read modes only */
     return GPUBP_OK;
 }
 
@@ -210,7 +205,7 @@ int gpubp_variable_expression(const gpubp_variable *v, const char **expression)
 static int struct_of(const gpubp_variable *v, const char *fn, const gbp_struct_def **d)
 {
     GBP_CHECK_ARG(v);
-    *d = v->type == GPUBP_TYPE_STRUCT && !gbp_is_write_mode(v->file) && v->rv ? v->rv->sdef : NULL;
+    *d = v->rv ? v->rv->sdef : NULL; /* rv: read modes only */
     GBP_RETURN_ERROR_IF(!*d, GPUBP_ERR_TYPE_MISMATCH, "%s: '%s' is a %s variable, not a struct",
                         fn, v->name, gbp_type_name(v->type));
     return GPUBP_OK;
@@ -547,8 +542,7 @@ int gpubp_selection_size(const gpubp_variable *v, size_t *bytes)
     GBP_CHECK_ARG(v);
     GBP_CHECK_ARG(bytes);
     GBP_FORWARD_IF_ERROR(gbp_rvar_check_readable(v, "gpubp_selection_size"));
-    size_t es = gbp_is_write_mode(v->file) ? gbp_type_size(v->type) : gbp_rvar_esize(v);
-    size_t nd = v->sel.ndims;
+    size_t es = gbp_rvar_esize(v), nd = v->sel.ndims;
     if (gbp_is_write_mode(v->file)) {
         size_t n = 1;
         for (size_t i = 0; i < nd; i++) n *= v->sel.count[i];

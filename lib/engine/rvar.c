@@ -27,7 +27,7 @@ int gbp_rvar_check_readable(const gpubp_variable *v, const char *fn)
 
 size_t gbp_rvar_esize(const gpubp_variable *v)
 {
-    return v->rv && v->rv->esize ? v->rv->esize : gbp_type_size(v->type);
+    return v->rv ? gbp_var_esize(v->rv) : gbp_type_size(v->type);
 }
 
 /* ---- steps and blocks of a variable --------------------------------------------------------- */

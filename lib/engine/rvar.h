@@ -19,7 +19,7 @@ int gbp_rvar_step_bytes(const gpubp_variable *v, const gbp_sel *s, size_t vs, in
 int gbp_rvar_check_mem_sel(const gpubp_variable *v, const gbp_sel *s, int rev, const size_t *count);
 /* GPUBP_ERR_UNSUPPORTED_TYPE (naming fn) for a variable of a type this library cannot read. */
 int gbp_rvar_check_readable(const gpubp_variable *v, const char *fn);
-/* Bytes of one element of a read variable: its type's size, a struct variable's record size. */
+/* Bytes of one element: its type's size, a read struct variable's record size. */
 size_t gbp_rvar_esize(const gpubp_variable *v);
 
 #endif /* GBP_ENGINE_RVAR_H */

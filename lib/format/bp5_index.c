@@ -245,12 +245,10 @@ static int fill_var(void *ctx, uint64_t w, const bp5_var_field *f, const bp5_arr
     if (!v) {
         int rc = gbp_index_new_var(ix, f->name, nl, f->type, &v);
         if (rc == GPUBP_OK && f->expr && !(v->expr = gbp_strdup(f->expr))) rc = gbp_nomem();
-        if (rc == GPUBP_OK && f->type == GPUBP_TYPE_STRUCT) {
-            v->sdef = r->new_sdef;
-            v->esize = r->new_sdef->size;
-        } else if (f->type == GPUBP_TYPE_STRUCT) {
+        if (rc == GPUBP_OK)
+            v->sdef = r->new_sdef; /* NULL but for a struct variable */
+        else
             gbp_struct_def_free(r->new_sdef);
-        }
         r->new_sdef = NULL;
         GBP_FORWARD_IF_ERROR(rc);
     }

@@ -133,7 +133,6 @@ int gbp_index_new_var(gbp_index *ix, const char *name, size_t nl, int type, gbp_
         return gbp_nomem();
     }
     v->type = type;
-    v->esize = gbp_type_size(type);
     v->kind = -1;
     v->pos = ix->nvars;
     ix->vars[ix->nvars++] = v;
@@ -358,7 +357,7 @@ int gbp_index_puts(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **puts,
         } else {
             gbp_block *out = gbp_index_alloc(ix, np * sizeof *out);
             GBP_CHECK_ALLOC(out);
-            size_t es = v->esize;
+            size_t es = gbp_var_esize(v);
             for (size_t i = 0, p = 0; i < n; p++) {
                 size_t run = split_run(b, i, n), nd = b[i].ndims;
                 out[p] = b[i];

@@ -131,7 +131,6 @@ void gbp_struct_def_free(gbp_struct_def *d); /* d itself too; NULL is fine */
 typedef struct gbp_var {
     char *name;
     int type;
-    size_t esize;         /* bytes per element: gbp_type_size(type), a struct's record size */
     gbp_struct_def *sdef; /* GPUBP_TYPE_STRUCT: its layout (owned); NULL otherwise */
     char *expr;           /* a derived variable stored without data: its expression (owned) */
     int kind;             /* gpubp_shape_kind, from the first block; -1 until one is seen */
@@ -155,6 +154,12 @@ typedef struct gbp_var {
     size_t loaded;        /* var-steps whose blocks are loaded */
     size_t pos;           /* index in gbp_index.vars */
 } gbp_var;
+
+/* Bytes per element of v: its type's size, a struct's record size. */
+static inline size_t gbp_var_esize(const gbp_var *v)
+{
+    return v->sdef ? v->sdef->size : gbp_type_size(v->type);
+}
 
 typedef struct gbp_index gbp_index;
 typedef struct gbp_arena_chunk gbp_arena_chunk;

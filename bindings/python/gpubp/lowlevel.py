@@ -244,6 +244,13 @@ def _check(rc, fn):
     return rc
 
 
+def _size_out(name, *args):
+    """Calls the C function `name` with args and a size_t out-parameter last; returns its value."""
+    n = c_size_t()
+    _check(getattr(lib(), name)(*args, byref(n)), name)
+    return n.value
+
+
 def _dims(seq):
     """(ndims, size_t array or None) of a sequence of ints or None."""
     if seq is None:
@@ -315,15 +322,11 @@ def gpubp_end_step(f):
 
 
 def gpubp_steps(f):
-    n = c_size_t()
-    _check(lib().gpubp_steps(f, byref(n)), "gpubp_steps")
-    return n.value
+    return _size_out("gpubp_steps", f)
 
 
 def gpubp_current_step(f):
-    n = c_size_t()
-    _check(lib().gpubp_current_step(f, byref(n)), "gpubp_current_step")
-    return n.value
+    return _size_out("gpubp_current_step", f)
 
 
 # --- variables -------------------------------------------------------------------------------
@@ -388,9 +391,7 @@ def gpubp_variable_memory_space(v):
 
 
 def gpubp_variable_ndims(v):
-    n = c_size_t()
-    _check(lib().gpubp_variable_ndims(v, byref(n)), "gpubp_variable_ndims")
-    return n.value
+    return _size_out("gpubp_variable_ndims", v)
 
 
 def gpubp_variable_shape(v, space):
@@ -414,22 +415,15 @@ def gpubp_variable_shape_kind(v):
 
 
 def gpubp_variable_steps(v):
-    n = c_size_t()
-    _check(lib().gpubp_variable_steps(v, byref(n)), "gpubp_variable_steps")
-    return n.value
+    return _size_out("gpubp_variable_steps", v)
 
 
 def gpubp_variable_blocks(v, step):
-    n = c_size_t()
-    _check(lib().gpubp_variable_blocks(v, int(step), byref(n)), "gpubp_variable_blocks")
-    return n.value
+    return _size_out("gpubp_variable_blocks", v, int(step))
 
 
 def gpubp_variable_dataset_step(v, step):
-    n = c_size_t()
-    _check(lib().gpubp_variable_dataset_step(v, int(step), byref(n)),
-           "gpubp_variable_dataset_step")
-    return n.value
+    return _size_out("gpubp_variable_dataset_step", v, int(step))
 
 
 def _element_buffers(v):
@@ -459,17 +453,12 @@ def gpubp_variable_minmax_missing(v):
 
 def gpubp_variable_block_writer(v, step, block):
     """The rank of the writer of one block (BP5 datasets)."""
-    w = c_size_t(0)
-    _check(lib().gpubp_variable_block_writer(v, int(step), int(block), byref(w)),
-           "gpubp_variable_block_writer")
-    return w.value
+    return _size_out("gpubp_variable_block_writer", v, int(step), int(block))
 
 
 def gpubp_variable_joined_dim(v):
     """The joined dimension of a joined array (file order)."""
-    d = c_size_t(0)
-    _check(lib().gpubp_variable_joined_dim(v, byref(d)), "gpubp_variable_joined_dim")
-    return d.value
+    return _size_out("gpubp_variable_joined_dim", v)
 
 
 def gpubp_variable_block_info(v, step, block):
@@ -486,16 +475,12 @@ def gpubp_variable_block_info(v, step, block):
 
 
 def gpubp_selection_size(v):
-    n = c_size_t()
-    _check(lib().gpubp_selection_size(v, byref(n)), "gpubp_selection_size")
-    return n.value
+    return _size_out("gpubp_selection_size", v)
 
 
 def gpubp_variable_element_size(v):
     """Bytes of one element (a struct variable's record size; 0 for strings)."""
-    n = c_size_t()
-    _check(lib().gpubp_variable_element_size(v, byref(n)), "gpubp_variable_element_size")
-    return n.value
+    return _size_out("gpubp_variable_element_size", v)
 
 
 def gpubp_variable_expression(v):
