@@ -173,7 +173,7 @@ int gbp_dataset_open_md0(gpubp_file *f)
 int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
 {
     gpubp_file *f = ctx;
-    if (f->comm) { /* parallel readers: md.0 as rank 0 broadcast it */
+    if (f->comm || f->rd.bp3) { /* parallel readers: md.0 as rank 0 broadcast it; BP3: made */
         if (off > f->rd.md0_all_len || n > f->rd.md0_all_len - off)
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s/md.0: %zu bytes at offset %llu run past "
                              "its end (%zu)", f->path, n, (unsigned long long)off,
@@ -192,6 +192,22 @@ int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
     return gbp_pread_all(f->md0_fd, buf, n, off, what);
 }
 
+void gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, size_t n)
+{
+    if (!f->rd.bp3) {
+        snprintf(buf, n, "%s/data.%u", f->path, k);
+        return;
+    }
+    if (!f->rd.bp3_subfiles) {
+        snprintf(buf, n, "%s", f->path);
+        return;
+    }
+    size_t pl = strlen(f->path);
+    const char *ext = pl >= 3 && !strcmp(f->path + pl - 3, ".bp") ? "" : ".bp";
+    const char *slash = strrchr(f->path, '/'), *base = slash ? slash + 1 : f->path;
+    snprintf(buf, n, "%s%s.dir/%s%s.%u", f->path, ext, base, ext, k);
+}
+
 int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd)
 {
     if (k >= GBP_MAX_SUBFILES)
@@ -207,8 +223,11 @@ int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd)
     }
     if (f->rd.rfd[k] < 0) {
         char p[4200];
-        snprintf(p, sizeof p, "%s/data.%u", f->path, k);
+        gbp_dataset_data_path(f, k, p, sizeof p);
         int rc = gbp_open_file(&f->rd.rfd[k], p, O_RDONLY, 0);
+        if (rc == GPUBP_ERR_NOT_FOUND && f->rd.bp3)
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: its index refers to %s, which is missing",
+                             f->path, p);
         if (rc == GPUBP_ERR_NOT_FOUND)
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: metadata refers to data.%u, which is missing",
                              f->path, k);
@@ -227,7 +246,7 @@ int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, ui
         return gbp_remote_pread(f->rd.remote, name, buf, n, off);
     }
     char what[4200];
-    snprintf(what, sizeof what, "%s/data.%u", f->path, k);
+    gbp_dataset_data_path(f, k, what, sizeof what);
     return gbp_pread_all(fd, buf, n, off, what);
 }
 

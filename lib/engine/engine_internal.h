@@ -139,6 +139,9 @@ typedef struct gbp_file_pw {
 typedef struct gbp_file_rd {
     gbp_index ix;
     struct bp5_reader *bp5;  /* BP5 datasets (lib/engine/bp5read.c), else NULL */
+    int bp3;                 /* a BP3 file (lib/engine/bp3read.c): md.0 and md.idx made from its
+                              * index, in md0_all and idx */
+    int bp3_subfiles;        /* BP3: data in NAME.bp.dir/NAME.bp.K, else in the file itself */
     bp4_md0 md0_src;         /* the index's md.0 access: gbp_reader_md0 on this file */
     uint8_t *idx;            /* md.idx as read */
     size_t idx_len;
@@ -152,7 +155,8 @@ typedef struct gbp_file_rd {
     size_t cur_step;         /* READ: current step (0-based) when in_step */
     size_t next_step;        /* READ: the step begin_step opens next */
     gbp_remote *remote;      /* gpubp:// datasets: every file is read through it */
-    uint8_t *md0_all;        /* parallel readers: md.0 up to the last record, as broadcast */
+    uint8_t *md0_all;        /* parallel readers: md.0 up to the last record, as broadcast;
+                              * BP3 files: md.0 made from the index */
     size_t md0_all_len;
     int *rfd;                /* data.K descriptors, lazily opened */
     size_t nrfd;

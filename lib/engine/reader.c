@@ -2,6 +2,7 @@
  * inquire. */
 #include "engine/reader.h"
 
+#include "engine/bp3read.h"
 #include "engine/bp5read.h"
 #include "engine/collective.h"
 #include "engine/dataset.h"
@@ -33,6 +34,7 @@ static int load_metadata_comm(gpubp_file *f);
  * into the index are not parsed again. md.0 itself is read step by step (parse_until). */
 static int load_metadata(gpubp_file *f)
 {
+    if (f->rd.bp3) return GPUBP_OK; /* complete when written: read once, at open */
     if (f->rd.bp5) return gbp_bp5_load_metadata(f);
     char *idxp = gbp_path_join(f->path, "md.idx");
     int rc = idxp ? GPUBP_OK : gbp_nomem();
@@ -131,6 +133,7 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
  * on every rank only if they agree on what they have. */
 static int load_metadata_comm(gpubp_file *f)
 {
+    if (f->rd.bp3) return GPUBP_OK; /* every rank read it at open */
     if (f->rd.bp5) return gbp_bp5_load_metadata(f); /* collective too */
     gbp_comm *c = f->comm;
     int rc = GPUBP_OK;
@@ -213,14 +216,39 @@ static int load_index(gpubp_file *f)
 
 static int check_dataset(gpubp_file *f);
 
+/* A BP3 file: its index made into md.0 and md.idx in memory (every rank of a parallel reader reads
+ * it), then read as a BP4 dataset. */
+static int open_bp3(gpubp_file *f)
+{
+    gbp_buf md0, idx;
+    gbp_buf_init(&md0);
+    gbp_buf_init(&idx);
+    int sub = 0, rc = gbp_bp3_load(f->path, &md0, &idx, &sub);
+    if (rc == GPUBP_OK) {
+        f->rd.bp3 = 1;
+        f->rd.bp3_subfiles = sub;
+        gbp_free(f->rd.md0_all);
+        f->rd.md0_all = md0.data;
+        f->rd.md0_all_len = md0.len;
+        md0.data = NULL;
+        rc = adopt_index(f, idx.data, idx.len, f->rd.md0_all_len, f->path);
+        idx.data = NULL;
+    }
+    gbp_buf_free(&md0);
+    gbp_buf_free(&idx);
+    return rc;
+}
+
 int gbp_reader_open(gpubp_file *f)
 {
     if (f->comm) {
         int rc = f->comm->rank == 0 ? check_dataset(f) : GPUBP_OK;
         GBP_FORWARD_IF_ERROR(gbp_comm_agree(f->comm, rc, 0));
-        int64_t bp5 = f->rd.bp5 != NULL; /* rank 0 found a BP5 dataset: every rank reads it so */
-        GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &bp5, sizeof bp5, 0));
-        rc = bp5 && !f->rd.bp5 ? gbp_bp5_setup(f) : GPUBP_OK;
+        /* rank 0 found a BP5 dataset (1) or a BP3 file (2): every rank reads it so */
+        int64_t kind = f->rd.bp5 ? 1 : f->rd.bp3 ? 2 : 0;
+        GBP_FORWARD_IF_ERROR(gbp_comm_bcast(f->comm, &kind, sizeof kind, 0));
+        rc = kind == 1 && !f->rd.bp5 ? gbp_bp5_setup(f) : GPUBP_OK;
+        if (kind == 2 && !f->rd.bp3) rc = open_bp3(f);
         GBP_FORWARD_IF_ERROR(gbp_comm_agree_all(f->comm, rc, "gpubp_open"));
         return load_index(f);
     }
@@ -239,6 +267,11 @@ static int check_dataset(gpubp_file *f)
         if (rc == GPUBP_OK) return f->comm ? gbp_bp5_setup(f) : gbp_bp5_open(f);
         if (rc != GPUBP_ERR_NOT_FOUND) return rc;
         return load_index(f);
+    }
+    struct stat st;
+    if (stat(f->path, &st) == 0 && S_ISREG(st.st_mode)) { /* not a directory: a BP3 file? */
+        GBP_FORWARD_IF_ERROR(open_bp3(f));
+        return f->comm ? GPUBP_OK : load_index(f);
     }
     int is_dir;
     GBP_FORWARD_IF_ERROR(gbp_is_dir(f->path, &is_dir));

@@ -371,6 +371,50 @@ int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const gbp_s
     return parse_entries(&c, 0, sink);
 }
 
+int bp4_walk_sets(const uint8_t *p, uint64_t base, size_t n, int timed, bp4_set_fn fn,
+                  void *ctx, const char *what)
+{
+    cur c = {p, base, n, 0, n, what};
+    uint64_t dimbuf[3 * GBP_MAX_DIMS];
+    gbp_op op;
+    while (c.at < c.end) {
+        size_t entry_at = c.at;
+        uint32_t elen, member;
+        const char *group, *name;
+        size_t gl, nl;
+        uint8_t order, zero, type;
+        uint64_t nsets;
+        TRY(rd32(&c, &elen, "entry length"));
+        NEED(&c, elen, "entry");
+        c.end = c.at + elen;
+        TRY(rd32(&c, &member, "member id"));
+        TRY(rdstr(&c, &group, &gl, "group name"));
+        TRY(rdstr(&c, &name, &nl, "name"));
+        TRY(rd8(&c, &order, "order"));
+        TRY(rd8(&c, &zero, "path"));
+        TRY(rd8(&c, &type, "type"));
+        TRY(rd64(&c, &nsets, "set count"));
+        size_t hdr = c.at - entry_at, es = gbp_type_size(type);
+        while (c.at < c.end) {
+            size_t set_at = c.at;
+            uint8_t cnt;
+            uint32_t len;
+            gbp_block blk;
+            blk.step = 0;
+            if (timed) {
+                TRY(parse_charset(&c, type, es, &blk, dimbuf, &op, NULL));
+            } else {
+                TRY(rd8(&c, &cnt, "characteristic count"));
+                TRY(rd32(&c, &len, "characteristic length"));
+                TRY(skip(&c, len, "characteristic set"));
+            }
+            TRY(fn(ctx, entry_at, hdr, set_at, c.at - set_at, blk.step));
+        }
+        c.end = n;
+    }
+    return 0;
+}
+
 static int off_in(const cur *c, uint64_t off, size_t *at)
 {
     if (off < c->base || off - c->base > c->n)

@@ -25,4 +25,17 @@ int bp4_parse_step(const uint8_t *p, uint64_t base, size_t n, const bp4_idx_reco
 int bp4_parse_var_entries(const uint8_t *p, uint64_t base, size_t n, const gbp_step_sink *sink,
                           const char *what);
 
+/* One characteristic set of an index entry (bp4_walk_sets): the entry's offset in p (its length
+ * field), the length of its header (from that field to its first set: member id, names, type and
+ * set count), the set's offset and length (count and length fields included) and its time index
+ * (0 when the walk is not timed). A non-zero return stops the walk and is returned. */
+typedef int (*bp4_set_fn)(void *ctx, size_t entry_at, size_t hdr_len, size_t set_at,
+                          size_t set_len, uint32_t step);
+/* Calls fn for every characteristic set of the index entries in p[0, n) (file offset base, for
+ * messages), in order. timed: each set is parsed (variables: its time index is given); else only
+ * its framing is checked (attributes). BP3's index of all steps (format/bp3.c) is cut into steps
+ * with it. */
+int bp4_walk_sets(const uint8_t *p, uint64_t base, size_t n, int timed, bp4_set_fn fn,
+                  void *ctx, const char *what);
+
 #endif /* GBP_FORMAT_BP4_DECODE_H */

@@ -453,6 +453,36 @@ static int do_list(ls_ctx *c, const ls_masks *m)
 
 /* ---- -V ------------------------------------------------------------------------------------- */
 
+/* A BP file (BP3, or ADIOS 1.x's versions 1 and 2): its 56-byte mini-footer, checked as bpls
+ * checks it; 0 if it is none. */
+static int print_bp3_version(FILE *f)
+{
+    unsigned char b[56];
+    if (fseek(f, 0, SEEK_END) != 0) return 0;
+    long len = ftell(f);
+    if (len < 56 || fseek(f, -56, SEEK_END) != 0 || fread(b, 1, 56, f) != 56) return 0;
+    int be = b[52], type = b[54], ver = b[55];
+    if (be > 1 || (type != 0 && type != 2 && type != 3) || ver < 1 || ver > 3) return 0;
+    uint64_t pg, var, attr;
+    memcpy(&pg, b + 28, 8);
+    memcpy(&var, b + 36, 8);
+    memcpy(&attr, b + 44, 8);
+    if (!be && (pg >= var || var >= attr || attr >= (uint64_t)len)) return 0;
+    if (ver < 3) {
+        printf("ADIOS-BP Version %d\n", ver);
+        return 1;
+    }
+    int major = b[24], minor = b[25], patch = b[26];
+    if (major > '0') { /* ASCII digits, minor 12 as '<' */
+        major -= '0';
+        minor -= '0';
+        patch -= '0';
+    }
+    printf("ADIOS-BP Version %d %s - ADIOS v%d.%d.%d\n", ver, be ? "Big Endian" : "Little Endian",
+           major, minor, patch);
+    return 1;
+}
+
 static void print_file_version(const char *path)
 {
     struct stat sb;
@@ -498,7 +528,7 @@ static void print_file_version(const char *path)
     static const unsigned char hdf5[8] = {137, 72, 68, 70, 13, 10, 26, 10};
     if (fread(h, 1, 8, f) == 8 && memcmp(h, hdf5, 8) == 0)
         printf("Hierarchical Data Format (version 5) data\n");
-    else
+    else if (!print_bp3_version(f))
         printf("gpubpls does not recognize this file\n");
     fclose(f);
 }
