@@ -110,6 +110,26 @@ static void tc_bp5_bzip2(void **state)
     TS_OK(gpubp_close(f));
 }
 
+/* bp3/ (ADIOS2's BP3 files, read as the BP4 dataset their index describes): every global array,
+ * the blosc blocks of zlib, lz4 and zstd included, read into the device as on the host (which
+ * cli_golden_bp3_* and test_api_bp3 check against bpls's dumps and the generator's formulas) */
+static void tc_bp3(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"bp3/bp3_basic.bp", "bp3/bp3_types.bp", "bp3/bp3_zlib.bp",
+                                 "bp3/bp3_lz4.bp", "bp3/bp3_zstd.bp"};
+    size_t arrays = 0, want = 0;
+    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+        if ((strstr(sets[i], "lz4") && !(gpubp_features() & GPUBP_FEATURE_LZ4)) ||
+            (strstr(sets[i], "zstd") && !(gpubp_features() & GPUBP_FEATURE_ZSTD)))
+            continue;
+        const char *ds = tc_gold(sets[i]);
+        arrays += tc_bp5_same(ds, ds);
+        want += i == 0 ? 5 : i == 1 ? 14 : 1; /* a2d i1d u8 cplx late; one per type; sin */
+    }
+    assert_int_equal(arrays, want);
+}
+
 /* structs/structs.bp (ADIOS2 BP5 struct variables): every global array, struct records
  * included (particles, grp/pairs, cplx), read into the device as on the host */
 static void tc_bp5_structs(void **state)

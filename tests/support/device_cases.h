@@ -810,7 +810,8 @@ static void tc_compressed(void **state)
     cmocka_unit_test(tc_bp5_bzip2),                    \
     cmocka_unit_test(tc_bp5_structs),                  \
     cmocka_unit_test(tc_bp5_bigendian),                \
-    cmocka_unit_test(tc_bp5_32bit)
+    cmocka_unit_test(tc_bp5_32bit),                    \
+    cmocka_unit_test(tc_bp3)
 
 /* the BP5 cases (tc_bp5_*), which use the helpers above */
 #include "support/device_bp5.h"
