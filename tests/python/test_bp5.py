@@ -296,3 +296,28 @@ def test_bp5_derived_variables():
         assert gpubp.lowlevel.gpubp_variable_expression(w) is None
     finally:
         gpubp.lowlevel.gpubp_close(f)
+
+
+# ADIOS2's BP3 files (engine "BP3": NAME.bp is the index of every step, the data is in
+# NAME.bp.dir/NAME.bp.0), read as BP4 datasets: the same checks against bpls's dumps
+BP3_SETS = sorted(os.path.join(GOLDEN, "bp3", n) for n in os.listdir(os.path.join(GOLDEN, "bp3"))
+                  if n.endswith(".bp") and os.path.isfile(os.path.join(GOLDEN, "bp3", n)))
+
+
+@pytest.mark.parametrize("path", BP3_SETS, ids=os.path.basename)
+def test_bp3_files(path):
+    codec = {"bp3_lz4.bp": 16, "bp3_zstd.bp": 32}.get(os.path.basename(path), 0)
+    if codec and not gpubp.lowlevel.gpubp_features() & codec:
+        pytest.skip("this build lacks the codec")
+    test_bp5_values_as_bpls_random_access(path)
+    test_bp5_step_mode_equals_random_access(path)
+    with gpubp.Stream(path, "rra") as s:
+        assert s.num_steps() == {"bp3_basic.bp": 3, "bp3_types.bp": 1}.get(
+            os.path.basename(path), 2)
+        if os.path.basename(path) == "bp3_basic.bp":
+            assert s.read("a2d", step=2)[3, 4] == 219.5
+            assert s.read_attribute("att_strs") == ["one", "two", "three"]
+
+
+def test_bp3_files_found():
+    assert len(BP3_SETS) == 6
