@@ -181,7 +181,8 @@ GPUBP_API int gpubp_last_errno(void);
  * Files and steps
  * ------------------------------------------------------------------------------------------- */
 
-/* Opens the dataset `path` (a directory name.bp/) in `mode`.
+/* Opens the dataset `path` (a directory name.bp/; in read modes also an ADIOS2 BP3 file name.bp,
+ * its data in name.bp.dir/, docs/format/bp3.md) in `mode`.
  * params: NULL or "key=value,key=value" with the keys of docs/parameters.md (gpu_layout,
  *   pool_slots, chunk_mib, piece_kib, io_threads, subfiles, direct_io, fsync, timeout, ...). An
  *   unknown key or bad value is GPUBP_ERR_PARAM naming the key. Keys that do not apply to the mode are ignored.
@@ -195,9 +196,10 @@ GPUBP_API int gpubp_last_errno(void);
  *   parameters connect_timeout, retries, retry_delay, token_file).
  * On success *out is a new handle that the caller owns and must release with gpubp_close().
  * Errors: INVALID_ARG (NULL out/path, bad mode), PARAM, IO (errno kept), NOT_BP4 (not a BP4
- *   directory: a plain file, a missing path in read mode, a foreign md.idx), BP5 (an ADIOS2 BP5
- *   directory), FORMAT (damaged metadata: file and offset in the message), NOMEM. *out is NULL on
- *   failure. */
+ *   directory: a plain file that is no BP3 file (or any plain file in write modes), a missing path
+ *   in read mode, a foreign md.idx), BP5 (an ADIOS2 BP5 directory), NOT_SUPPORTED (a big-endian
+ *   BP3 file, ADIOS 1.x's BP files), FORMAT (damaged metadata: file and offset in the message),
+ *   NOMEM. *out is NULL on failure. */
 GPUBP_API int gpubp_open(gpubp_file **out, const char *path, gpubp_mode mode, const char *params);
 
 /* Closes f and frees it with all its variables. A writer first ends an open step (as end_step),

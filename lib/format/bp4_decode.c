@@ -392,6 +392,12 @@ int bp4_walk_sets(const uint8_t *p, uint64_t base, size_t n, int timed, bp4_set_
         TRY(rdstr(&c, &name, &nl, "name"));
         TRY(rd8(&c, &order, "order"));
         TRY(rd8(&c, &zero, "path"));
+        /* BP3 reads these two bytes as a path (u16 length + bytes), empty in every file ADIOS2
+         * writes; ADIOS 1.x's paths are not read */
+        if (order || zero)
+            return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: offset %llu: entry '%.*s' has a path "
+                             "(an ADIOS 1.x file): not read", c.what,
+                             (unsigned long long)(base + entry_at), (int)nl, name);
         TRY(rd8(&c, &type, "type"));
         TRY(rd64(&c, &nsets, "set count"));
         size_t hdr = c.at - entry_at, es = gbp_type_size(type);

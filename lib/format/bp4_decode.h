@@ -34,7 +34,8 @@ typedef int (*bp4_set_fn)(void *ctx, size_t entry_at, size_t hdr_len, size_t set
 /* Calls fn for every characteristic set of the index entries in p[0, n) (file offset base, for
  * messages), in order. timed: each set is parsed (variables: its time index is given); else only
  * its framing is checked (attributes). BP3's index of all steps (format/bp3.c) is cut into steps
- * with it. */
+ * with it: an entry with a path (BP3's two bytes after the name, empty in ADIOS2's files; ADIOS
+ * 1.x's paths) is GPUBP_ERR_NOT_SUPPORTED. */
 int bp4_walk_sets(const uint8_t *p, uint64_t base, size_t n, int timed, bp4_set_fn fn,
                   void *ctx, const char *what);
 
