@@ -1,6 +1,6 @@
 /* The bp5 case of test_mpi (see test_mpi.c): ADIOS2's multi-writer BP5 datasets of
- * tests/golden/bp5/mpi read in parallel, compared with the serial reader through
- * support/pair_walk.h. */
+ * tests/golden/bp5/mpi, and BP3 files of tests/golden/bp3, read in parallel, compared with the
+ * serial reader through support/pair_walk.h. */
 #include "mpi/mpi_bp5.h"
 
 #include <stdio.h>
@@ -71,16 +71,19 @@ static char **bp5_cmp_names(gpubp_file *par, gpubp_file *ser, const char *ds, si
 }
 
 /* tests/golden/bp5/mpi: 4 writer ranks (2-4 sub-files, every aggregation mode, flushes, an
- * append with fewer writers) read by P ranks with gpubp_open_mpi, in random access and in step
+ * append with fewer writers), and two BP3 files of tests/golden/bp3, read by P ranks with gpubp_open_mpi, in random access and in step
  * mode, exactly as the serial reader reads them (that reader is checked against bpls by the cli
  * and interop tests); rank r reads its own box of every global array. */
 void mt_case_bp5(void)
 {
-    static const char *const sets[] = {"mw_everyone", "mw_twolevel", "mw_twolevelmd",
-                                       "mw_datasize", "mw_flush", "mw_append"};
+    /* and two BP3 files (tests/golden/bp3): every rank reads the index itself */
+    static const char *const sets[] = {"bp5/mpi/mw_everyone", "bp5/mpi/mw_twolevel",
+                                       "bp5/mpi/mw_twolevelmd", "bp5/mpi/mw_datasize",
+                                       "bp5/mpi/mw_flush", "bp5/mpi/mw_append",
+                                       "bp3/bp3_basic", "bp3/bp3_zlib"};
     for (size_t d = 0; d < sizeof sets / sizeof sets[0]; d++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/bp5/mpi/%s.bp", ts_golden_dir(), sets[d]);
+        snprintf(path, sizeof path, "%s/%s.bp", ts_golden_dir(), sets[d]);
         for (int ra = 1; ra >= 0; ra--) {
             gpubp_mode mode = ra ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ;
             gpubp_file *par = NULL, *ser = NULL;
