@@ -692,6 +692,20 @@ static int print_block_line(ls_ctx *c, const ls_var *v, size_t step, size_t j, i
         ls_print_value(c, v->type, swap ? max : min, 0, false);
         fputs(" / ", c->out);
         ls_print_value(c, v->type, swap ? min : max, 0, false);
+    } else if (c->opt.longopt && v->type == GPUBP_TYPE_STRING &&
+               v->kind == GPUBP_SHAPE_LOCAL_VALUE) {
+        /* bpls prints a string local value's block with its value as min and max (ADIOS2's BP5
+         * reader keeps no value there: "(null)") */
+        fputs(" = ", c->out);
+        if (c->bp5) {
+            fputs("\"(null)\" / \"(null)\"", c->out);
+        } else {
+            if ((rc = ls_print_block_value(c, v, step, j, false)) != LS_OK)
+                return rc;
+            fputs(" / ", c->out);
+            if ((rc = ls_print_block_value(c, v, step, j, false)) != LS_OK)
+                return rc;
+        }
     } else if (c->opt.longopt) {
         if (!stats || nostats || greater(v->type, min, max)) {
             fputs("N/A / N/A", c->out);
