@@ -23,7 +23,7 @@ const char *gpubp_strerror(int status)
     case GPUBP_ERR_INVALID_STEP: return "invalid step";
     case GPUBP_ERR_WRONG_MODE: return "call not allowed in this mode or state";
     case GPUBP_ERR_TYPE_MISMATCH: return "type mismatch";
-    case GPUBP_ERR_FORMAT: return "damaged or inconsistent BP4 or BP5 dataset";
+    case GPUBP_ERR_FORMAT: return "damaged or inconsistent BP4, BP5 or BP3 dataset";
     case GPUBP_ERR_NOT_BP4: return "not a BP4 dataset";
     case GPUBP_ERR_BP5: return "an ADIOS2 BP5 dataset (read only: BP4 steps cannot be added)";
     case GPUBP_ERR_IO: return "I/O error";

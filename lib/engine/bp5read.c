@@ -342,11 +342,13 @@ int gbp_bp5_not_found(const gpubp_file *f, const char *name)
                      "not read", name, f->path, what);
 }
 
-/* "PATH/data.K: 'VAR': block at offset N" */
+/* "PATH/data.K: 'VAR': block at offset N" (a BP3 file: its data file's path) */
 static void block_what(char *what, size_t cap, const gpubp_file *f, const gpubp_variable *v,
                        const gbp_block *b)
 {
-    snprintf(what, cap, "%s/data.%u: '%s': block at offset %llu", f->path, b->subfile, v->name,
+    char dp[4200];
+    snprintf(what, cap, "%s: '%s': block at offset %llu",
+             gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
              (unsigned long long)b->payload_offset);
 }
 

@@ -192,20 +192,21 @@ int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf)
     return gbp_pread_all(f->md0_fd, buf, n, off, what);
 }
 
-void gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, size_t n)
+const char *gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, size_t n)
 {
     if (!f->rd.bp3) {
         snprintf(buf, n, "%s/data.%u", f->path, k);
-        return;
+        return buf;
     }
     if (!f->rd.bp3_subfiles) {
         snprintf(buf, n, "%s", f->path);
-        return;
+        return buf;
     }
     size_t pl = strlen(f->path);
     const char *ext = pl >= 3 && !strcmp(f->path + pl - 3, ".bp") ? "" : ".bp";
     const char *slash = strrchr(f->path, '/'), *base = slash ? slash + 1 : f->path;
     snprintf(buf, n, "%s%s.dir/%s%s.%u", f->path, ext, base, ext, k);
+    return buf;
 }
 
 int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd)

@@ -14,8 +14,8 @@ int gbp_dataset_open_md0(gpubp_file *f);
 int gbp_reader_md0(void *ctx, uint64_t off, size_t n, uint8_t *buf);
 /* The path of data file k of f into buf (n bytes): PATH/data.K for BP4 and BP5 datasets; for a
  * BP3 file (f->rd.bp3) its subfile K (ADIOS2's naming: NAME.bp.dir/NAME.bp.K beside it, ".bp"
- * added to NAME if it lacks it) or, without subfiles, the file itself. */
-void gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, size_t n);
+ * added to NAME if it lacks it) or, without subfiles, the file itself. Returns buf. */
+const char *gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, size_t n);
 int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd);
 int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, uint64_t off);
 int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size);

@@ -101,6 +101,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int bp5 = !strcmp(b->op->name, "bp5") || !strcmp(b->op->name, "null"), optype = 0;
     int bz = strcmp(b->op->name, "bzip2") == 0;
     const uint8_t *rawp = NULL;
+    char dp[4200]; /* the data file's path, for messages */
     if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz)
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "'%s': block compressed with operator '%s' is not supported (only blosc, "
@@ -116,8 +117,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
     if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s/data.%u: '%s': compressed block of %llu bytes at offset %llu runs past "
-                         "the end of the file (%llu bytes)", f->path, b->subfile, v->name,
+                         "%s: '%s': compressed block of %llu bytes at offset %llu runs past the end "
+                         "of the file (%llu bytes)", gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
                          (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
                          (unsigned long long)fsize);
     /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
@@ -150,13 +151,13 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
     if (rc == GPUBP_OK && zn < 12)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: an operator "
-                       "buffer of %zu bytes, shorter than its 12-byte header", f->path,
-                       b->subfile, v->name, (unsigned long long)b->payload_offset, zn);
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': block at offset %llu: an operator buffer "
+                       "of %zu bytes, shorter than its 12-byte header",
+                       gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name, (unsigned long long)b->payload_offset, zn);
     if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s/data.%u: '%s': block at offset %llu: the operator "
-                       "buffer says %llu uncompressed bytes, the metadata %zu", f->path,
-                       b->subfile, v->name, (unsigned long long)b->payload_offset,
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': block at offset %llu: the operator buffer "
+                       "says %llu uncompressed bytes, the metadata %zu",
+                       gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
@@ -167,8 +168,9 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
         char what[4400];
-        snprintf(what, sizeof what, "%s/data.%u: '%s' block at offset %llu", f->path, b->subfile,
-                 v->name, (unsigned long long)b->payload_offset);
+        snprintf(what, sizeof what, "%s: '%s' block at offset %llu",
+                 gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
+                 (unsigned long long)b->payload_offset);
         rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
@@ -192,8 +194,10 @@ static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, cons
     if (rc != GPUBP_ERR_FORMAT || strstr(gbp_error_message(), f->path)) return rc;
     gbp_saved_error e;
     gbp_error_save(&e, rc, sizeof e.msg);
-    return gbp_error(rc, e.native, "%s/data.%u: '%s': block at offset %llu: %s", f->path,
-                     b->subfile, v->name, (unsigned long long)b->payload_offset, e.msg);
+    char dp[4200];
+    return gbp_error(rc, e.native, "%s: '%s': block at offset %llu: %s",
+                     gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
+                     (unsigned long long)b->payload_offset, e.msg);
 }
 
 /* The boxes of block b that the box (start, count) and the memory selection of s read: fbox in

@@ -401,6 +401,25 @@ static void test_foreign_and_missing(void **state)
     assert_memory_equal(before, after, n0);
     free(before);
     free(after);
+    /* a damaged compressed block: FORMAT naming the subfile, the variable and the block */
+    char zdir[4400], zsub[4500], zp[4300];
+    snprintf(zp, sizeof zp, "%s/zdmg.bp", ts_tmpdir());
+    copy_file(gold("bp3_zlib.bp"), zp);
+    snprintf(zdir, sizeof zdir, "%s.dir", zp);
+    assert_int_equal(mkdir(zdir, 0755) == 0 || ts_exists(zdir), 1);
+    snprintf(zsub, sizeof zsub, "%s/zdmg.bp.0", zdir);
+    size_t zn = 0;
+    unsigned char *z = ts_read_file(gold("bp3_zlib.bp.dir/bp3_zlib.bp.0"), &zn);
+    assert_true(z && zn > 20000);
+    memset(z + 2000, 0xEE, 4000); /* inside the first step's operator buffer */
+    put_file(zsub, z, zn);
+    free(z);
+    f = au_open(zp, GPUBP_MODE_READ_RANDOM_ACCESS);
+    double *d = malloc(100000 * sizeof *d);
+    TS_ERR(gpubp_get(f, au_inq(f, "sin"), d, GPUBP_SYNC), GPUBP_ERR_FORMAT);
+    assert_non_null(strstr(gpubp_last_error(), "zdmg.bp.dir/zdmg.bp.0: 'sin': block at offset"));
+    free(d);
+    TS_OK(gpubp_close(f));
     /* the subfile itself is a BP3 file without subfiles (its footer's flag 0): its index
      * locates the data in the file itself */
     f = au_open(gold("bp3_basic.bp.dir/bp3_basic.bp.0"), GPUBP_MODE_READ_RANDOM_ACCESS);
