@@ -11,6 +11,7 @@
 #include "format/bp4_decode.h"
 #include "format/bp4_encode.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,10 @@ int bp3_parse_footer(const uint8_t f[BP3_FOOTER_SIZE], uint64_t fsize, bp3_foote
                          (unsigned long long)end);
     return GPUBP_OK;
 }
+
+/* Steps of no process group (ADIOS2's BP3 writer's steps without puts) presented, at most: beyond,
+ * the PG index is taken for damaged. */
+#define BP3_MAX_EMPTY_STEPS ((size_t)1 << 20)
 
 typedef struct pg_ent {
     uint32_t step;
@@ -91,7 +96,7 @@ static int var_set(void *ctx, size_t entry_at, size_t hdr, size_t at, size_t len
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable index, offset %llu: a block of time "
                          "step %u, which no process group has", w->what,
                          (unsigned long long)(w->base + at), step);
-    return add_ref(w, lo, entry_at, hdr, at, len);
+    return add_ref(w, (size_t)step - 1, entry_at, hdr, at, len);
 }
 
 /* ADIOS2's BP3 reader defines each attribute from its entry's first set */
@@ -111,10 +116,29 @@ static int cmp_ref(const void *a, const void *b)
     return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* process groups by step, in index order within a step */
+static int cmp_pg(const void *a, const void *b)
 {
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
+    const pg_ent *x = a, *y = b;
+    if (x->step != y->step) return x->step < y->step ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A step no process group has: ADIOS2's BP3 writer leaves a step without puts out of the PG
+ * index, while the blocks of later steps keep counting it in their time index (ADIOS2 lists their
+ * blocks by it); BP4 and BP5 writers keep such a step, empty. So does this reader: an entry like
+ * the first one's (its IO name and order), rank 0, the step's number, offset 0 (no data). */
+static void put_empty_pg(gbp_buf *o, const uint8_t *m, const pg_ent *first, uint32_t step)
+{
+    char sn[16];
+    int sl = snprintf(sn, sizeof sn, "%u", step);
+    size_t nl = gbp_ld16(m + first->at + 2);
+    gbp_buf_u16(o, (uint16_t)(nl + (size_t)sl + 21));
+    gbp_buf_put(o, m + first->at + 2, 2 + nl + 1); /* name and column-major flag */
+    gbp_buf_u32(o, 0);
+    gbp_buf_bpstr(o, sn, (size_t)sl);
+    gbp_buf_u32(o, step);
+    gbp_buf_u64(o, 0);
 }
 
 /* Appends an index (u32 count, u64 length, entries) of the refs [*k, n) of step si, the sets of
@@ -187,20 +211,31 @@ int bp3_to_bp4(const uint8_t *m, size_t n, const bp3_footer *ft, gbp_buf *md0, g
     size_t var = (size_t)(ft->var - ft->pg), attr = (size_t)(ft->attr - ft->pg);
     if (n < BP3_FOOTER_SIZE || attr > n - BP3_FOOTER_SIZE)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the index is cut short", what);
+    if (n - BP3_FOOTER_SIZE - attr < 12) /* the attribute index's count and length */
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the attribute index at offset %llu is cut short "
+                         "(%zu bytes before the mini-footer, 12 at least)", what,
+                         (unsigned long long)ft->attr, n - BP3_FOOTER_SIZE - attr);
     pg_ent *pg = NULL;
     size_t npg = 0;
     GBP_FORWARD_IF_ERROR(read_pgs(m, var, ft->pg, &pg, &npg, what));
     uint32_t *steps = gbp_malloc(npg * sizeof *steps);
     walk vw = {0}, aw = {0};
     int rc = steps ? GPUBP_OK : gbp_nomem();
-    size_t ns = 0;
+    size_t nd = 0, ns = 0; /* distinct steps of the PG index; steps presented: 1 .. the last */
     if (rc == GPUBP_OK) {
+        qsort(pg, npg, sizeof *pg, cmp_pg);
         for (size_t i = 0; i < npg; i++) steps[i] = pg[i].step;
-        qsort(steps, npg, sizeof *steps, cmp_u32);
         for (size_t i = 0; i < npg; i++)
-            if (i == 0 || steps[i] != steps[ns - 1]) steps[ns++] = steps[i];
-        vw = (walk){steps, ns, NULL, 0, 0, 0, ft->var + 12, what};
-        aw = (walk){steps, ns, NULL, 0, 0, 0, ft->attr + 12, what};
+            if (i == 0 || steps[i] != steps[nd - 1]) steps[nd++] = steps[i];
+        ns = steps[nd - 1];
+        if (steps[0] == 0 || ns - nd > BP3_MAX_EMPTY_STEPS)
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the PG index at offset %llu has steps %u to "
+                           "%u in %zu process groups", what, (unsigned long long)ft->pg,
+                           steps[0], steps[nd - 1], npg);
+    }
+    if (rc == GPUBP_OK) {
+        vw = (walk){steps, nd, NULL, 0, 0, 0, ft->var + 12, what};
+        aw = (walk){steps, nd, NULL, 0, 0, 0, ft->attr + 12, what};
         rc = bp4_walk_sets(m + var + 12, ft->var + 12, attr - var - 12, 1, var_set, &vw, what);
     }
     if (rc == GPUBP_OK)
@@ -213,17 +248,18 @@ int bp3_to_bp4(const uint8_t *m, size_t n, const bp3_footer *ft, gbp_buf *md0, g
         gbp_buf_put(md0, h, sizeof h);
         bp4_make_header(h, BP4_KIND_INDEX, 0);
         gbp_buf_put(idx, h, sizeof h);
-        size_t kv = 0, ka = 0;
+        size_t kv = 0, ka = 0, kp = 0;
         for (size_t s = 0; s < ns && gbp_buf_ok(md0); s++) {
             bp4_idx_record r = {s + 1, 0, md0->len, 0, 0, 0, 0};
-            uint64_t count = 0, len = 0;
-            for (size_t i = 0; i < npg; i++)
-                if (pg[i].step == steps[s]) count++, len += pg[i].len;
-            gbp_buf_u64(md0, count);
-            gbp_buf_u64(md0, len);
-            for (size_t i = 0; i < npg; i++)
-                if (pg[i].step == steps[s])
-                    gbp_buf_put(md0, m + pg[i].at, pg[i].len);
+            size_t k0 = kp, head = md0->len;
+            gbp_buf_u64(md0, 0);
+            gbp_buf_u64(md0, 0);
+            for (; kp < npg && pg[kp].step == s + 1; kp++)
+                gbp_buf_put(md0, m + pg[kp].at, pg[kp].len);
+            if (kp == k0) put_empty_pg(md0, m, &pg[0], (uint32_t)(s + 1));
+            if (!gbp_buf_ok(md0)) break;
+            gbp_buf_set_u64(md0, head, kp == k0 ? 1 : kp - k0);
+            gbp_buf_set_u64(md0, head + 8, md0->len - head - 16);
             r.var_off = md0->len;
             put_index(md0, m + var + 12, vw.refs, vw.n, &kv, s);
             r.attr_off = md0->len;

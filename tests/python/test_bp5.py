@@ -312,12 +312,12 @@ def test_bp3_files(path):
     test_bp5_values_as_bpls_random_access(path)
     test_bp5_step_mode_equals_random_access(path)
     with gpubp.Stream(path, "rra") as s:
-        assert s.num_steps() == {"bp3_basic.bp": 3, "bp3_types.bp": 1}.get(
-            os.path.basename(path), 2)
+        assert s.num_steps() == {"bp3_basic.bp": 3, "bp3_types.bp": 1, "bp3_gap101.bp": 3,
+                                 "bp3_gap0011.bp": 4}.get(os.path.basename(path), 2)
         if os.path.basename(path) == "bp3_basic.bp":
             assert s.read("a2d", step=2)[3, 4] == 219.5
             assert s.read_attribute("att_strs") == ["one", "two", "three"]
 
 
 def test_bp3_files_found():
-    assert len(BP3_SETS) == 6
+    assert len(BP3_SETS) == 8

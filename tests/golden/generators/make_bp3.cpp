@@ -12,6 +12,8 @@
  *                   sin(k/1000 + step) rounded to multiples of 1/1024, have short mantissas so that
  *                   the files stay small (full-precision sin barely compresses: 1.2 MB a file)
  *   bp3_nostats.bp  2 steps of a global array, StatsLevel=0
+ *   bp3_gap101.bp, bp3_gap0011.bp   an array put in steps 0 and 2 of 3, in steps 2 and 3 of 4:
+ *                   the other steps have no put at all
  * Every value is fixed (no seed). Profile=Off: no profiling.json. */
 #include <adios2.h>
 #include <cmath>
@@ -153,6 +155,23 @@ static void nostats(adios2::ADIOS &adios, const std::string &path)
     e.Close();
 }
 
+/* Steps without puts: "a" double {2} put in the steps whose pattern character is '1' (0011: the
+ * first two steps empty; 101: the middle one). ADIOS2's BP3 writer leaves such a step out of the PG
+ * index but counts it in the later blocks' time index (bpls -D numbers the blocks by it). */
+static void gaps(adios2::ADIOS &adios, const std::string &path, const char *pattern)
+{
+    adios2::IO io = newio(adios, std::string("gaps") + pattern);
+    auto a = io.DefineVariable<double>("a", {2}, {0}, {2});
+    adios2::Engine e = io.Open(path, adios2::Mode::Write);
+    for (size_t s = 0; pattern[s]; s++) {
+        e.BeginStep();
+        double d[2] = {s + 0.5, -(s + 0.5)};
+        if (pattern[s] == '1') e.Put(a, d, adios2::Mode::Sync);
+        e.EndStep();
+    }
+    e.Close();
+}
+
 int main(int argc, char **argv)
 {
     std::string out = argc > 1 ? argv[1] : ".";
@@ -161,5 +180,7 @@ int main(int argc, char **argv)
     types(adios, out + "/bp3_types.bp");
     for (const char *c : {"zlib", "lz4", "zstd"}) blosc(adios, out + "/bp3_" + c + ".bp", c);
     nostats(adios, out + "/bp3_nostats.bp");
+    gaps(adios, out + "/bp3_gap101.bp", "101");
+    gaps(adios, out + "/bp3_gap0011.bp", "0011");
     return 0;
 }
