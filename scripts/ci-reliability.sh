@@ -9,7 +9,7 @@
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
 # the script unless GPUBP_CI_STRICT_KNOWN=1.
-# Environment: FUZZ_SECONDS (default 12: 13 targets, two at a time), JOBS (default 2),
+# Environment: FUZZ_SECONDS (default 12: 14 targets, two at a time), JOBS (default 2),
 # BUILD_PREFIX (default build-rel-ci). The fuzz stage's runs take 129 s at FUZZ_SECONDS=15 on the
 # 2-core machine at load 10 (13 targets; the 5 targets at 20 s one at a time took about 110 s).
 # Measured: 11 min from clean build directories on a 2-core machine at load 8 (shared with other
@@ -25,10 +25,10 @@ note() { printf '\n== %s (at %s s)\n' "$*" "$(( $(date +%s) - t0 ))"; }
 bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 
 # ---- 1. fuzzing ----------------------------------------------------------------------------
-# BP4 (idx, md0, data, open: BP5 too), the blosc operator, BP5 metadata (issue 21) and one target
-# per Blosc2 decoder (issue 22)
+# BP4 (idx, md0, data, open: BP5 too), the blosc operator, BP5 metadata (issue 21), one target
+# per Blosc2 decoder (issue 22) and BP3 files (bp3: the index cut into BP4 steps, then the API)
 fuzz_targets="idx md0 data open blosc bp5_idx bp5_ffs bp5_meta bp5_attr codec_blosclz codec_lz4
-    codec_zlib codec_zstd"
+    codec_zlib codec_zstd bp3"
 fuzz_one() { # target: fuzz it on the checked-in corpus, findings to $work/art
     exe="$prefix-fuzz/tests/fuzz/fuzz_$1"
     [ -x "$exe" ] || return 0
@@ -125,7 +125,7 @@ if command -v valgrind >/dev/null 2>&1; then
         -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-vg/ci-build.log" 2>&1 &&
     cmake --build "$prefix-vg" -j"$jobs" --target test_api_roundtrip test_api_errors test_api_steps \
         test_reliability_misuse test_reliability_fault fuzz_replay_idx fuzz_replay_open \
-        fuzz_replay_bp5_meta fuzz_replay_bp5_ffs \
+        fuzz_replay_bp5_meta fuzz_replay_bp5_ffs fuzz_replay_bp3 \
         >>"$prefix-vg/ci-build.log" 2>&1 ||
         { bad "valgrind build (see $prefix-vg/ci-build.log)"; tail -5 "$prefix-vg/ci-build.log"; }
     if [ -d "$prefix-vg" ]; then
@@ -138,7 +138,7 @@ if command -v valgrind >/dev/null 2>&1; then
          if [ $rc -ne 0 ] || grep -q "Memory Leak\|Invalid Read\|Invalid Write\|Uninitialized" memcheck.log; then exit 1; fi) \
             || bad "valgrind memcheck (see $prefix-vg/memcheck.log)"
         # the regression inputs of the fuzz targets (the corpus runs under ASan in step 1)
-        for t in idx open bp5_meta bp5_ffs; do
+        for t in idx open bp5_meta bp5_ffs bp3; do
             GPUBP_FUZZ_STRICT=1 GPUBP_FUZZ_TMP="$prefix-vg" valgrind -q --error-exitcode=99 \
                 --leak-check=full --errors-for-leak-kinds=definite "$prefix-vg/tests/fuzz/fuzz_replay_$t" \
                 "$src/tests/fuzz/regressions/$t" "$src/tests/fuzz/known_bugs/$t" >"$prefix-vg/replay-$t.log" 2>&1

@@ -126,15 +126,19 @@ static int cmp_pg(const void *a, const void *b)
 
 /* A step no process group has: ADIOS2's BP3 writer leaves a step without puts out of the PG
  * index, while the blocks of later steps keep counting it in their time index (ADIOS2 lists their
- * blocks by it); BP4 and BP5 writers keep such a step, empty. So does this reader: an entry like
- * the first one's (its IO name and order), rank 0, the step's number, offset 0 (no data). */
+ * blocks by it); BP4 and BP5 writers keep such a step, empty. So does this reader: an entry with
+ * an empty IO name, the first one's order flag, rank 0, the step's number, offset 0 (no data):
+ * EMPTY_PG_MAX bytes at most. */
+#define EMPTY_PG_MAX (2 + 2 + 1 + 4 + 2 + 10 + 4 + 8)
+
 static void put_empty_pg(gbp_buf *o, const uint8_t *m, const pg_ent *first, uint32_t step)
 {
     char sn[16];
     int sl = snprintf(sn, sizeof sn, "%u", step);
     size_t nl = gbp_ld16(m + first->at + 2);
-    gbp_buf_u16(o, (uint16_t)(nl + (size_t)sl + 21));
-    gbp_buf_put(o, m + first->at + 2, 2 + nl + 1); /* name and column-major flag */
+    gbp_buf_u16(o, (uint16_t)(sl + 21));
+    gbp_buf_bpstr(o, "", 0);
+    gbp_buf_u8(o, m[first->at + 4 + nl]); /* the column-major flag */
     gbp_buf_u32(o, 0);
     gbp_buf_bpstr(o, sn, (size_t)sl);
     gbp_buf_u32(o, step);
@@ -205,6 +209,34 @@ static int read_pgs(const uint8_t *m, size_t end, uint64_t base, pg_ent **out, s
     return GPUBP_OK;
 }
 
+/* The metadata bp3_to_bp4 would make, counted before it is made: each step repeats the header of
+ * every entry it has sets of, and each step of no process group gets one made up, so a small
+ * index can describe much more (long names over many steps, a step number far beyond the others).
+ * More than BP3_MAX_GROWTH times the index and BP3_MAX_EXTRA bytes is refused. */
+#define BP3_MAX_GROWTH 16
+#define BP3_MAX_EXTRA ((uint64_t)64 << 20)
+
+static int check_size(const walk *vw, const walk *aw, const pg_ent *pg, size_t npg, size_t ns,
+                      size_t nd, size_t n, const char *what)
+{
+    uint64_t total = 2 * BP4_HEADER_SIZE + (uint64_t)ns * (16 + 12 + 12 + BP4_IDX_RECORD_SIZE) +
+                     (uint64_t)(ns - nd) * EMPTY_PG_MAX;
+    for (size_t i = 0; i < npg; i++) total += pg[i].len;
+    for (size_t i = 0; i < vw->n; i++) {
+        const set_ref *r = &vw->refs[i];
+        int first = i == 0 || r->si != r[-1].si || r->entry_at != r[-1].entry_at;
+        total += r->len + (first ? r->hdr : 0);
+    }
+    for (size_t i = 0; i < aw->n; i++) total += aw->refs[i].len + aw->refs[i].hdr;
+    uint64_t limit = (uint64_t)n * BP3_MAX_GROWTH + BP3_MAX_EXTRA;
+    if (total > limit)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: its index of %zu bytes describes %llu bytes of "
+                         "step metadata (%zu steps; at most %llu are made from an index of this "
+                         "size): damaged", what, n, (unsigned long long)total, ns,
+                         (unsigned long long)limit);
+    return GPUBP_OK;
+}
+
 int bp3_to_bp4(const uint8_t *m, size_t n, const bp3_footer *ft, gbp_buf *md0, gbp_buf *idx,
                const char *what)
 {
@@ -241,8 +273,9 @@ int bp3_to_bp4(const uint8_t *m, size_t n, const bp3_footer *ft, gbp_buf *md0, g
     if (rc == GPUBP_OK)
         rc = bp4_walk_sets(m + attr + 12, ft->attr + 12, n - BP3_FOOTER_SIZE - attr - 12, 0,
                            attr_set, &aw, what);
+    if (rc == GPUBP_OK && vw.n) qsort(vw.refs, vw.n, sizeof *vw.refs, cmp_ref);
+    if (rc == GPUBP_OK) rc = check_size(&vw, &aw, pg, npg, ns, nd, n, what);
     if (rc == GPUBP_OK) {
-        qsort(vw.refs, vw.n, sizeof *vw.refs, cmp_ref);
         uint8_t h[BP4_HEADER_SIZE];
         bp4_make_header(h, BP4_KIND_METADATA, 0);
         gbp_buf_put(md0, h, sizeof h);

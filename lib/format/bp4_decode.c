@@ -17,8 +17,9 @@ __attribute__((cold, noinline))
 static int short_err(const cur *c, size_t need, const char *field)
 {
     return gbp_error(GPUBP_ERR_FORMAT, 0,
-                     "%s: damaged metadata at offset %zu: %s needs %zu bytes, %zu left", c->what,
-                     c->at, field, need, c->end > c->at ? c->end - c->at : 0);
+                     "%s: damaged metadata at offset %llu: %s needs %zu bytes, %zu left", c->what,
+                     (unsigned long long)(c->base + c->at), field, need,
+                     c->end > c->at ? c->end - c->at : 0);
 }
 
 #define TRY(expr) do { int try_rc_ = (expr); if (try_rc_) return try_rc_; } while (0)

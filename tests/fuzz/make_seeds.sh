@@ -125,3 +125,85 @@ for b in 00 01 02 03 04 05 06 07 08 09 0a 0b; do
         i=$((i + 1))
     done
 done
+# bp3: each golden BP3 metadata file D.bp of tests/golden/bp3, alone and followed by its data
+# sub-file D.bp.dir/D.bp.0 (capped at 16 KiB), then hand-damaged variants of bp3_basic and
+# bp3_nostats: footers (ADIOS 1.x, big-endian, offsets out of order, data in the file itself),
+# two PGs of one step (the sets of another step then have none), PG steps swapped, entry and set
+# lengths past their index, a variable name with a NUL byte, an attribute of an unknown type or
+# cut short, bytes cut from the index
+mkdir -p "$here/corpus/bp3"
+python3 - "$golden/bp3" "$here/corpus/bp3" "$sep" <<'PY'
+import glob, os, struct, sys
+src, out, sep = sys.argv[1], sys.argv[2], sys.argv[3].encode()
+
+def index(d):
+    """The BP3 index of file bytes d: footer offsets, PG entries (offset, length, step offset),
+    variable and attribute entries (offset, length, name offset, type offset, sets)."""
+    pg, var, attr = struct.unpack_from('<3Q', d, len(d) - 28)
+    pgs, at = [], pg + 16
+    while at < var:
+        ln = struct.unpack_from('<H', d, at)[0] + 2
+        nl = struct.unpack_from('<H', d, at + 2)[0]
+        sn = struct.unpack_from('<H', d, at + 9 + nl)[0]
+        pgs.append((at, ln, at + 11 + nl + sn))
+        at += ln
+    def entries(lo, hi):
+        ents, at = [], lo + 12
+        while at < hi:
+            el = struct.unpack_from('<I', d, at)[0]
+            gl = struct.unpack_from('<H', d, at + 8)[0]
+            nl = struct.unpack_from('<H', d, at + 10 + gl)[0]
+            t = at + 12 + gl + nl + 2
+            sets, s = [], t + 9
+            while s < at + 4 + el:
+                sets.append(s)
+                s += 5 + struct.unpack_from('<I', d, s + 1)[0]
+            ents.append((at, el, at + 12 + gl, t, sets))
+            at += 4 + el
+        return ents
+    return pg, var, attr, pgs, entries(var, attr), entries(attr, len(d) - 56)
+
+def put(name, b):
+    open(os.path.join(out, name), 'wb').write(bytes(b))
+
+for path in sorted(glob.glob(src + '/*.bp')):
+    base = os.path.basename(path)
+    name = 'adios2_' + base[:-3]
+    d = open(path, 'rb').read()
+    put(name, d)
+    data = path + '.dir/' + base + '.0'
+    if os.path.exists(data):
+        put(name + '.data', d + sep + open(data, 'rb').read()[:16384])
+    if base not in ('bp3_basic.bp', 'bp3_nostats.bp'):
+        continue
+
+    def damaged(what, fn):
+        b = bytearray(d)
+        fn(b)
+        put('%s.%s' % (name, what), b)
+    pg, var, attr, pgs, vents, aents = index(d)
+    f = len(d) - 56
+    damaged('adios1', lambda b: b.__setitem__(f + 55, 2))
+    damaged('bigendian', lambda b: b.__setitem__(f + 52, 1))
+    damaged('offsets-swapped', lambda b: struct.pack_into('<2Q', b, f + 28, var, pg))
+    damaged('in-file', lambda b: b.__setitem__(f + 54, 0))
+    # bytes cut from the middle of the variable index (the footer kept)
+    put('%s.cut' % name, d[:(var + attr) // 2] + d[(var + attr) // 2 + 7:])
+    first, last = pgs[0][2], pgs[-1][2]
+    damaged('pg-length-past', lambda b: struct.pack_into('<H', b, pgs[-1][0], 0xfff0))
+    s0, s1 = struct.unpack_from('<I', d, first)[0], struct.unpack_from('<I', d, last)[0]
+
+    def swap(b):
+        struct.pack_into('<I', b, first, s1)
+        struct.pack_into('<I', b, last, s0)
+    damaged('pg-steps-swapped', swap)
+    damaged('pg-step-twice', lambda b: struct.pack_into('<I', b, last, s0))
+    e = vents[0]
+    damaged('var-length-past', lambda b: struct.pack_into('<I', b, e[0], 0x7ffffff0))
+    damaged('var-name-nul', lambda b: b.__setitem__(e[2], 0))
+    damaged('var-set-length-past', lambda b: struct.pack_into('<I', b, e[4][0] + 1, 0xfffff))
+    if aents:
+        a = aents[0]
+        damaged('attr-unknown-type', lambda b: b.__setitem__(a[3], 99))
+        damaged('attr-length-short', lambda b: struct.pack_into('<I', b, a[0], a[1] - 3))
+PY
