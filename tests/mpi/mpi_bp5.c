@@ -76,11 +76,13 @@ static char **bp5_cmp_names(gpubp_file *par, gpubp_file *ser, const char *ds, si
  * and interop tests); rank r reads its own box of every global array. */
 void mt_case_bp5(void)
 {
-    /* and two BP3 files (tests/golden/bp3): every rank reads the index itself */
+    /* and BP3 files (tests/golden/bp3, bp3mpi: 4 and 3 writers): every rank reads the index
+     * itself */
     static const char *const sets[] = {"bp5/mpi/mw_everyone", "bp5/mpi/mw_twolevel",
                                        "bp5/mpi/mw_twolevelmd", "bp5/mpi/mw_datasize",
                                        "bp5/mpi/mw_flush", "bp5/mpi/mw_append",
-                                       "bp3/bp3_basic", "bp3/bp3_zlib"};
+                                       "bp3/bp3_basic", "bp3/bp3_zlib",
+                                       "bp3mpi/bp3mpi_n4_aggN", "bp3mpi/bp3mpi_n3_agg2"};
     for (size_t d = 0; d < sizeof sets / sizeof sets[0]; d++) {
         char path[4200];
         snprintf(path, sizeof path, "%s/%s.bp", ts_golden_dir(), sets[d]);
