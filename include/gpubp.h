@@ -182,7 +182,8 @@ GPUBP_API int gpubp_last_errno(void);
  * ------------------------------------------------------------------------------------------- */
 
 /* Opens the dataset `path` (a directory name.bp/; in read modes also an ADIOS2 BP3 file name.bp,
- * its data in name.bp.dir/, docs/format/bp3.md) in `mode`.
+ * its data in name.bp.dir/, docs/format/bp3.md; a missing path `name` whose name.bp is such a
+ * file opens it, as ADIOS2's BP3 reader does) in `mode`.
  * params: NULL or "key=value,key=value" with the keys of docs/parameters.md (gpu_layout,
  *   pool_slots, chunk_mib, piece_kib, io_threads, subfiles, direct_io, fsync, timeout, ...). An
  *   unknown key or bad value is GPUBP_ERR_PARAM naming the key. Keys that do not apply to the mode are ignored.

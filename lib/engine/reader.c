@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -269,7 +270,22 @@ static int check_dataset(gpubp_file *f)
         return load_index(f);
     }
     struct stat st;
-    if (stat(f->path, &st) == 0 && S_ISREG(st.st_mode)) { /* not a directory: a BP3 file? */
+    int found = stat(f->path, &st) == 0;
+    if (!found) { /* ADIOS2's BP3 reader opens NAME.bp for NAME: so does this one */
+        size_t pl = strlen(f->path);
+        char *bp = gbp_malloc(pl + 4);
+        GBP_CHECK_ALLOC(bp);
+        memcpy(bp, f->path, pl);
+        memcpy(bp + pl, ".bp", 4);
+        if (stat(bp, &st) == 0 && S_ISREG(st.st_mode)) {
+            gbp_free(f->path);
+            f->path = bp;
+            found = 1;
+        } else {
+            gbp_free(bp);
+        }
+    }
+    if (found && S_ISREG(st.st_mode)) { /* not a directory: a BP3 file? */
         GBP_FORWARD_IF_ERROR(open_bp3(f));
         return f->comm ? GPUBP_OK : load_index(f);
     }

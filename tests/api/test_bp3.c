@@ -454,6 +454,12 @@ static void test_foreign_and_missing(void **state)
     assert_non_null(strstr(gpubp_last_error(), "zdmg.bp.dir/zdmg.bp.0: 'sin': block at offset"));
     free(d);
     TS_OK(gpubp_close(f));
+    /* NAME for NAME.bp, as ADIOS2's BP3 reader opens it */
+    char noext[4300];
+    snprintf(noext, sizeof noext, "%s/bp3/bp3_basic", ts_golden_dir());
+    f = au_open(noext, GPUBP_MODE_READ_RANDOM_ACCESS);
+    check_basic_step(f, 1, 2);
+    TS_OK(gpubp_close(f));
     /* the subfile itself is a BP3 file without subfiles (its footer's flag 0): its index
      * locates the data in the file itself */
     f = au_open(gold("bp3_basic.bp.dir/bp3_basic.bp.0"), GPUBP_MODE_READ_RANDOM_ACCESS);
