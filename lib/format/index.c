@@ -297,14 +297,21 @@ int gbp_index_blocks(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **blo
                        "%s: entry of %s at offset %llu changed: %zu blocks, %u expected", what,
                        v->name, (unsigned long long)st->entry_off, ix->npending, st->nblocks);
     /* steps only counted by a light pass are checked here, as the summary checks the others:
-     * every reader of a block indexes its dims by the variable's number of dimensions */
-    for (size_t i = 0; rc == 0 && v->kind >= 0 && i < ix->npending; i++)
-        if (ix->pending[i].ndims != v->ndims)
+     * every reader of a block indexes its dims by the variable's number of dimensions, and reads
+     * a value's (or string's) value from its block */
+    for (size_t i = 0; rc == 0 && v->kind >= 0 && i < ix->npending; i++) {
+        const gbp_block *b = &ix->pending[i];
+        if (b->ndims != v->ndims)
             rc = gbp_error(GPUBP_ERR_FORMAT, 0,
                            "%s: variable %s changes its number of dimensions from %zu to %u in "
-                           "step %u (entry at offset %llu)", what, v->name, v->ndims,
-                           ix->pending[i].ndims, st->step + 1,
+                           "step %u (entry at offset %llu)", what, v->name, v->ndims, b->ndims,
+                           st->step + 1, (unsigned long long)st->entry_off);
+        else if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
+                 !b->has_value && gbp_type_known(v->type)) /* unknown types keep no value */
+            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: value %s has no value in step %u (entry at "
+                           "offset %llu)", what, v->name, st->step + 1,
                            (unsigned long long)st->entry_off);
+    }
     gbp_block *dst = NULL;
     if (rc == 0) {
         dst = gbp_index_alloc(ix, (ix->npending ? ix->npending : 1) * sizeof *dst);
