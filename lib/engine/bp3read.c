@@ -22,14 +22,11 @@ int gbp_bp3_load(const char *path, gbp_buf *md0, gbp_buf *idx, int *has_subfiles
     int fd = -1;
     GBP_FORWARD_IF_ERROR(gbp_open_file(&fd, path, O_RDONLY, 0));
     uint64_t size = 0;
-    uint8_t foot[BP3_FOOTER_SIZE];
+    uint8_t foot[BP3_FOOTER_SIZE] = {0}; /* a shorter file: bp3_parse_footer refuses its size */
     bp3_footer ft;
     uint8_t *m = NULL;
     int rc = gbp_file_size(fd, &size, path);
-    if (rc == GPUBP_OK && size < BP3_FOOTER_SIZE)
-        rc = gbp_error(GPUBP_ERR_NOT_BP4, 0, "%s is not a BP4 or BP5 dataset (not a directory) "
-                       "nor a BP3 file (%llu bytes)", path, (unsigned long long)size);
-    if (rc == GPUBP_OK)
+    if (rc == GPUBP_OK && size >= BP3_FOOTER_SIZE)
         rc = gbp_pread_all(fd, foot, sizeof foot, size - BP3_FOOTER_SIZE, path);
     if (rc == GPUBP_OK) rc = bp3_parse_footer(foot, size, &ft, path);
     if (rc == GPUBP_OK && size - ft.pg > GBP_MAX_BP3_INDEX)

@@ -284,32 +284,56 @@ static int parse_charset(cur *c, int type, size_t es, gbp_block *blk, uint64_t *
     return 0;
 }
 
+/* An index entry's head: its length (c->end is set to the entry's end), member id, group, name,
+ * the two bytes BP4 keeps for the order (BP3: an empty path), type and set count. */
+typedef struct entry_head {
+    uint32_t elen, member;
+    const char *group, *name;
+    size_t gl, nl;
+    uint8_t order, zero, type;
+    uint64_t nsets;
+} entry_head;
+
+static int read_entry_head(cur *c, entry_head *h)
+{
+    TRY(rd32(c, &h->elen, "entry length"));
+    NEED(c, h->elen, "entry");
+    c->end = c->at + h->elen;
+    TRY(rd32(c, &h->member, "member id"));
+    TRY(rdstr(c, &h->group, &h->gl, "group name"));
+    TRY(rdstr(c, &h->name, &h->nl, "name"));
+    TRY(rd8(c, &h->order, "order"));
+    TRY(rd8(c, &h->zero, "path"));
+    TRY(rd8(c, &h->type, "type"));
+    return rd64(c, &h->nsets, "set count");
+}
+
+/* One characteristic set skipped: its count, its length, the bytes it says */
+static int skip_set(cur *c)
+{
+    uint8_t cnt;
+    uint32_t len;
+    TRY(rd8(c, &cnt, "characteristic count"));
+    TRY(rd32(c, &len, "characteristic length"));
+    return skip(c, len, "characteristic set");
+}
+
 static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
 {
     uint64_t dimbuf[3 * GBP_MAX_DIMS];
     gbp_op op;
     while (c->at < c->end) {
-        size_t entry_at = c->at;
-        uint32_t elen;
-        TRY(rd32(c, &elen, "entry length"));
-        NEED(c, elen, "entry");
-        size_t saved_end = c->end;
-        c->end = c->at + elen;
-        uint32_t member;
-        const char *group, *name;
-        size_t gl, nl;
-        uint8_t order, zero, type;
-        uint64_t nsets;
-        TRY(rd32(c, &member, "member id"));
-        TRY(rdstr(c, &group, &gl, "group name"));
-        TRY(rdstr(c, &name, &nl, "name"));
+        size_t entry_at = c->at, saved_end = c->end;
+        entry_head h;
+        TRY(read_entry_head(c, &h));
+        const char *name = h.name;
+        size_t nl = h.nl;
+        uint8_t type = h.type;
+        uint64_t nsets = h.nsets;
+        uint32_t elen = h.elen;
         if (nl == 0 || memchr(name, 0, nl))
             return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: offset %zu: %s name is empty or has a NUL "
                              "byte", c->what, entry_at, is_attr ? "attribute" : "variable");
-        TRY(rd8(c, &order, "order"));
-        TRY(rd8(c, &zero, "path"));
-        TRY(rd8(c, &type, "type"));
-        TRY(rd64(c, &nsets, "set count"));
         /* ADIOS2 skips entries of types it does not know; they are kept here (without values),
          * so that the API lists them and answers GPUBP_ERR_UNSUPPORTED_TYPE to reads */
         int known = gbp_type_known(type) || (is_attr && type == BP4_TYPE_STRING_ARRAY);
@@ -343,14 +367,7 @@ static int parse_entries(cur *c, int is_attr, const gbp_step_sink *sink)
             if (how < 0) return how;
             if (how == GBP_SINK_COUNT) {
                 uint64_t nb = 0;
-                while (c->at < c->end) {
-                    uint8_t cnt;
-                    uint32_t len;
-                    TRY(rd8(c, &cnt, "characteristic count"));
-                    TRY(rd32(c, &len, "characteristic length"));
-                    TRY(skip(c, len, "characteristic set"));
-                    nb++;
-                }
+                for (; c->at < c->end; nb++) TRY(skip_set(c));
                 TRY(sink->var_count(sink->ctx, nb));
             } else {
                 while (c->at < c->end) {
@@ -380,41 +397,21 @@ int bp4_walk_sets(const uint8_t *p, uint64_t base, size_t n, int timed, bp4_set_
     gbp_op op;
     while (c.at < c.end) {
         size_t entry_at = c.at;
-        uint32_t elen, member;
-        const char *group, *name;
-        size_t gl, nl;
-        uint8_t order, zero, type;
-        uint64_t nsets;
-        TRY(rd32(&c, &elen, "entry length"));
-        NEED(&c, elen, "entry");
-        c.end = c.at + elen;
-        TRY(rd32(&c, &member, "member id"));
-        TRY(rdstr(&c, &group, &gl, "group name"));
-        TRY(rdstr(&c, &name, &nl, "name"));
-        TRY(rd8(&c, &order, "order"));
-        TRY(rd8(&c, &zero, "path"));
-        /* BP3 reads these two bytes as a path (u16 length + bytes), empty in every file ADIOS2
+        entry_head h;
+        TRY(read_entry_head(&c, &h));
+        /* BP3 reads the order bytes as a path (u16 length + bytes), empty in every file ADIOS2
          * writes; ADIOS 1.x's paths are not read */
-        if (order || zero)
+        if (h.order || h.zero)
             return gbp_error(GPUBP_ERR_NOT_SUPPORTED, 0, "%s: offset %llu: entry '%.*s' has a path "
                              "(an ADIOS 1.x file): not read", c.what,
-                             (unsigned long long)(base + entry_at), (int)nl, name);
-        TRY(rd8(&c, &type, "type"));
-        TRY(rd64(&c, &nsets, "set count"));
-        size_t hdr = c.at - entry_at, es = gbp_type_size(type);
+                             (unsigned long long)(base + entry_at), (int)h.nl, h.name);
+        size_t hdr = c.at - entry_at, es = gbp_type_size(h.type);
         while (c.at < c.end) {
             size_t set_at = c.at;
-            uint8_t cnt;
-            uint32_t len;
             gbp_block blk;
             blk.step = 0;
-            if (timed) {
-                TRY(parse_charset(&c, type, es, &blk, dimbuf, &op, NULL));
-            } else {
-                TRY(rd8(&c, &cnt, "characteristic count"));
-                TRY(rd32(&c, &len, "characteristic length"));
-                TRY(skip(&c, len, "characteristic set"));
-            }
+            if (timed) TRY(parse_charset(&c, h.type, es, &blk, dimbuf, &op, NULL));
+            else TRY(skip_set(&c));
             TRY(fn(ctx, entry_at, hdr, set_at, c.at - set_at, blk.step));
         }
         c.end = n;

@@ -200,6 +200,27 @@ static int set_step_shape(gbp_var *v, gbp_var_step *vs, const uint64_t *shape)
     return 0;
 }
 
+/* What every reader of a block of v relies on, checked by the summary pass and, for the steps a
+ * light pass only counted, when their blocks are loaded (`what`: the metadata's name, `off`: the
+ * entry's offset; NULL from the summary): the variable's number of dimensions (its dims are
+ * indexed by it) and, for a value, its value (read from the block). */
+static int check_block(const gbp_var *v, const gbp_block *b, uint32_t step, const char *what,
+                       uint64_t off)
+{
+    const char *bad = NULL;
+    if (b->ndims != v->ndims) bad = "changes its number of dimensions";
+    else if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
+             !b->has_value && gbp_type_known(v->type)) /* unknown types keep no value */
+        bad = "has no value";
+    if (!bad) return 0;
+    if (!what)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s %s (%zu to %u dimensions) in step %u",
+                         v->name, bad, v->ndims, b->ndims, step + 1);
+    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: variable %s %s (%zu to %u dimensions) in step %u "
+                     "(entry at offset %llu)", what, v->name, bad, v->ndims, b->ndims, step + 1,
+                     (unsigned long long)off);
+}
+
 int gbp_index_summarize_block(gbp_index *ix, const gbp_block *blk)
 {
     gbp_var *v = ix->cur;
@@ -212,19 +233,12 @@ int gbp_index_summarize_block(gbp_index *ix, const gbp_block *blk)
     if (v->kind < 0) {
         v->kind = kind;
         v->ndims = b.ndims;
-    } else if (v->ndims != b.ndims) {
-        return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "variable %s changes its number of dimensions from %zu to %u in step %u",
-                         v->name, v->ndims, b.ndims, ix->cur_step + 1);
-    } else if (kind != v->kind && !(v->kind == GPUBP_SHAPE_GLOBAL_ARRAY &&
-                                    kind == GPUBP_SHAPE_LOCAL_ARRAY)) {
+    } else if (v->ndims == b.ndims && kind != v->kind &&
+               !(v->kind == GPUBP_SHAPE_GLOBAL_ARRAY && kind == GPUBP_SHAPE_LOCAL_ARRAY)) {
         return gbp_error(GPUBP_ERR_FORMAT, 0, "variable %s changes its kind in step %u", v->name,
                          ix->cur_step + 1);
     }
-    if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
-        !b.has_value && gbp_type_known(v->type)) /* unknown types keep no value */
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "value %s has no value in step %u", v->name,
-                         ix->cur_step + 1);
+    GBP_FORWARD_IF_ERROR(check_block(v, &b, ix->cur_step, NULL, 0));
     if (v->type == GPUBP_TYPE_STRING && v->kind != GPUBP_SHAPE_GLOBAL_VALUE &&
         v->kind != GPUBP_SHAPE_LOCAL_VALUE)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "string variable %s is not a single or local value", v->name);
@@ -296,22 +310,9 @@ int gbp_index_blocks(gbp_index *ix, gbp_var *v, size_t vs, const gbp_block **blo
         rc = gbp_error(GPUBP_ERR_FORMAT, 0,
                        "%s: entry of %s at offset %llu changed: %zu blocks, %u expected", what,
                        v->name, (unsigned long long)st->entry_off, ix->npending, st->nblocks);
-    /* steps only counted by a light pass are checked here, as the summary checks the others:
-     * every reader of a block indexes its dims by the variable's number of dimensions, and reads
-     * a value's (or string's) value from its block */
-    for (size_t i = 0; rc == 0 && v->kind >= 0 && i < ix->npending; i++) {
-        const gbp_block *b = &ix->pending[i];
-        if (b->ndims != v->ndims)
-            rc = gbp_error(GPUBP_ERR_FORMAT, 0,
-                           "%s: variable %s changes its number of dimensions from %zu to %u in "
-                           "step %u (entry at offset %llu)", what, v->name, v->ndims, b->ndims,
-                           st->step + 1, (unsigned long long)st->entry_off);
-        else if ((v->kind == GPUBP_SHAPE_GLOBAL_VALUE || v->kind == GPUBP_SHAPE_LOCAL_VALUE) &&
-                 !b->has_value && gbp_type_known(v->type)) /* unknown types keep no value */
-            rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: value %s has no value in step %u (entry at "
-                           "offset %llu)", what, v->name, st->step + 1,
-                           (unsigned long long)st->entry_off);
-    }
+    /* steps only counted by a light pass are checked here, as the summary checks the others */
+    for (size_t i = 0; rc == 0 && v->kind >= 0 && i < ix->npending; i++)
+        rc = check_block(v, &ix->pending[i], st->step, what, st->entry_off);
     gbp_block *dst = NULL;
     if (rc == 0) {
         dst = gbp_index_alloc(ix, (ix->npending ? ix->npending : 1) * sizeof *dst);
