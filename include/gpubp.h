@@ -185,7 +185,9 @@ GPUBP_API int gpubp_last_errno(void);
  * its data in name.bp.dir/, docs/format/bp3.md; a missing path `name` whose name.bp is such a
  * file opens it, as ADIOS2's BP3 reader does) in `mode`.
  * params: NULL or "key=value,key=value" with the keys of docs/parameters.md (gpu_layout,
- *   pool_slots, chunk_mib, piece_kib, io_threads, subfiles, direct_io, fsync, timeout, ...). An
+ *   pool_slots, chunk_mib, piece_kib, io_threads, subfiles, direct_io, fsync, timeout; readers
+ *   also select_steps (ADIOS2's SelectSteps: only those steps are read, renumbered from 0) and
+ *   ignore_flatten (a BP5 FlattenSteps dataset's steps as written), ...). An
  *   unknown key or bad value is GPUBP_ERR_PARAM naming the key. Keys that do not apply to the mode are ignored.
  * WRITE replaces an existing dataset at path. APPEND continues an existing BP4 dataset (or creates
  *   one). Both set the writer-active flag in md.idx while open; it is cleared at close.
@@ -373,6 +375,23 @@ GPUBP_API int gpubp_variable_joined_dim(const gpubp_variable *v, size_t *dim);
  * INVALID_SELECTION when absent, WRONG_MODE in write modes. */
 GPUBP_API int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t block,
                                           size_t *writer);
+
+/* The operator (compression) that stored a block, by the name ADIOS2 gives it and
+ * `bpls --list_operators` prints: "blosc", "bzip2", "zfp", "sz", "mgard", ..., "null" (ADIOS2's
+ * null operator), a plugin operator as "LIBRARY(NAME)" (the header's PluginLibrary and
+ * PluginName), an operator byte ADIOS2 does not know as "unknown (type N)"; "" when the block is
+ * stored as it is. Copied NUL-terminated into name (cap bytes; 64 hold every name but a
+ * plugin's, whose two names have up to 255 bytes each). Blocks are numbered as by
+ * gpubp_variable_block_info (step: the variable's step in random access, ignored in READ mode,
+ * which uses the current step). BP4 and BP3 metadata name the operator; BP5 metadata does not,
+ * so for a BP5 dataset (and a BP4 plugin) the first bytes of the block's stored data are read
+ * (4, a plugin's header up to 128 KiB). Reading does not need the operator to be one libgpubp
+ * decodes (blosc, bzip2, null). Thread rules as gpubp_get. Errors: INVALID_ARG (NULL, cap 0 or
+ * too small for the name: the message gives the size), INVALID_STEP / INVALID_SELECTION when
+ * absent, WRONG_MODE in write modes, IO, FORMAT (a stored block that cannot hold its operator's
+ * header, or lies past the end of its data file). */
+GPUBP_API int gpubp_variable_block_operator(const gpubp_variable *v, size_t step, size_t block,
+                                            char *name, size_t cap);
 
 /* Bytes a get with the current selections needs (all selected steps). For a string value: its
  * length + 1 (the terminating NUL). */

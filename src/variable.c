@@ -461,6 +461,22 @@ int gpubp_variable_block_writer(const gpubp_variable *v, size_t step, size_t blo
     return GPUBP_OK;
 }
 
+int gpubp_variable_block_operator(const gpubp_variable *v, size_t step, size_t block, char *name,
+                                  size_t cap)
+{
+    GBP_CHECK_ARG(v);
+    GBP_CHECK_ARG(name);
+    GBP_RETURN_ERROR_IF(cap == 0, GPUBP_ERR_INVALID_ARG,
+                        "gpubp_variable_block_operator: '%s': cap is 0", v->name);
+    size_t vs, nb = 0;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_step_arg(v, step, &vs));
+    const gbp_block *blocks = NULL;
+    GBP_FORWARD_IF_ERROR(gbp_rvar_user_blocks(v, vs, &blocks, &nb));
+    GBP_RETURN_ERROR_IF(block >= nb, GPUBP_ERR_INVALID_SELECTION,
+                        "'%s': block %zu does not exist (step has %zu blocks)", v->name, block, nb);
+    return gbp_rvar_block_operator(v, &blocks[block], name, cap);
+}
+
 int gpubp_variable_minmax(const gpubp_variable *v, void *min, void *max)
 {
     GBP_CHECK_ARG(v);

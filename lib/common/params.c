@@ -39,6 +39,77 @@ static int parse_bool(const char *key, const char *v, int *out)
     return gbp_error(GPUBP_ERR_PARAM, 0, "parameter %s: '%s' is not 0 or 1", key, v);
 }
 
+/* One number of a select_steps rule: a non-negative decimal integer, or (end only) n / N. */
+static int step_number(const char *t, size_t len, int end, uint64_t *out)
+{
+    char buf[32];
+    if (end && len == 1 && (*t == 'n' || *t == 'N')) {
+        *out = UINT64_MAX;
+        return GPUBP_OK;
+    }
+    if (len == 0 || len >= sizeof buf)
+        return gbp_error(GPUBP_ERR_PARAM, 0, "parameter select_steps: '%.*s' is not a step number",
+                         (int)len, t);
+    memcpy(buf, t, len);
+    buf[len] = '\0';
+    char *e;
+    errno = 0;
+    unsigned long long x = strtoull(buf, &e, 10);
+    if (errno || *e || buf[0] < '0' || buf[0] > '9' || x >= UINT64_MAX)
+        return gbp_error(GPUBP_ERR_PARAM, 0, "parameter select_steps: '%s' is not a step number "
+                         "(a non-negative integer%s)", buf, end ? " or n" : "");
+    *out = x;
+    return GPUBP_OK;
+}
+
+/* select_steps: ADIOS2's SelectSteps, space-separated rules "first", "first:last" or
+ * "first:last:stride" (last may be n: no end); a step is read when a rule selects it. Only blanks:
+ * every step, as ADIOS2. */
+static int parse_select(gbp_params *p, const char *v)
+{
+    p->nselect = 0;
+    const char *s = v;
+    while (*s) {
+        while (*s == ' ') s++;
+        if (!*s) break;
+        const char *e = s;
+        while (*e && *e != ' ') e++;
+        if (p->nselect == GBP_MAX_STEP_RULES)
+            return gbp_error(GPUBP_ERR_PARAM, 0, "parameter select_steps: more than %d rules",
+                             GBP_MAX_STEP_RULES);
+        gbp_step_rule *r = &p->select[p->nselect];
+        const char *c1 = memchr(s, ':', (size_t)(e - s));
+        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(e - c1 - 1)) : NULL;
+        if (c2 && memchr(c2 + 1, ':', (size_t)(e - c2 - 1)))
+            return gbp_error(GPUBP_ERR_PARAM, 0, "parameter select_steps: '%.*s' is not "
+                             "first[:last[:stride]]", (int)(e - s), s);
+        GBP_FORWARD_IF_ERROR(step_number(s, (size_t)((c1 ? c1 : e) - s), 0, &r->first));
+        r->last = r->first;
+        r->stride = 1;
+        if (c1 && (c2 ? c2 : e) > c1 + 1) /* "3:" is 3, as in ADIOS2 */
+            GBP_FORWARD_IF_ERROR(step_number(c1 + 1, (size_t)((c2 ? c2 : e) - c1 - 1), 1, &r->last));
+        if (c2 && e > c2 + 1) {
+            GBP_FORWARD_IF_ERROR(step_number(c2 + 1, (size_t)(e - c2 - 1), 0, &r->stride));
+            if (r->stride == 0)
+                return gbp_error(GPUBP_ERR_PARAM, 0, "parameter select_steps: '%.*s': a stride "
+                                 "of 0", (int)(e - s), s);
+        }
+        p->nselect++;
+        s = e;
+    }
+    return GPUBP_OK;
+}
+
+int gbp_params_step_selected(const gbp_params *p, uint64_t step)
+{
+    if (p->nselect == 0) return 1;
+    for (size_t i = 0; i < p->nselect; i++) {
+        const gbp_step_rule *r = &p->select[i];
+        if (step >= r->first && step <= r->last && (step - r->first) % r->stride == 0) return 1;
+    }
+    return 0;
+}
+
 static int set_param(gbp_params *p, const char *k, const char *v)
 {
     int iv = 0; /* parse_int sets it only on success */
@@ -139,6 +210,8 @@ static int set_param(gbp_params *p, const char *k, const char *v)
     }
     if (!strcmp(k, "compress_device_block_kib"))
         return parse_int(k, v, 0, 4096, &p->compress_device_block_kib);
+    if (!strcmp(k, "select_steps")) return parse_select(p, v);
+    if (!strcmp(k, "ignore_flatten")) return parse_bool(k, v, &p->ignore_flatten);
     if (!strcmp(k, "token_file")) {
         if (strlen(v) >= sizeof p->token_file || !*v)
             return gbp_error(GPUBP_ERR_PARAM, 0, "parameter token_file: empty or too long");

@@ -5,6 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* One rule of select_steps ("first:last:stride", last UINT64_MAX for "n"): the steps first,
+ * first + stride, ... up to last. */
+typedef struct gbp_step_rule {
+    uint64_t first, last, stride;
+} gbp_step_rule;
+#define GBP_MAX_STEP_RULES 64
+
 /* The parsed params string of gpubp_open (keys in docs/parameters.md). */
 typedef struct gbp_params {
     int gpu_row_major;      /* gpu_layout=row_major */
@@ -37,7 +44,14 @@ typedef struct gbp_params {
     int compress_shuffle;   /* 0 none, 1 byte (default), 2 bit */
     int compress_device;    /* compress_device: 0 auto (default), 1 on, -1 off (GBP_ZDEV_*) */
     int compress_device_block_kib; /* the GPU path's blocks: 0 Blosc2's (default), else KiB, unsplit */
+    int ignore_flatten;     /* readers: a BP5 dataset written with FlattenSteps shows its steps */
+    size_t nselect;         /* select_steps: its rules (0: every step) */
+    gbp_step_rule select[GBP_MAX_STEP_RULES];
 } gbp_params;
+
+/* Whether the dataset's step `step` (0-based, as written) is read: the open parameter
+ * select_steps (ADIOS2's SelectSteps), every step without it. */
+int gbp_params_step_selected(const gbp_params *p, uint64_t step);
 
 #define GBP_PARAMS_HAVE_TOKEN_FILE 1
 

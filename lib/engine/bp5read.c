@@ -308,11 +308,22 @@ int gbp_bp5_summary(gpubp_file *f)
     return bp5_index_summarize(&f->rd.ix, f->rd.bp5, what);
 }
 
+/* select_steps: the step records the reader keeps (format/bp5.h bp5_idx.keep) */
+static int keep_step(const void *params, uint64_t step)
+{
+    return gbp_params_step_selected(params, step);
+}
+
 int gbp_bp5_setup(gpubp_file *f)
 {
     f->rd.bp5 = gbp_calloc(1, sizeof *f->rd.bp5);
     GBP_CHECK_ALLOC(f->rd.bp5);
     bp5_reader_init(f->rd.bp5, md0_read, f);
+    f->rd.bp5->idx.ignore_flatten = f->params.ignore_flatten;
+    if (f->params.nselect) {
+        f->rd.bp5->idx.keep = keep_step;
+        f->rd.bp5->idx.keep_ctx = &f->params;
+    }
     gbp_index_free(&f->rd.ix);
     gbp_index_init(&f->rd.ix, bp5_index_load, f->rd.bp5);
     return GPUBP_OK;

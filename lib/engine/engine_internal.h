@@ -149,8 +149,11 @@ typedef struct gbp_file_rd {
     size_t md0_len;          /* bytes in the window */
     size_t md0_cap;
     uint64_t md0_base;       /* md.0 offset of the window */
-    size_t nrecords;         /* complete records in md.idx */
+    size_t nrecords;         /* complete records in md.idx that the reader presents (all, but
+                              * those select_steps leaves out) */
     bp4_idx_record *records;
+    size_t nrecords_all;     /* complete records in md.idx */
+    uint64_t records_end;    /* md.0 end of the last of them */
     int writer_active;
     size_t cur_step;         /* READ: current step (0-based) when in_step */
     size_t next_step;        /* READ: the step begin_step opens next */

@@ -108,16 +108,22 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
             rc = gbp_error(GPUBP_ERR_FORMAT, 0,
                            "%s: record %zu points into the metadata of the step before it", idxp, i);
     }
-    if (rc == GPUBP_OK && n < f->rd.nrecords)
+    if (rc == GPUBP_OK && n < f->rd.nrecords_all)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s shrank from %zu to %zu steps while open", idxp,
-                       f->rd.nrecords, n);
+                       f->rd.nrecords_all, n);
+    uint64_t end = n ? recs[n - 1].end : 0;
+    size_t kept = 0; /* select_steps: the records of the steps read, in order */
+    for (size_t i = 0; rc == GPUBP_OK && i < n; i++)
+        if (gbp_params_step_selected(&f->params, i)) recs[kept++] = recs[i];
     if (rc == GPUBP_OK) {
         gbp_free(f->rd.idx);
         gbp_free(f->rd.records);
         f->rd.idx = idx;
         f->rd.idx_len = ilen;
         f->rd.records = recs;
-        f->rd.nrecords = n;
+        f->rd.nrecords = kept;
+        f->rd.nrecords_all = n;
+        f->rd.records_end = end;
         f->md0_size = msize;
         f->rd.writer_active = ilen >= BP4_HEADER_SIZE ? idx[BP4_IDX_ACTIVE_AT] != 0 : 1;
         idx = NULL;
@@ -144,7 +150,7 @@ static int load_metadata_comm(gpubp_file *f)
     int old_active = f->rd.writer_active;
     if (c->rank == 0) {
         rc = load_metadata(f);
-        uint64_t end = f->rd.nrecords ? f->rd.records[f->rd.nrecords - 1].end : 0;
+        uint64_t end = f->rd.records_end; /* every record's, selected or not (adopt_index) */
         if (rc == GPUBP_OK && end > old) {
             uint8_t *m = gbp_realloc(f->rd.md0_all, (size_t)end);
             if (!m) rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%llu bytes of md.0)",

@@ -1,16 +1,19 @@
 /* A variable as the reader sees it: its selected steps, blocks, shapes and boxes. */
 #include "engine/rvar.h"
 
+#include "engine/dataset.h"
 #include "engine/handles.h"
 #include "engine/scan.h"
 
 #include "compress/blosczlib.h"
+#include "format/bp5_op.h"
 #include "memspace/box.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,4 +279,39 @@ int gbp_rvar_check_mem_sel(const gpubp_variable *v, const gbp_sel *s, int rev, c
                              "'%s': memory selection start %zu + count %zu exceeds the buffer's "
                              "%zu in dimension %zu", v->name, ms[i], count[i], mc[i], i);
     return GPUBP_OK;
+}
+
+int gbp_rvar_block_operator(const gpubp_variable *v, const gbp_block *b, char *name, size_t cap)
+{
+    gpubp_file *f = v->file;
+    const char *meta = b->op ? b->op->name : "";
+    /* BP5 metadata does not name the operator ("bp5"), nor BP4's a plugin's: the buffer does */
+    if (strcmp(meta, "bp5") != 0 && strcmp(meta, "plugin") != 0) {
+        GBP_RETURN_ERROR_IF(strlen(meta) >= cap, GPUBP_ERR_INVALID_ARG,
+                            "'%s': the operator's name '%s' needs %zu bytes, %zu given", v->name,
+                            meta, strlen(meta) + 1, cap);
+        memcpy(name, meta, strlen(meta) + 1);
+        return GPUBP_OK;
+    }
+    size_t n = b->op->size < 4 ? (size_t)b->op->size : 4;
+    uint8_t head[4], *buf = head;
+    char dp[4200], what[4300];
+    gbp_dataset_data_path(f, b->subfile, dp, sizeof dp);
+    snprintf(what, sizeof what, "%s: '%s': the block at offset %llu", dp, v->name,
+             (unsigned long long)b->payload_offset);
+    int fd = -1, rc = f->rd.remote ? GPUBP_OK : gbp_dataset_data_fd(f, b->subfile, &fd);
+    uint64_t fsize = 0;
+    if (rc == GPUBP_OK) rc = gbp_dataset_data_size(f, b->subfile, fd, &fsize);
+    if (rc == GPUBP_OK && (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset))
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the file (%llu "
+                       "bytes)", what, (unsigned long long)b->op->size, (unsigned long long)fsize);
+    if (rc == GPUBP_OK && n) rc = gbp_dataset_pread(f, b->subfile, fd, head, n, b->payload_offset);
+    if (rc == GPUBP_OK && n == 4 && head[0] == 53 && b->op->size > 4) { /* a plugin's header */
+        n = b->op->size < BP5_OP_NAME_MAX_HEADER ? (size_t)b->op->size : BP5_OP_NAME_MAX_HEADER;
+        buf = gbp_malloc(n);
+        rc = buf ? gbp_dataset_pread(f, b->subfile, fd, buf, n, b->payload_offset) : gbp_nomem();
+    }
+    if (rc == GPUBP_OK) rc = bp5_op_name(buf, n, name, cap, what);
+    if (buf != head) gbp_free(buf);
+    return rc;
 }

@@ -22,4 +22,9 @@ int gbp_rvar_check_readable(const gpubp_variable *v, const char *fn);
 /* Bytes of one element: its type's size, a read struct variable's record size. */
 size_t gbp_rvar_esize(const gpubp_variable *v);
 
+/* The ADIOS2 name of the operator that stored block b of v ("" when none; format/bp5_op.h
+ * bp5_op_name), from the metadata or, where the metadata does not name it (BP5, a BP4 plugin),
+ * from the first bytes of the block's data. Errors: INVALID_ARG (cap too small), IO, FORMAT. */
+int gbp_rvar_block_operator(const gpubp_variable *v, const gbp_block *b, char *name, size_t cap);
+
 #endif /* GBP_ENGINE_RVAR_H */

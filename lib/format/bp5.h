@@ -79,6 +79,13 @@ typedef struct bp5_idx {
     bp5_step_rec *steps;
     size_t nsteps, cap_steps;
     size_t parsed;                /* bytes of md.idx consumed (whole records only) */
+    /* readers: keep(keep_ctx, n) says whether the n-th step record (0-based, as written) is
+     * read (ADIOS2's SelectSteps; NULL: every one); the others are checked, then left out, so
+     * steps[] holds the steps the reader presents. nseen counts every step record. */
+    int (*keep)(const void *keep_ctx, uint64_t step);
+    const void *keep_ctx;
+    uint64_t nseen;
+    int ignore_flatten;           /* flatten stays 0 whatever byte 41 says (IgnoreFlattenSteps) */
     uint64_t **slabs;             /* the steps' pieces live here (bp5_idx.c: slab_alloc) */
     size_t nslabs, cap_slabs, slab_used, slab_cap;
 } bp5_idx;

@@ -36,7 +36,7 @@ static int parse_header(bp5_idx *ix, const uint8_t *p, size_t n, const char *wha
     ix->big_endian = p[36];
     ix->active = p[39] != 0;
     ix->column_major = p[40] == 'y';
-    ix->flatten = p[41] != 0;
+    ix->flatten = p[41] != 0 && !ix->ignore_flatten;
     ix->file_id = bp5_ld32(p + 42, ix->big_endian);
     ix->parsed = BP5_HEADER_SIZE;
     return GPUBP_OK;
@@ -117,9 +117,11 @@ static int add_step(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, uint
                          (unsigned long long)f);
     if (size < 8 + 16 * m->nwriters || pos > md0_size || size > md0_size - pos)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s: offset %zu: step %zu's metadata [%llu, +%llu) outside md.0 (%llu bytes)",
-                         what, at, ix->nsteps, (unsigned long long)pos, (unsigned long long)size,
+                         "%s: offset %zu: step %llu's metadata [%llu, +%llu) outside md.0 (%llu bytes)",
+                         what, at, (unsigned long long)ix->nseen, (unsigned long long)pos, (unsigned long long)size,
                          (unsigned long long)md0_size);
+    uint64_t n = ix->nseen++;
+    if (ix->keep && !ix->keep(ix->keep_ctx, n)) return GPUBP_OK; /* not selected */
     GBP_FORWARD_IF_ERROR(gbp_grow((void **)&ix->steps, &ix->cap_steps, ix->nsteps + 1,
                                   sizeof *ix->steps));
     size_t np = (size_t)(m->nwriters * per);

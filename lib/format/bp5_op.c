@@ -2,6 +2,10 @@
  * byte 1 is its buffer version, bytes 2-3 are zero. The metadata never names the operator. */
 #include "format/bp5_op.h"
 
+#include <stdio.h>
+#include <string.h>
+
+/* ADIOS2's names of its operator types (core::OperatorTypeToString), NULL for other bytes */
 static const char *op_name(int t)
 {
     switch (t) {
@@ -14,10 +18,66 @@ static const char *op_name(int t)
     case 6: return "sz";
     case 7: return "zfp";
     case 8: return "mgardplus";
+    case 9: return "bigwhoop";
+    case 10: return "mgard_complex";
     case 11: return "sz3";
+    case 41: return "mdr";
+    case 42: return "prodm";
+    case 45: return "caesar";
+    case 53: return "plugin";
     case 127: return "null";
-    default: return "unknown";
+    default: return NULL;
     }
+}
+
+/* A plugin operator's header after the 4 common bytes: u8 count, then count pairs of (u8 length,
+ * key, u8 length, value); the value of key, or NULL (its length in *len). */
+static const uint8_t *plugin_param(const uint8_t *p, size_t n, const char *key, size_t *len)
+{
+    size_t at = 4, kl = strlen(key);
+    if (n <= at) return NULL;
+    unsigned count = p[at++];
+    for (unsigned i = 0; i < count; i++) {
+        if (at >= n || p[at] > n - at - 1) return NULL;
+        const uint8_t *k = p + at + 1;
+        size_t l = p[at];
+        at += 1 + l;
+        if (at >= n || p[at] > n - at - 1) return NULL;
+        const uint8_t *v = p + at + 1;
+        size_t vl = p[at];
+        at += 1 + vl;
+        if (l == kl && !memcmp(k, key, kl)) {
+            *len = vl;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap, const char *what)
+{
+    if (n < 1)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: an operator buffer of 0 bytes", what);
+    const char *s = op_name(p[0]);
+    char buf[600];
+    if (p[0] == 53) { /* a plugin: LIBRARY(NAME), as ADIOS2 names it */
+        size_t ll = 0, nl = 0;
+        const uint8_t *lib = plugin_param(p, n, "PluginLibrary", &ll);
+        const uint8_t *nm = plugin_param(p, n, "PluginName", &nl);
+        if (lib && nm) {
+            snprintf(buf, sizeof buf, "%.*s(%.*s)", (int)ll, (const char *)lib, (int)nl,
+                     (const char *)nm);
+            s = buf;
+        }
+    } else if (!s) {
+        snprintf(buf, sizeof buf, "unknown (type %u)", p[0]);
+        s = buf;
+    }
+    if (strlen(s) >= cap)
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: the operator's name '%s' needs %zu bytes, "
+                         "%zu given", what, s, strlen(s) + 1, cap);
+    memcpy(name, s, strlen(s) + 1);
+    return GPUBP_OK;
 }
 
 int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
@@ -48,6 +108,7 @@ int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const
     default:
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "%s: block compressed with operator '%s' (type %u), which libgpubp does "
-                         "not decode (blosc, null, bzip2)", what, op_name(p[0]), p[0]);
+                         "not decode (blosc, null, bzip2)", what,
+                         op_name(p[0]) ? op_name(p[0]) : "unknown", p[0]);
     }
 }

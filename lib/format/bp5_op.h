@@ -16,4 +16,15 @@ enum { BP5_OP_BLOSC = 0, BP5_OP_BZIP2 = 1, BP5_OP_NULL = 127 };
 int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
                  size_t *raw_len, const char *what);
 
+/* The longest header bp5_op_name reads: a plugin's, 4 bytes and 255 parameters of up to 255-byte
+ * keys and values. */
+#define BP5_OP_NAME_MAX_HEADER (4 + 1 + 255 * 512)
+
+/* The ADIOS2 name of the operator of a buffer (n bytes at p: its first bytes, up to
+ * BP5_OP_NAME_MAX_HEADER, are enough), as `bpls --list_operators` prints it: "blosc", "bzip2",
+ * "zfp", ..., "null", a plugin as "LIBRARY(NAME)" (its header's PluginLibrary and PluginName;
+ * "plugin" without them), another byte as "unknown (type N)"; copied into name (cap bytes).
+ * Errors: FORMAT (n == 0), INVALID_ARG (cap too small, named). */
+int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap, const char *what);
+
 #endif /* GBP_FORMAT_BP5_OP_H */

@@ -321,3 +321,33 @@ def test_bp3_files(path):
 
 def test_bp3_files_found():
     assert len(BP3_SETS) == 8
+
+
+def test_select_steps_and_operators():
+    """select_steps / ignore_flatten through the package (tests/golden/selsteps: g = 100 step +
+    index, z blosc-compressed) and gpubp_variable_block_operator through gpubp.lowlevel."""
+    sel = os.path.join(GOLDEN, "selsteps")
+    for name in ("steps5.bp", "steps4.bp"):
+        with gpubp.Stream(os.path.join(sel, name), "rra", params={"select_steps": "0:n:2"}) as s:
+            assert s.num_steps() == 3
+            assert [s.read("g", step=k)[0, 1] for k in range(3)] == [1.0, 201.0, 401.0]
+            assert "sparse" not in s.available_variables()
+        with gpubp.Stream(os.path.join(sel, name), "r", params="select_steps=3 1") as s:
+            assert [float(s.read("g")[1, 0]) for _ in s.steps()] == [106.0, 306.0]
+    flat = os.path.join(sel, "flat5.bp")
+    with gpubp.Stream(flat, "rra") as s:
+        assert s.num_steps() == 1
+    with gpubp.Stream(flat, "rra", params="ignore_flatten=1,select_steps=2:n") as s:
+        assert s.num_steps() == 3
+        assert s.read("g", step=0)[0, 0] == 200.0
+    f = gpubp.lowlevel.gpubp_open(os.path.join(sel, "steps5.bp"),
+                                  gpubp.lowlevel.Mode.READ_RANDOM_ACCESS, None)
+    try:
+        z = gpubp.lowlevel.gpubp_inquire_variable(f, "z")
+        g = gpubp.lowlevel.gpubp_inquire_variable(f, "g")
+        assert gpubp.lowlevel.gpubp_variable_block_operator(z, 4, 0) == "blosc"
+        assert gpubp.lowlevel.gpubp_variable_block_operator(g, 0, 0) == ""
+        with pytest.raises(gpubp.lowlevel.Error):
+            gpubp.lowlevel.gpubp_variable_block_operator(z, 5, 0)
+    finally:
+        gpubp.lowlevel.gpubp_close(f)

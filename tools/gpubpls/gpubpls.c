@@ -193,6 +193,10 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
     if (o->decomp && (rc = ls_print_decomp(c, v)) != LS_OK)
         return end_entry(c, rc, false);
 
+    const char *expr = NULL;
+    if (o->show_derived && gpubp_variable_expression(v->v, &expr) == GPUBP_OK && expr)
+        fprintf(c->out, "    Derived variable with expression: %s\n", expr);
+
     if (o->dump && !o->decomp) {
         if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY)
             rc = ls_print_decomp(c, v);
@@ -360,18 +364,27 @@ static int open_dataset(ls_ctx *c)
         fprintf(stderr, "\nError: input path %s does not exist\n", path);
         return 4;
     }
+    if (c->opt.list_operators && c->opt.timestep) {
+        fprintf(stderr, "--list_operators incompatible with --timestep, turning off timestep mode\n");
+        c->opt.timestep = false;
+    }
     c->random_access = !c->opt.timestep;
-    /* block_view=stored: every stored block, as bpls lists them (a split put's sub-blocks too) */
+    c->bp5 = is_bp5_dir(path, &c->bp5_last_writers);
+    /* block_view=stored: every stored block, as bpls lists them (a split put's sub-blocks too);
+     * the BP5 reader's parameters for BP5 datasets only, as bpls (its BP4 engine has none) */
+    char params[1200];
+    snprintf(params, sizeof params, "block_view=stored%s%s%s",
+             c->bp5 && c->opt.ignore_flatten ? ",ignore_flatten=1" : "",
+             c->bp5 && c->opt.select_steps[0] ? ",select_steps=" : "",
+             c->bp5 ? c->opt.select_steps : "");
     int rc = gpubp_open(&c->f, path,
-                        c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ,
-                        "block_view=stored");
+                        c->random_access ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ, params);
     if (rc != GPUBP_OK) {
         const char *msg = gpubp_last_error();
         fprintf(stderr, "\nError: Could not open %s: %s\n", path, *msg ? msg : gpubp_strerror(rc));
         c->f = NULL;
         return 4;
     }
-    c->bp5 = is_bp5_dir(path, &c->bp5_last_writers);
     if (c->random_access && (rc = gpubp_steps(c->f, &c->file_steps)) < 0) {
         ls_lib_error(c, rc, "counting the steps of", path);
         return 1;
@@ -409,6 +422,70 @@ static int list_steps(ls_ctx *c, const ls_masks *m, size_t *matched)
     }
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --list_operators: the operators of the file's variables, each named once, sorted (bpls's
+ * doList_operators: the operator of block 0 of each variable's first step; BP5 only, where
+ * ADIOS2's reader records that a variable has one; nothing for BP4, BP3 and struct variables). */
+static int list_operators(ls_ctx *c)
+{
+    size_t nv = 0, n = 0;
+    const char *const *names = NULL;
+    char **ops = NULL;
+    int rc = c->bp5 ? gpubp_available_variables(c->f, &nv, &names) : GPUBP_OK;
+    if (rc < 0)
+        return ls_lib_error(c, rc, "listing variables of", c->opt.path);
+    if (nv && !(ops = calloc(nv, sizeof *ops)))
+        return ls_nomem();
+    int out = LS_OK;
+    for (size_t i = 0; i < nv; i++) {
+        gpubp_variable *v;
+        gpubp_type t;
+        size_t nsteps = 0, nb = 0, cnt[LS_MAX_DIMS], nd = 0, elems = 1;
+        char name[600];
+        if ((rc = gpubp_inquire_variable(&v, c->f, names[i])) < 0 ||
+            (rc = gpubp_variable_type(v, &t)) < 0 || (rc = gpubp_variable_steps(v, &nsteps)) < 0 ||
+            (rc = gpubp_variable_ndims(v, &nd)) < 0) {
+            out = ls_lib_error(c, rc, "inquiring variable", names[i]);
+            continue;
+        }
+        if (t == GPUBP_TYPE_STRUCT || nsteps == 0 || nd >= LS_MAX_DIMS ||
+            gpubp_variable_blocks(v, 0, &nb) < 0 || nb == 0 ||
+            gpubp_variable_block_info(v, 0, 0, NULL, cnt, NULL, NULL) < 0)
+            continue;
+        for (size_t k = 0; k < nd; k++)
+            elems *= cnt[k];
+        if (elems == 0) /* bpls reads nothing of an empty block: no operator is seen */
+            continue;
+        if ((rc = gpubp_variable_block_operator(v, 0, 0, name, sizeof name)) < 0) {
+            out = ls_lib_error(c, rc, "finding the operator of", names[i]);
+            continue;
+        }
+        if (!name[0])
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = strcmp(ops[k], name) == 0;
+        if (!seen && !(ops[n++] = strdup(name))) {
+            out = ls_nomem();
+            n--;
+            break;
+        }
+    }
+    qsort(ops, n, sizeof *ops, cmp_str);
+    fflush(c->out);
+    fprintf(c->out, "Operators used in this file:\n");
+    for (size_t k = 0; k < n; k++) {
+        fprintf(c->out, " * %s\n", ops[k]);
+        free(ops[k]);
+    }
+    free(ops);
+    return out;
+}
+
 static int do_list(ls_ctx *c, const ls_masks *m)
 {
     int rc = open_dataset(c);
@@ -434,6 +511,8 @@ static int do_list(ls_ctx *c, const ls_masks *m)
 
     size_t matched = 0;
     rc = c->random_access ? list_entries(c, m, &matched) : list_steps(c, m, &matched);
+    if (c->opt.list_operators && rc != LS_FAIL && rc != LS_ABORT && list_operators(c) != LS_OK)
+        c->failed = true;
     int crc = gpubp_close(c->f);
     c->f = NULL;
     if (rc == LS_FAIL || rc == LS_ABORT)

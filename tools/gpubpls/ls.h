@@ -58,6 +58,10 @@ typedef struct ls_options {
     size_t nmasks;
     int64_t istart[LS_MAX_DIMS]; /* -s, negative = from the end (python style) */
     int64_t icount[LS_MAX_DIMS]; /* -c, -1 = to the end */
+    bool show_derived;  /* --show-derived: a derived variable's expression under its line */
+    bool list_operators; /* --list_operators: the operators used, after the listing */
+    bool ignore_flatten; /* --ignore_flatten: BP5 steps as written (IgnoreFlattenSteps) */
+    char select_steps[1024]; /* -P SelectSteps=...: BP5 steps read (ADIOS2's syntax), or "" */
 } ls_options;
 
 /* One variable as the listing sees it. */

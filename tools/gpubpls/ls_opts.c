@@ -18,8 +18,8 @@ static void print_help(void)
     printf(
         "usage: gpubpls [OPTIONS] file [mask1 mask2 ...]\n"
         "\n"
-        "List/dump the content of a BP4 or BP5 dataset (a name.bp directory), as ADIOS2's\n"
-        "bpls does.\n"
+        "List/dump the content of a BP4 or BP5 dataset (a name.bp directory) or a BP3\n"
+        "file, as ADIOS2's bpls does.\n"
         "A mask is a shell pattern like with 'ls', e.g. \"*/x?\", or with -e an extended\n"
         "regular expression; it matches the whole name.\n"
         "Variables with several steps are listed with an extra, first dimension: the step.\n"
@@ -28,7 +28,7 @@ static void print_help(void)
         "                               of arrays (from metadata, no data is read)\n"
         "  --attrs     | -a           List/match attributes too\n"
         "  --attrsonly | -A           List attributes only\n"
-        "  --meshes    | -m           List meshes (there are none in BP4)\n"
+        "  --meshes    | -m           List meshes (BP files have none)\n"
         "  --timestep  | -t           Read step by step, following a dataset still being\n"
         "                               written until its writer closes it\n"
         "  --dump      | -d           Dump matched variables (attributes too with -a)\n"
@@ -45,8 +45,14 @@ static void print_help(void)
         "  --format    | -f \"str\"     printf format of one data item, e.g. \"%%6.3f\"\n"
         "  --decomp    | -D           Show the blocks of each variable per step\n"
         "  --hidden_attrs             Accepted for bpls compatibility (no effect)\n"
-        "  --engine    | -E <name>    Accepted for BP4, BPFile, FileStream and File\n"
-        "  --transport-parameters | -T, --engine-params | -P <str>\n"
+        "  --ignore_flatten           Show the steps of a BP5 dataset written with\n"
+        "                               FlattenSteps as written\n"
+        "  --list_operators           List the operators used in the file (BP5)\n"
+        "  --show-derived             Show the expression of derived variables\n"
+        "  --engine    | -E <name>    Accepted for BP3, BP4, BP5, BPFile, FileStream, File\n"
+        "  --engine-params | -P <str> Engine parameters, e.g. \"SelectSteps=0:n:2\": BP5\n"
+        "                               datasets take SelectSteps and IgnoreFlattenSteps\n"
+        "  --transport-parameters | -T <str>\n"
         "                             Accepted for bpls compatibility (no effect)\n"
         "\n"
         "  Examples for slicing:\n"
@@ -65,9 +71,11 @@ static void print_help(void)
 
 enum opt_id {
     O_LONG, O_ATTRS, O_ATTRSONLY, O_MESHES, O_TIMESTEP, O_DUMP, O_REGEXP, O_NOINDEX, O_STRING,
-    O_DECOMP, O_VERSION, O_VERBOSE, O_HELP, O_IGNORED_FLAG, O_LIST_OPERATORS,
+    O_DECOMP, O_VERSION, O_VERBOSE, O_HELP, O_IGNORED_FLAG, O_LIST_OPERATORS, O_IGNORE_FLATTEN,
+    O_SHOW_DERIVED,
     /* options with a value */
-    O_OUTPUT, O_START, O_COUNT, O_COLUMNS, O_FORMAT, O_ENGINE, O_IGNORED_VALUE, O_ERROR
+    O_OUTPUT, O_START, O_COUNT, O_COLUMNS, O_FORMAT, O_ENGINE, O_IGNORED_VALUE, O_ENGINE_PARAMS,
+    O_ERROR
 };
 
 typedef struct opt_def {
@@ -92,8 +100,8 @@ static const opt_def kOptions[] = {
     {"--verbose", 'v', O_VERBOSE},
     {"--help", 'h', O_HELP},
     {"--hidden_attrs", 0, O_IGNORED_FLAG},
-    {"--ignore_flatten", 0, O_IGNORED_FLAG},
-    {"--show-derived", 0, O_IGNORED_FLAG},
+    {"--ignore_flatten", 0, O_IGNORE_FLATTEN},
+    {"--show-derived", 0, O_SHOW_DERIVED},
     {"--list_operators", 0, O_LIST_OPERATORS},
     {"--output", 'o', O_OUTPUT},
     {"--start", 's', O_START},
@@ -102,7 +110,7 @@ static const opt_def kOptions[] = {
     {"--format", 'f', O_FORMAT},
     {"--engine", 'E', O_ENGINE},
     {"--transport-parameters", 'T', O_IGNORED_VALUE},
-    {"--engine-params", 'P', O_IGNORED_VALUE},
+    {"--engine-params", 'P', O_ENGINE_PARAMS},
     {"--error", 'X', O_ERROR},
 };
 #define NOPTIONS (sizeof kOptions / sizeof kOptions[0])
@@ -139,6 +147,57 @@ static void parse_dim_spec(const char *str, int64_t *dims)
     free(s);
 }
 
+/* -P "key=value,...": ADIOS2's engine parameters (helper::BuildParametersMap: items split at ',',
+ * key and value at the first '=', both trimmed; keys without case). The BP5 reader's SelectSteps
+ * and IgnoreFlattenSteps change what is listed (applied to BP5 datasets, as bpls's BP5 engine
+ * alone reads them); the others change nothing gpubpls prints and are accepted. Returns 0, or 1
+ * for an item that is not key=value or has an empty value (bpls throws). */
+static int engine_params(ls_options *o, const char *spec)
+{
+    char *s = strdup(spec), *save = NULL;
+    if (!s)
+        return ls_nomem(), 1;
+    for (char *item = strtok_r(s, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '='), *k = item, *v = eq ? eq + 1 : NULL;
+        if (eq)
+            *eq = '\0';
+        char *ends[2] = {k + strlen(k), v ? v + strlen(v) : NULL};
+        for (int j = 0; j < 2 && eq; j++) {
+            char **p = j ? &v : &k;
+            while (**p && strchr(" \n\r\t", **p))
+                (*p)++;
+            while (ends[j] > *p && strchr(" \n\r\t", ends[j][-1]))
+                *--ends[j] = '\0';
+        }
+        if (!eq || !*v) {
+            fprintf(stderr, "gpubpls: engine parameter '%s%s%s': the format is key=value\n", k,
+                    eq ? "=" : "", eq ? v : "");
+            free(s);
+            return 1;
+        }
+        if (!strcasecmp(k, "SelectSteps")) {
+            if (strlen(v) >= sizeof o->select_steps) {
+                fprintf(stderr, "gpubpls: engine parameter SelectSteps: longer than %zu bytes\n",
+                        sizeof o->select_steps - 1);
+                free(s);
+                return 1;
+            }
+            memcpy(o->select_steps, v, strlen(v) + 1);
+        } else if (!strcasecmp(k, "IgnoreFlattenSteps")) {
+            if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on")) {
+                o->ignore_flatten = true;
+            } else if (strcasecmp(v, "no") && strcasecmp(v, "false") && strcasecmp(v, "off")) {
+                fprintf(stderr, "gpubpls: engine parameter IgnoreFlattenSteps: '%s' is not a "
+                        "boolean (yes, true, on, no, false, off)\n", v);
+                free(s);
+                return 1;
+            }
+        }
+    }
+    free(s);
+    return 0;
+}
+
 /* Applies option `d` with value `val` (NULL for flags). Returns 0, or the exit status. */
 static int apply_option(ls_options *o, ls_args *ps, const opt_def *d, const char *val)
 {
@@ -163,9 +222,10 @@ static int apply_option(ls_options *o, ls_args *ps, const opt_def *d, const char
     case O_IGNORED_FLAG:
     case O_IGNORED_VALUE:
         break;
-    case O_LIST_OPERATORS:
-        fprintf(stderr, "gpubpls: --list_operators is not supported\n");
-        return 1;
+    case O_LIST_OPERATORS: o->list_operators = true; break;
+    case O_IGNORE_FLATTEN: o->ignore_flatten = true; break;
+    case O_SHOW_DERIVED: o->show_derived = true; break;
+    case O_ENGINE_PARAMS: return engine_params(o, val);
     case O_ERROR:
         fprintf(stderr, "gpubpls: --error (read accuracy) is not supported\n");
         return 1;
@@ -185,9 +245,10 @@ static int apply_option(ls_options *o, ls_args *ps, const opt_def *d, const char
         break;
     }
     case O_ENGINE:
-        if (strcasecmp(val, "BP4") && strcasecmp(val, "BPFile") && strcasecmp(val, "FileStream") &&
-            strcasecmp(val, "File")) {
-            fprintf(stderr, "gpubpls: engine %s is not supported: gpubpls reads BP4 only\n", val);
+        if (strcasecmp(val, "BP3") && strcasecmp(val, "BP4") && strcasecmp(val, "BP5") &&
+            strcasecmp(val, "BPFile") && strcasecmp(val, "FileStream") && strcasecmp(val, "File")) {
+            fprintf(stderr, "gpubpls: engine %s is not supported: gpubpls reads BP3, BP4 and BP5 "
+                    "files\n", val);
             return 1;
         }
         break;

@@ -169,6 +169,7 @@ _PROTOTYPES = {
     "gpubp_selection_size": (c_int, [_P, _PS]),
     "gpubp_variable_element_size": (c_int, [_P, _PS]),
     "gpubp_variable_expression": (c_int, [_P, POINTER(c_char_p)]),
+    "gpubp_variable_block_operator": (c_int, [_P, _S, _S, c_char_p, _S]),
     "gpubp_variable_struct": (c_int, [_P, POINTER(c_char_p), _PS, _PS]),
     "gpubp_variable_struct_field": (c_int, [_P, _S, POINTER(c_char_p), POINTER(c_int), _PS, _PS]),
     "gpubp_set_memory_selection": (c_int, [_P, _S, _PS, _PS]),
@@ -454,6 +455,14 @@ def gpubp_variable_minmax_missing(v):
 def gpubp_variable_block_writer(v, step, block):
     """The rank of the writer of one block (BP5 datasets)."""
     return _size_out("gpubp_variable_block_writer", v, int(step), int(block))
+
+
+def gpubp_variable_block_operator(v, step, block):
+    """The ADIOS2 name of the operator that stored one block ("blosc", "bzip2", ...), "" if none."""
+    buf = ctypes.create_string_buffer(600)
+    _check(lib().gpubp_variable_block_operator(v, int(step), int(block), buf, len(buf)),
+           "gpubp_variable_block_operator")
+    return _dec(buf.value)
 
 
 def gpubp_variable_joined_dim(v):
