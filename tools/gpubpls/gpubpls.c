@@ -15,6 +15,7 @@
  */
 #include "gpubpls/ls.h"
 #include "gpubpls/ls_dump.h"
+#include "gpubpls/ls_expr.h"
 #include "gpubpls/ls_opts.h"
 #include "gpubpls/ls_print.h"
 #include "gpubpls/ls_shape.h"
@@ -194,8 +195,14 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
         return end_entry(c, rc, false);
 
     const char *expr = NULL;
-    if (o->show_derived && gpubp_variable_expression(v->v, &expr) == GPUBP_OK && expr)
-        fprintf(c->out, "    Derived variable with expression: %s\n", expr);
+    if (o->show_derived && gpubp_variable_expression(v->v, &expr) == GPUBP_OK && expr) {
+        /* bpls of an ADIOS2 built with derived variables prints its parser's canonical form */
+        char *canon = NULL;
+        if (ls_expr_canonical(expr, &canon) != 0)
+            return end_entry(c, ls_nomem(), false);
+        fprintf(c->out, "    Derived variable with expression: %s\n", canon ? canon : expr);
+        free(canon);
+    }
 
     if (o->dump && !o->decomp) {
         if (v->kind == GPUBP_SHAPE_LOCAL_ARRAY)

@@ -19,6 +19,19 @@ int ls_nomem(void)
     return LS_FAIL;
 }
 
+int ls_grow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? 2 * *cap : first;
+    void *p = realloc(*arr, want * size);
+    if (!p)
+        return 1;
+    *arr = p;
+    *cap = want;
+    return 0;
+}
+
 void ls_ctx_free(ls_ctx *c)
 {
     for (size_t k = 0; k < c->stepmap_n; k++) {

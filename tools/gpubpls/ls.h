@@ -4,8 +4,9 @@
  * public API (<gpubp.h>); nothing here reaches into the library.
  *
  * Files, each calling only those below it: gpubpls.c (main, listing) -> ls_opts.c (options,
- * masks) and ls_dump.c (shapes, blocks, data) -> ls_steps.c (dataset steps of a variable's steps)
- * and ls_print.c (formatting of values) -> ls.c (errors, the context).
+ * masks), ls_expr.c (derived expressions as bpls prints them) and ls_dump.c (shapes, blocks, data)
+ * -> ls_steps.c (dataset steps of a variable's steps) and ls_print.c (formatting of values) ->
+ * ls.c (errors, the context, growing arrays).
  *
  * Output follows ADIOS2's bpls byte for byte for BP4 and BP5 datasets: the same column widths,
  * number formatting, index notation and block listing, and where bpls presents the two formats
@@ -112,6 +113,10 @@ int ls_lib_error(const ls_ctx *c, int status, const char *what, const char *name
 
 /* Reports a failed allocation on stderr and returns LS_FAIL. */
 int ls_nomem(void);
+
+/* Makes room for one more element of `size` bytes in *arr (n in use, *cap allocated; the first
+ * allocation holds `first`): 0, or 1 when out of memory (*arr unchanged). */
+int ls_grow(void **arr, size_t *cap, size_t n, size_t size, size_t first);
 
 /* Frees what the context holds (not the file). */
 void ls_ctx_free(ls_ctx *c);

@@ -33,14 +33,8 @@ static ls_stepmap_entry *stepmap_entry(ls_ctx *c, const char *name)
     ls_stepmap_entry *e = stepmap_find(c, name, &lo);
     if (e)
         return e;
-    if (c->stepmap_n == c->stepmap_cap) {
-        size_t cap = c->stepmap_cap ? 2 * c->stepmap_cap : 64;
-        ls_stepmap_entry *m = realloc(c->stepmap, cap * sizeof *m);
-        if (!m)
-            return NULL;
-        c->stepmap = m;
-        c->stepmap_cap = cap;
-    }
+    if (ls_grow((void **)&c->stepmap, &c->stepmap_cap, c->stepmap_n, sizeof *c->stepmap, 64))
+        return NULL;
     char *copy = strdup(name);
     if (!copy)
         return NULL;
