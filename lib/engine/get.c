@@ -12,6 +12,7 @@
 #include "common/params.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
+#include "format/bp5_op.h"
 #include "memspace/box.h"
 #include "memspace/mem_dz.h"
 
@@ -102,10 +103,14 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int bz = strcmp(b->op->name, "bzip2") == 0;
     const uint8_t *rawp = NULL;
     char dp[4200]; /* the data file's path, for messages */
-    if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz)
+    if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz) {
+        char name[600]; /* a plugin is named by its buffer: LIBRARY(NAME) */
+        if (gbp_rvar_block_operator(v, b, name, sizeof name) != GPUBP_OK)
+            snprintf(name, sizeof name, "%s", b->op->name);
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "'%s': block compressed with operator '%s' is not supported (only blosc, "
-                         "bzip2 and null)", v->name, b->op->name);
+                         "bzip2 and null)", v->name, name);
+    }
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
@@ -146,6 +151,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         rc = gbp_dataset_pread(f, b->subfile, fd, z, zn, b->payload_offset);
     }
     if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
+    /* an operator libgpubp does not decode (a plugin, zfp, sz, ...): named (CODEC) before its
+     * header is taken for blosc's or bzip2's */
+    if (rc == GPUBP_OK && bp5 && zn >= 1 && z[0] != BP5_OP_BLOSC && z[0] != BP5_OP_BZIP2 &&
+        z[0] != BP5_OP_NULL)
+        rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
      * before that size is allocated, so that a damaged count in the metadata never asks for more

@@ -105,10 +105,13 @@ int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const
         *raw_len = (size_t)len;
         return GPUBP_OK;
     }
-    default:
+    default: {
+        char name[600]; /* a plugin's LIBRARY(NAME) fits */
+        if (bp5_op_name(p, n, name, sizeof name, what) != GPUBP_OK)
+            snprintf(name, sizeof name, "%s", op_name(p[0]) ? op_name(p[0]) : "unknown");
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "%s: block compressed with operator '%s' (type %u), which libgpubp does "
-                         "not decode (blosc, null, bzip2)", what,
-                         op_name(p[0]) ? op_name(p[0]) : "unknown", p[0]);
+                         "not decode (blosc, null, bzip2)", what, name, p[0]);
+    }
     }
 }

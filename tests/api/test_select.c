@@ -5,7 +5,7 @@
  *   and BP3, in both read modes;
  * - ignore_flatten shows the steps of a BP5 dataset written with FlattenSteps as written;
  * - gpubp_variable_block_operator names the operator of a stored block.
- * Datasets: tests/golden/selsteps (ADIOS2 2.12.1, make_selsteps.cpp: g {4, 6} = 100 step + i,
+ * Datasets: tests/golden/selsteps (ADIOS2 2.12.1, make_selsteps.cpp and make_plugin.cpp: g {4, 6} = 100 step + i,
  * l = {0, step + 1, 2 (step + 1)}, s = 7 step, sparse in steps 1 and 3, z blosc zstd = i / 4 +
  * step; attribute a0 before step 0, a2 in step 2), tests/golden/bp3, tests/golden/bzip2 and a
  * BP4 dataset written here. */
@@ -231,6 +231,27 @@ static void test_operators(void **state)
                GPUBP_ERR_INVALID_ARG);
         TS_ERR(gpubp_variable_block_operator(au_inq(f, "smooth"), 0, 0, NULL, 8),
                GPUBP_ERR_INVALID_ARG);
+        TS_OK(gpubp_close(f));
+    }
+    /* an ADIOS2 plugin operator (tests/golden/generators/xor_plugin.cpp): named by its header,
+     * BP5 and BP4; its data is refused with CODEC naming it, the other variable reads */
+    const char *plug[] = {"plugin5.bp", "plugin4.bp"};
+    for (int i = 0; i < 2; i++) {
+        char op[64];
+        gpubp_file *f = au_open(gold("selsteps", plug[i]), GPUBP_MODE_READ_RANDOM_ACCESS);
+        gpubp_variable *x = au_inq(f, "x"), *pl = au_inq(f, "plain");
+        TS_OK(gpubp_variable_block_operator(x, 1, 0, op, sizeof op));
+        assert_string_equal(op, "xorop(XorOp)");
+        TS_ERR(gpubp_variable_block_operator(x, 1, 0, op, 12), GPUBP_ERR_INVALID_ARG);
+        TS_OK(gpubp_variable_block_operator(pl, 1, 0, op, sizeof op));
+        assert_string_equal(op, "");
+        double d[8];
+        TS_ERR(gpubp_get(f, x, d, GPUBP_SYNC), GPUBP_ERR_CODEC);
+        assert_non_null(strstr(gpubp_last_error(), "'xorop(XorOp)'"));
+        int32_t p3[3];
+        TS_OK(gpubp_set_step_selection(pl, 1, 1));
+        TS_OK(gpubp_get(f, pl, p3, GPUBP_SYNC));
+        assert_true(p3[0] == 1 && p3[1] == 2 && p3[2] == 3);
         TS_OK(gpubp_close(f));
     }
     TS_ERR(gpubp_variable_block_operator(NULL, 0, 0, NULL, 0), GPUBP_ERR_INVALID_ARG);

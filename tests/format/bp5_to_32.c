@@ -349,6 +349,12 @@ static int ops_to_32(const ctx32 *c, const fmt32 *x, enc *e, char *why, size_t w
                          (unsigned long long)b);
                 return -1;
             }
+            const uint8_t *ob = c->dat[sf] + off;
+            if (size >= 1 && ob[0] != BP5_OP_BLOSC && ob[0] != BP5_OP_NULL && ob[0] != BP5_OP_BZIP2) {
+                /* an operator libgpubp does not decode (a plugin, zfp, ...): no 32-bit form known */
+                snprintf(why, wn, "'%s': an operator buffer libgpubp does not decode", var->name);
+                return -2;
+            }
             size_t nn = op_to_32(c->dat[sf] + off, (size_t)size);
             if (!nn) {
                 snprintf(why, wn, "'%s': an operator buffer of an unknown kind", var->name);
@@ -404,9 +410,10 @@ static int convert_block(const ctx32 *cx, const uint8_t *p, size_t n, uint8_t **
                 wr(&e, at - 4, v, 8); /* the C structure's place: the description's reads 0 */
             }
     }
-    if (!e.bad && f->kind == BP5_FMT_METADATA && ops_to_32(cx, x, &e, why, wn)) {
+    int orc = !e.bad && f->kind == BP5_FMT_METADATA ? ops_to_32(cx, x, &e, why, wn) : 0;
+    if (orc) {
         free(e.out);
-        return -1;
+        return orc; /* -2: not convertible */
     }
     if (e.bad) {
         free(e.out);

@@ -449,6 +449,8 @@ static int reencode(payload_ctx *pc, const bp5_var_field *f, const uint8_t *z, s
     } else if (t == BP5_OP_BLOSC) {
         int d = gbp_blosc_decompress(z, n, r, (size_t)raw, 1);
         rc = d == GPUBP_OK ? 0 : d == GPUBP_ERR_CODEC ? -2 : -1; /* a codec not built in: -2 */
+    } else if (t >= 0) {
+        rc = -3; /* an operator libgpubp does not decode (a plugin, zfp, ...): not converted */
     } else {
         rc = -1;
     }
@@ -490,7 +492,9 @@ static int reencode(payload_ctx *pc, const bp5_var_field *f, const uint8_t *z, s
         }
     }
     if (rc) snprintf(pc->why, sizeof pc->why, "'%s': operator buffer %s", f->name,
-                     rc == -2 ? "of a codec this build lacks" : "not re-encoded");
+                     rc == -2 ? "of a codec this build lacks" :
+                     rc == -3 ? "of an operator libgpubp does not decode" : "not re-encoded");
+    if (rc == -3) rc = -2;
     free(r);
     if (rc) free(o);
     else {

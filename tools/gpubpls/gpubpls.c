@@ -150,6 +150,19 @@ static int end_entry(ls_ctx *c, int rc, bool in_line)
     return rc;
 }
 
+/* --list_operators: v's data has been dumped (ls_ctx.dumped) */
+static int remember_dumped(ls_ctx *c, const ls_var *v)
+{
+    char *name = NULL;
+    if (!c->opt.list_operators)
+        return LS_OK;
+    if (ls_grow((void **)&c->dumped, &c->capdumped, c->ndumped, sizeof *c->dumped, 16) ||
+        !(name = strdup(v->name)))
+        return ls_nomem();
+    c->dumped[c->ndumped++] = name;
+    return LS_OK;
+}
+
 /* The rest of a variable's line, then its blocks (-D) or data (-d); bpls printVariableInfo. */
 static int print_variable_info(ls_ctx *c, const ls_var *v)
 {
@@ -193,6 +206,8 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
 
     if (o->decomp && (rc = ls_print_decomp(c, v)) != LS_OK)
         return end_entry(c, rc, false);
+    if (o->decomp && o->dump && remember_dumped(c, v) != LS_OK) /* -dD read every block */
+        return end_entry(c, LS_FAIL, false);
 
     const char *expr = NULL;
     if (o->show_derived && gpubp_variable_expression(v->v, &expr) == GPUBP_OK && expr) {
@@ -212,6 +227,8 @@ static int print_variable_info(ls_ctx *c, const ls_var *v)
         if (rc == LS_FAIL || rc == LS_ABORT)
             return end_entry(c, rc, false);
         fputc('\n', c->out);
+        if (remember_dumped(c, v) != LS_OK)
+            return end_entry(c, LS_FAIL, false);
     }
     return rc;
 }
@@ -436,7 +453,8 @@ static int cmp_str(const void *a, const void *b)
 
 /* --list_operators: the operators of the file's variables, each named once, sorted (bpls's
  * doList_operators: the operator of block 0 of each variable's first step; BP5 only, where
- * ADIOS2's reader records that a variable has one; nothing for BP4, BP3 and struct variables). */
+ * ADIOS2's reader records that a variable has one; nothing for BP4, BP3 and struct variables,
+ * nor for the variables dumped before, whose operator bpls's reader has then replaced). */
 static int list_operators(ls_ctx *c)
 {
     size_t nv = 0, n = 0;
@@ -459,7 +477,10 @@ static int list_operators(ls_ctx *c)
             out = ls_lib_error(c, rc, "inquiring variable", names[i]);
             continue;
         }
-        if (t == GPUBP_TYPE_STRUCT || nsteps == 0 || nd >= LS_MAX_DIMS ||
+        bool dumped = false;
+        for (size_t k = 0; k < c->ndumped && !dumped; k++)
+            dumped = strcmp(c->dumped[k], names[i]) == 0;
+        if (dumped || t == GPUBP_TYPE_STRUCT || nsteps == 0 || nd >= LS_MAX_DIMS ||
             gpubp_variable_blocks(v, 0, &nb) < 0 || nb == 0 ||
             gpubp_variable_block_info(v, 0, 0, NULL, cnt, NULL, NULL) < 0)
             continue;

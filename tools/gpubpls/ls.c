@@ -41,4 +41,9 @@ void ls_ctx_free(ls_ctx *c)
     free(c->stepmap);
     c->stepmap = NULL;
     c->stepmap_n = c->stepmap_cap = 0;
+    for (size_t k = 0; k < c->ndumped; k++)
+        free(c->dumped[k]);
+    free(c->dumped);
+    c->dumped = NULL;
+    c->ndumped = c->capdumped = 0;
 }

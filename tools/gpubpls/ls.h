@@ -106,6 +106,10 @@ typedef struct ls_ctx {
     bool stepmap_done;
     ls_stepmap_entry *stepmap; /* sorted by name */
     size_t stepmap_n, stepmap_cap;
+    /* --list_operators: the variables whose data was dumped (bpls no longer lists the operator
+     * of a variable it has read: its reader then knows the operator) */
+    char **dumped;
+    size_t ndumped, capdumped;
 } ls_ctx;
 
 /* Reports a failed library call on stderr (with gpubp_last_error()) and returns LS_FAIL. */
