@@ -503,7 +503,8 @@ static int list_operators(ls_ctx *c)
             break;
         }
     }
-    qsort(ops, n, sizeof *ops, cmp_str);
+    if (n) /* ops is NULL without variables: qsort wants an array */
+        qsort(ops, n, sizeof *ops, cmp_str);
     fflush(c->out);
     fprintf(c->out, "Operators used in this file:\n");
     for (size_t k = 0; k < n; k++) {

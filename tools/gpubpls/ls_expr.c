@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EX_MAX_DEPTH 10000
+#define EX_MAX_DEPTH 1000 /* a few frames a level: well inside any stack, sanitizers included */
 
 enum { EX_OK, EX_SYNTAX, EX_NOMEM };
 
