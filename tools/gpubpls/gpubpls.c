@@ -338,11 +338,40 @@ static int list_entries(ls_ctx *c, const ls_masks *m, size_t *matched)
     return rc;
 }
 
+/* Whether dataset step k is among those -P SelectSteps reads (ADIOS2's rules "first[:last
+ * [:stride]]", space-separated, last may be n; "" selects every step). The library applies the
+ * same rules (select_steps); a value it refuses fails the open anyway. */
+static bool step_selected(const char *rules, uint64_t k)
+{
+    bool any = false;
+    for (const char *s = rules; *s;) {
+        char *e;
+        while (*s == ' ')
+            s++;
+        if (!*s)
+            break;
+        any = true;
+        uint64_t a = strtoull(s, &e, 10), b = a, st = 1;
+        if (*e == ':' && e[1] && e[1] != ' ' && e[1] != ':')
+            b = (e[1] == 'n' || e[1] == 'N') ? (e += 2, UINT64_MAX) : strtoull(e + 1, &e, 10);
+        else if (*e == ':')
+            e++;
+        if (*e == ':' && e[1] && e[1] != ' ')
+            st = strtoull(e + 1, &e, 10);
+        if (k >= a && k <= b && st && (k - a) % st == 0)
+            return true;
+        while (*s && *s != ' ')
+            s++;
+    }
+    return !any;
+}
+
 /* An ADIOS2 BP5 dataset: a directory whose md.idx header says BP version 5 (byte 37). bpls
  * presents some things differently for BP5 (ls.h); a gpubp:// URL lists as BP4. For BP5, also
- * the writer count of the last step when the writer count changes between steps (md.idx 'w'
- * records: u64 length, then u64 writers, in the file's byte order), else 0 (ls.h). */
-static bool is_bp5_dir(const char *path, size_t *quirk_writers)
+ * the writer count of the last step read when it differs from the first step's (md.idx 'w'
+ * records: u64 length, then u64 writers, in the file's byte order; 's' records, one a step; the
+ * steps read: rules, -P SelectSteps), else 0 (ls.h). */
+static bool is_bp5_dir(const char *path, const char *rules, size_t *quirk_writers)
 {
     char name[4096];
     unsigned char h[64];
@@ -354,7 +383,7 @@ static bool is_bp5_dir(const char *path, size_t *quirk_writers)
     if (!idx)
         return false;
     bool bp5 = fread(h, 1, sizeof h, idx) == sizeof h && h[37] == 5;
-    uint64_t first = 0, last = 0;
+    uint64_t first = 0, last = 0, cur = 0, step = 0;
     unsigned char rec[17];
     bool be = h[36] != 0; /* the file's byte order */
     while (bp5 && fread(rec, 1, 9, idx) == 9) {
@@ -366,9 +395,11 @@ static bool is_bp5_dir(const char *path, size_t *quirk_writers)
                 break;
             for (int i = 0; i < 8; i++)
                 nw = nw << 8 | rec[9 + (be ? i : 7 - i)];
-            first = first ? first : nw;
-            last = nw;
+            cur = nw;
             len -= 8;
+        } else if (rec[0] == 's' && step_selected(rules, step++)) {
+            first = first ? first : cur;
+            last = cur;
         }
         if (len > (uint64_t)LONG_MAX || fseek(idx, (long)len, SEEK_CUR) != 0)
             break;
@@ -393,7 +424,7 @@ static int open_dataset(ls_ctx *c)
         c->opt.timestep = false;
     }
     c->random_access = !c->opt.timestep;
-    c->bp5 = is_bp5_dir(path, &c->bp5_last_writers);
+    c->bp5 = is_bp5_dir(path, c->opt.select_steps, &c->bp5_last_writers);
     /* block_view=stored: every stored block, as bpls lists them (a split put's sub-blocks too);
      * the BP5 reader's parameters for BP5 datasets only, as bpls (its BP4 engine has none) */
     char params[1200];
