@@ -10,6 +10,7 @@
  * step; attribute a0 before step 0, a2 in step 2), tests/golden/bp3, tests/golden/bzip2 and a
  * BP4 dataset written here. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "support/api_util.h"
@@ -212,6 +213,105 @@ static void test_ours_and_bp3(void **state)
     TS_OK(gpubp_close(f));
 }
 
+/* A reader following a live writer with select_steps: the steps left out are skipped as they
+ * come (NOT_READY while the writer is active and no selected step is there). */
+static void test_live(void **state)
+{
+    (void)state;
+    const char *path = ts_path("sel_live.bp");
+    gpubp_file *w = ts_open(path, GPUBP_MODE_WRITE, NULL);
+    size_t shape[1] = {4};
+    gpubp_variable *v = ts_define(w, "x", GPUBP_TYPE_INT32, 1, shape, NULL);
+    int32_t x[4];
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < 4; i++) x[i] = 10 * s + i;
+        ts_put_step(w, v, x, GPUBP_SYNC);
+    }
+    gpubp_file *r = ts_open(path, GPUBP_MODE_READ, "select_steps=0:n:2,timeout=0");
+    int want = 0;
+    for (int round = 0; round < 3; round++) {
+        int st;
+        while ((st = gpubp_begin_step(r)) == GPUBP_OK) {
+            size_t cur = 9;
+            TS_OK(gpubp_current_step(r, &cur));
+            assert_int_equal(cur, (size_t)want / 2);
+            TS_OK(gpubp_get(r, au_inq(r, "x"), x, GPUBP_SYNC));
+            for (int i = 0; i < 4; i++) assert_int_equal(x[i], 10 * want + i);
+            TS_OK(gpubp_end_step(r));
+            want += 2;
+        }
+        if (round < 2) {
+            assert_int_equal(st, GPUBP_NOT_READY);
+            for (int s = 2 + 2 * round; s < 4 + 2 * round; s++) { /* two more steps */
+                for (int i = 0; i < 4; i++) x[i] = 10 * s + i;
+                ts_put_step(w, v, x, GPUBP_SYNC);
+            }
+            if (round == 1) TS_OK(gpubp_close(w));
+        } else {
+            assert_int_equal(st, GPUBP_END_OF_STREAM);
+        }
+    }
+    assert_int_equal(want, 6); /* steps 0, 2, 4 of 0 ... 5 */
+    TS_OK(gpubp_close(r));
+}
+
+/* md.idx of a BP5 dataset cut after its first `steps` step records ('w' and 's' records: u8
+ * type, u64 length, body), the writer-active flag (byte 39) set as given */
+static void write_idx(const unsigned char *idx, size_t len, const char *to, int steps, int active)
+{
+    size_t at = 64;
+    for (int n = 0; at + 9 <= len;) {
+        uint64_t l = 0;
+        for (int i = 7; i >= 0; i--) l = l << 8 | idx[at + 1 + i];
+        if (idx[at] == 's' && n++ == steps) break;
+        at += 9 + (size_t)l;
+    }
+    unsigned char *cut = malloc(at);
+    assert_non_null(cut);
+    memcpy(cut, idx, at);
+    cut[39] = (unsigned char)active;
+    assert_int_equal(ts_write_file(to, cut, at), 0);
+    free(cut);
+}
+
+/* The same with a BP5 dataset whose writer is still active: steps5.bp's md.idx given out two
+ * steps, then four, then five with the writer done, to a reader of steps 1, 3, ... */
+static void test_live_bp5(void **state)
+{
+    (void)state;
+    const char *src = gold("selsteps", "steps5.bp");
+    char dst[4300];
+    snprintf(dst, sizeof dst, "%s", ts_path("sel_live5.bp"));
+    ts_remove_tree(dst);
+    assert_int_equal(ts_copy_dataset(src, dst), 0);
+    size_t len = 0;
+    unsigned char *idx = ts_read_file(ts_join(src, "md.idx"), &len);
+    assert_non_null(idx);
+    const char *ip = ts_join(dst, "md.idx");
+    char ipath[4400];
+    snprintf(ipath, sizeof ipath, "%s", ip);
+    write_idx(idx, len, ipath, 2, 1);
+    gpubp_file *r = ts_open(dst, GPUBP_MODE_READ, "select_steps=1:n:2,timeout=0");
+    static const int cut[] = {2, 4, 5};
+    int want = 1;
+    for (int round = 0; round < 3; round++) {
+        int st;
+        while ((st = gpubp_begin_step(r)) == GPUBP_OK) {
+            int64_t sv = -1;
+            TS_OK(gpubp_get(r, au_inq(r, "s"), &sv, GPUBP_SYNC));
+            assert_int_equal(sv, 7 * want);
+            assert_true(has_var(r, "sparse")); /* steps 1 and 3 have it */
+            TS_OK(gpubp_end_step(r));
+            want += 2;
+        }
+        assert_int_equal(st, round < 2 ? GPUBP_NOT_READY : GPUBP_END_OF_STREAM);
+        if (round < 2) write_idx(idx, len, ipath, cut[round + 1], round + 1 < 2);
+    }
+    assert_int_equal(want, 5); /* steps 1 and 3 */
+    TS_OK(gpubp_close(r));
+    free(idx);
+}
+
 static void test_operators(void **state)
 {
     (void)state;
@@ -290,7 +390,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_steps), cmocka_unit_test(test_flatten),
-        cmocka_unit_test(test_ours_and_bp3), cmocka_unit_test(test_operators),
+        cmocka_unit_test(test_ours_and_bp3), cmocka_unit_test(test_live),
+        cmocka_unit_test(test_live_bp5),
+        cmocka_unit_test(test_operators),
         cmocka_unit_test(test_bad_params)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
