@@ -121,6 +121,33 @@ static void test_golden_bp5_remote_equals_local(void **state)
     TS_OK(gpubp_close(l));
 }
 
+/* select_steps over the connection (tests/golden/selsteps: s = 7 step; BP5 and BP4), with the
+ * operator of a compressed block named from its bytes over the wire */
+static void test_select_steps_remote(void **state)
+{
+    (void)state;
+    const char *sets[] = {"selsteps/steps5.bp", "selsteps/steps4.bp"};
+    for (int i = 0; i < 2; i++) {
+        gpubp_file *f = NULL;
+        TS_OK(gpubp_open(&f, ru_url(g_port, sets[i]), GPUBP_MODE_READ_RANDOM_ACCESS,
+                         "select_steps=3 1"));
+        size_t ns = 0;
+        TS_OK(gpubp_steps(f, &ns));
+        assert_int_equal(ns, 2);
+        gpubp_variable *v, *z;
+        TS_OK(gpubp_inquire_variable(&v, f, "s"));
+        TS_OK(gpubp_inquire_variable(&z, f, "z"));
+        int64_t s[2] = {0, 0};
+        TS_OK(gpubp_set_step_selection(v, 0, 2));
+        TS_OK(gpubp_get(f, v, s, GPUBP_SYNC));
+        assert_true(s[0] == 7 && s[1] == 21);
+        char op[16];
+        TS_OK(gpubp_variable_block_operator(z, 1, 0, op, sizeof op));
+        assert_string_equal(op, "blosc");
+        TS_OK(gpubp_close(f));
+    }
+}
+
 static void test_open_errors(void **state)
 {
     (void)state;
@@ -373,6 +400,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden_remote_equals_local),
         cmocka_unit_test(test_golden_bp5_remote_equals_local),
+        cmocka_unit_test(test_select_steps_remote),
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_big_host_and_device),
         cmocka_unit_test(test_stream_while_writing),
