@@ -87,7 +87,8 @@ static int parse_select(gbp_params *p, const char *v)
         r->last = r->first;
         r->stride = 1;
         if (c1 && (c2 ? c2 : e) > c1 + 1) /* "3:" is 3, as in ADIOS2 */
-            GBP_FORWARD_IF_ERROR(step_number(c1 + 1, (size_t)((c2 ? c2 : e) - c1 - 1), 1, &r->last));
+            GBP_FORWARD_IF_ERROR(
+                step_number(c1 + 1, (size_t)((c2 ? c2 : e) - c1 - 1), 1, &r->last));
         if (c2 && e > c2 + 1) {
             GBP_FORWARD_IF_ERROR(step_number(c2 + 1, (size_t)(e - c2 - 1), 0, &r->stride));
             if (r->stride == 0)

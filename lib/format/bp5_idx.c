@@ -118,7 +118,8 @@ static int add_step(bp5_idx *ix, const uint8_t *b, uint64_t len, size_t at, uint
     if (size < 8 + 16 * m->nwriters || pos > md0_size || size > md0_size - pos)
         return gbp_error(GPUBP_ERR_FORMAT, 0,
                          "%s: offset %zu: step %llu's metadata [%llu, +%llu) outside md.0 (%llu bytes)",
-                         what, at, (unsigned long long)ix->nseen, (unsigned long long)pos, (unsigned long long)size,
+                         what, at, (unsigned long long)ix->nseen, (unsigned long long)pos,
+                         (unsigned long long)size,
                          (unsigned long long)md0_size);
     uint64_t n = ix->nseen++;
     if (ix->keep && !ix->keep(ix->keep_ctx, n)) return GPUBP_OK; /* not selected */

@@ -5,7 +5,8 @@
  *   and BP3, in both read modes;
  * - ignore_flatten shows the steps of a BP5 dataset written with FlattenSteps as written;
  * - gpubp_variable_block_operator names the operator of a stored block.
- * Datasets: tests/golden/selsteps (ADIOS2 2.12.1, make_selsteps.cpp and make_plugin.cpp: g {4, 6} = 100 step + i,
+ * Datasets: tests/golden/selsteps (ADIOS2 2.12.1, make_selsteps.cpp and make_plugin.cpp:
+ * g {4, 6} = 100 step + i,
  * l = {0, step + 1, 2 (step + 1)}, s = 7 step, sparse in steps 1 and 3, z blosc zstd = i / 4 +
  * step; attribute a0 before step 0, a2 in step 2), tests/golden/bp3, tests/golden/bzip2 and a
  * BP4 dataset written here. */
@@ -193,7 +194,8 @@ static void test_ours_and_bp3(void **state)
         for (int j = 0; j < 8; j++) assert_int_equal(x[j], 10 * want[i] + j);
         TS_OK(gpubp_variable_block_operator(r, 0, 0, op, sizeof op));
         assert_string_equal(op, "blosc");
-        TS_ERR(gpubp_variable_block_operator(r, 0, 0, op, 5), GPUBP_ERR_INVALID_ARG); /* "blosc" + NUL */
+        /* "blosc" needs 6 bytes with its NUL */
+        TS_ERR(gpubp_variable_block_operator(r, 0, 0, op, 5), GPUBP_ERR_INVALID_ARG);
         assert_non_null(strstr(gpubp_last_error(), "6 bytes"));
         TS_ERR(gpubp_variable_block_operator(r, 0, 1, op, sizeof op), GPUBP_ERR_INVALID_SELECTION);
         TS_OK(gpubp_end_step(f));
@@ -380,7 +382,8 @@ static void test_bad_params(void **state)
                                                        "select_steps" : "ignore_flatten"));
     }
     char many[1024] = "select_steps=";
-    for (int i = 0; i < 65; i++) snprintf(many + strlen(many), sizeof many - strlen(many), "%d ", i);
+    for (int i = 0; i < 65; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "%d ", i);
     gpubp_file *f = NULL;
     TS_ERR(gpubp_open(&f, p, GPUBP_MODE_READ_RANDOM_ACCESS, many), GPUBP_ERR_PARAM);
     assert_non_null(strstr(gpubp_last_error(), "more than 64 rules"));

@@ -350,8 +350,8 @@ static int ops_to_32(const ctx32 *c, const fmt32 *x, enc *e, char *why, size_t w
                 return -1;
             }
             const uint8_t *ob = c->dat[sf] + off;
-            if (size >= 1 && ob[0] != BP5_OP_BLOSC && ob[0] != BP5_OP_NULL && ob[0] != BP5_OP_BZIP2) {
-                /* an operator libgpubp does not decode (a plugin, zfp, ...): no 32-bit form known */
+            if (size >= 1 && ob[0] != BP5_OP_BLOSC && ob[0] != BP5_OP_NULL &&
+                ob[0] != BP5_OP_BZIP2) { /* a plugin, zfp, ...: no 32-bit form known */
                 snprintf(why, wn, "'%s': an operator buffer libgpubp does not decode", var->name);
                 return -2;
             }

@@ -71,8 +71,9 @@ static char **bp5_cmp_names(gpubp_file *par, gpubp_file *ser, const char *ds, si
 }
 
 /* tests/golden/bp5/mpi: 4 writer ranks (2-4 sub-files, every aggregation mode, flushes, an
- * append with fewer writers), and two BP3 files of tests/golden/bp3, read by P ranks with gpubp_open_mpi, in random access and in step
- * mode, exactly as the serial reader reads them (that reader is checked against bpls by the cli
+ * append with fewer writers), BP3 files of tests/golden/bp3 and bp3mpi, and tests/golden/selsteps
+ * (BP5, BP4), also with select_steps, read by P ranks with gpubp_open_mpi, in random access and
+ * in step mode, exactly as the serial reader reads them (that reader is checked against bpls by the cli
  * and interop tests); rank r reads its own box of every global array. */
 void mt_case_bp5(void)
 {
@@ -82,29 +83,35 @@ void mt_case_bp5(void)
                                        "bp5/mpi/mw_twolevelmd", "bp5/mpi/mw_datasize",
                                        "bp5/mpi/mw_flush", "bp5/mpi/mw_append",
                                        "bp3/bp3_basic", "bp3/bp3_zlib",
-                                       "bp3mpi/bp3mpi_n4_aggN", "bp3mpi/bp3mpi_n3_agg2"};
-    for (size_t d = 0; d < sizeof sets / sizeof sets[0]; d++) {
+                                       "bp3mpi/bp3mpi_n4_aggN", "bp3mpi/bp3mpi_n3_agg2",
+                                       "selsteps/steps5", "selsteps/steps4"};
+    /* and with select_steps (every rank applies it to the metadata rank 0 shares) */
+    static const char *const params[] = {NULL, "select_steps=1:n", "select_steps=0:n:2"};
+    for (size_t d = 0; d < sizeof sets / sizeof sets[0] * 3; d++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s/%s.bp", ts_golden_dir(), sets[d]);
+        const char *prm = params[d % 3];
+        size_t min_steps = prm ? 1 : 2;
+        snprintf(path, sizeof path, "%s/%s.bp", ts_golden_dir(), sets[d / 3]);
         for (int ra = 1; ra >= 0; ra--) {
             gpubp_mode mode = ra ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ;
             gpubp_file *par = NULL, *ser = NULL;
-            MT_OK(gpubp_open_mpi(&par, path, mode, NULL, MPI_COMM_WORLD));
-            MT_OK(gpubp_open(&ser, path, mode, NULL));
+            MT_OK(gpubp_open_mpi(&par, path, mode, prm, MPI_COMM_WORLD));
+            MT_OK(gpubp_open(&ser, path, mode, prm));
             if (!par || !ser) continue;
             if (ra) {
                 size_t s1 = 0, s2 = 0;
                 MT_OK(gpubp_steps(par, &s1));
                 MT_OK(gpubp_steps(ser, &s2));
-                MT_CHECK(s1 == s2 && s1 >= 2, "%s: %zu steps vs %zu serially", sets[d], s1, s2);
+                MT_CHECK(s1 == s2 && s1 >= min_steps, "%s: %zu steps vs %zu serially", path, s1,
+                         s2);
                 size_t nv = 0;
-                char **names = bp5_cmp_names(par, ser, sets[d], &nv);
+                char **names = bp5_cmp_names(par, ser, path, &nv);
                 for (size_t i = 0; i < nv; i++) {
                     gpubp_variable *v = NULL;
                     size_t vsteps = 0;
                     MT_OK(gpubp_inquire_variable(&v, ser, names[i]));
                     if (v) MT_OK(gpubp_variable_steps(v, &vsteps));
-                    for (size_t s = 0; s < vsteps; s++) bp5_cmp_var(par, ser, names[i], s, 1, sets[d]);
+                    for (size_t s = 0; s < vsteps; s++) bp5_cmp_var(par, ser, names[i], s, 1, path);
                 }
                 ts_pair_free_names(names, nv);
             } else {
@@ -113,18 +120,18 @@ void mt_case_bp5(void)
                 while ((rc = gpubp_begin_step(par)) == GPUBP_OK) {
                     MT_OK(gpubp_begin_step(ser));
                     size_t nv = 0;
-                    char **names = bp5_cmp_names(par, ser, sets[d], &nv);
-                    for (size_t i = 0; i < nv; i++) bp5_cmp_var(par, ser, names[i], steps, 0, sets[d]);
+                    char **names = bp5_cmp_names(par, ser, path, &nv);
+                    for (size_t i = 0; i < nv; i++) bp5_cmp_var(par, ser, names[i], steps, 0, path);
                     ts_pair_free_names(names, nv);
                     MT_OK(gpubp_end_step(par));
                     MT_OK(gpubp_end_step(ser));
                     steps++;
                 }
-                MT_CHECK(rc == GPUBP_END_OF_STREAM, "%s: begin_step -> %d after %zu steps", sets[d],
+                MT_CHECK(rc == GPUBP_END_OF_STREAM, "%s: begin_step -> %d after %zu steps", path,
                          rc, steps);
                 MT_CHECK(gpubp_begin_step(ser) == GPUBP_END_OF_STREAM, "%s: serial reader has more "
-                         "than %zu steps", sets[d], steps);
-                MT_CHECK(steps >= 2, "%s: %zu steps", sets[d], steps);
+                         "than %zu steps", path, steps);
+                MT_CHECK(steps >= min_steps, "%s: %zu steps", path, steps);
             }
             MT_OK(gpubp_close(par));
             MT_OK(gpubp_close(ser));

@@ -420,7 +420,8 @@ static int open_dataset(ls_ctx *c)
         return 4;
     }
     if (c->opt.list_operators && c->opt.timestep) {
-        fprintf(stderr, "--list_operators incompatible with --timestep, turning off timestep mode\n");
+        fprintf(stderr,
+                "--list_operators incompatible with --timestep, turning off timestep mode\n");
         c->opt.timestep = false;
     }
     c->random_access = !c->opt.timestep;
