@@ -501,6 +501,32 @@ def option_errors():
                  r"Error at opening for writing")
 
 
+@case
+def option_engine_and_params():
+    """-E names an engine: BP3, BP4, BP5 must be the dataset's format (bpls's engine fails on
+    another), BPFile / File / FileStream take any; -P items are key=value; -m as bpls."""
+    s5, s4, b3 = golden("selsteps", "steps5.bp"), golden("selsteps", "steps4.bp"), golden(
+        "bp3", "bp3_basic.bp")
+    ref = run("-l", s5)[1]
+    for eng in ("BP5", "bp5", "BPFile", "File", "FileStream"):
+        assert run("-E", eng, "-l", s5) == (0, ref, ""), eng
+    for eng, path, kind in (("BP4", s5, "BP5"), ("BP5", s4, "BP4"), ("BP4", b3, "BP3"),
+                            ("BP3", s4, "BP4")):
+        out = expect_error(["-E", eng, "-l", path], 4, r"Could not open this file")
+        assert out == f"Failed to open with {eng} engine: {path} is a {kind} dataset\n", out
+    assert run("-E", "BP3", "-l", b3)[0] == 0
+    expect_error(["-E", "HDF5", "-l", s5], 1, r"engine HDF5 is not supported")
+    expect_error(["-P", "SelectSteps", "-l", s5], 1, r"the format is key=value")
+    expect_error(["-P", "SelectSteps= ,x=1", "-l", s5], 1, r"the format is key=value")
+    expect_error(["-P", "IgnoreFlattenSteps=maybe", "-l", s5], 1, r"not a boolean")
+    # a SelectSteps value libgpubp refuses: the open fails (bpls: its engine's failure), status 4
+    expect_error(["-P", "SelectSteps=1:3:0", "-l", s5], 4, r"select_steps.*stride of 0")
+    # BP4 datasets ignore the BP5 reader's parameters, as bpls
+    assert run("-P", "SelectSteps=1", "-l", s4)[1] == run("-l", s4)[1]
+    assert run("-m", s5)[1] == ("Mesh info: is not implemented in adios 2.x at the moment\n" +
+                                run(s5)[1])
+
+
 # ---- paths that are not BP4 datasets, damaged datasets ---------------------------------------
 
 

@@ -426,6 +426,15 @@ static int open_dataset(ls_ctx *c)
     }
     c->random_access = !c->opt.timestep;
     c->bp5 = is_bp5_dir(path, c->opt.select_steps, &c->bp5_last_writers);
+    /* -E BP3 / BP4 / BP5: that engine only, as bpls (whose engine fails on another format) */
+    bool remote = strncmp(path, "gpubp://", 8) == 0;
+    const char *kind = c->bp5 ? "BP5" : !remote && S_ISREG(sb.st_mode) ? "BP3" : "BP4";
+    if (c->opt.engine[0] && !remote && strcmp(c->opt.engine, kind)) {
+        printf("Failed to open with %s engine: %s is a %s dataset\n", c->opt.engine, path, kind);
+        fflush(stdout);
+        fprintf(stderr, "\nError: Could not open this file with any ADIOS2 file reading engines\n");
+        return 4;
+    }
     /* block_view=stored: every stored block, as bpls lists them (a split put's sub-blocks too);
      * the BP5 reader's parameters for BP5 datasets only, as bpls (its BP4 engine has none) */
     char params[1200];
@@ -568,7 +577,7 @@ static int do_list(ls_ctx *c, const ls_masks *m)
         fflush(stdout);
     }
     if (c->opt.list_meshes)
-        fprintf(c->out, "Mesh info: there are no meshes in BP4 datasets\n");
+        fprintf(c->out, "Mesh info: is not implemented in adios 2.x at the moment\n"); /* bpls */
 
     size_t matched = 0;
     rc = c->random_access ? list_entries(c, m, &matched) : list_steps(c, m, &matched);

@@ -63,6 +63,7 @@ typedef struct ls_options {
     bool list_operators; /* --list_operators: the operators used, after the listing */
     bool ignore_flatten; /* --ignore_flatten: BP5 steps as written (IgnoreFlattenSteps) */
     char select_steps[1024]; /* -P SelectSteps=...: BP5 steps read (ADIOS2's syntax), or "" */
+    char engine[4];     /* -E BP3, BP4 or BP5: the dataset must be one; "" (BPFile, File, ...) any */
 } ls_options;
 
 /* One variable as the listing sees it. */

@@ -28,7 +28,7 @@ static void print_help(void)
         "                               of arrays (from metadata, no data is read)\n"
         "  --attrs     | -a           List/match attributes too\n"
         "  --attrsonly | -A           List attributes only\n"
-        "  --meshes    | -m           List meshes (BP files have none)\n"
+        "  --meshes    | -m           List meshes (as bpls: not implemented)\n"
         "  --timestep  | -t           Read step by step, following a dataset still being\n"
         "                               written until its writer closes it\n"
         "  --dump      | -d           Dump matched variables (attributes too with -a)\n"
@@ -251,6 +251,9 @@ static int apply_option(ls_options *o, ls_args *ps, const opt_def *d, const char
                     "files\n", val);
             return 1;
         }
+        o->engine[0] = '\0';
+        if (!strncasecmp(val, "BP", 2) && val[2] >= '3' && val[2] <= '5')
+            snprintf(o->engine, sizeof o->engine, "BP%c", val[2]);
         break;
     }
     return 0;
