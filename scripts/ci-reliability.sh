@@ -9,7 +9,7 @@
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
 # the script unless GPUBP_CI_STRICT_KNOWN=1.
-# Environment: FUZZ_SECONDS (default 12: 14 targets, two at a time), JOBS (default 2),
+# Environment: FUZZ_SECONDS (default 12: 15 targets, two at a time), JOBS (default 2),
 # BUILD_PREFIX (default build-rel-ci). The fuzz stage's runs take 129 s at FUZZ_SECONDS=15 on the
 # 2-core machine at load 10 (13 targets; the 5 targets at 20 s one at a time took about 110 s).
 # Measured: 11 min from clean build directories on a 2-core machine at load 8 (shared with other
@@ -26,9 +26,10 @@ bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 
 # ---- 1. fuzzing ----------------------------------------------------------------------------
 # BP4 (idx, md0, data, open: BP5 too), the blosc operator, BP5 metadata (issue 21), one target
-# per Blosc2 decoder (issue 22) and BP3 files (bp3: the index cut into BP4 steps, then the API)
+# per Blosc2 decoder (issue 22), BP3 files (bp3: the index cut into BP4 steps, then the API) and
+# gpubpls's parser of derived expressions stored in BP5 files (expr)
 fuzz_targets="idx md0 data open blosc bp5_idx bp5_ffs bp5_meta bp5_attr codec_blosclz codec_lz4
-    codec_zlib codec_zstd bp3"
+    codec_zlib codec_zstd bp3 expr"
 fuzz_one() { # target: fuzz it on the checked-in corpus, findings to $work/art
     exe="$prefix-fuzz/tests/fuzz/fuzz_$1"
     [ -x "$exe" ] || return 0

@@ -1,6 +1,7 @@
 /* Fuzz target: the BP5 md.idx parser (lib/format/bp5_idx.c). Input: one flags byte (bit 0: a
  * partial last record is allowed; bit 1: parse in two calls, as a reader following a live writer
- * does), then md.idx. The md.0 size is the input length (a bound the step records are checked
+ * does; bit 2: keep only the odd step records, as select_steps does; bit 3: ignore_flatten), then
+ * md.idx. The md.0 size is the input length (a bound the step records are checked
  * against). Oracle: FORMAT, NOT_SUPPORTED or OK with a message on failure, never a crash; every
  * step's block lies inside md.0; every block location bp5_locate accepts is consistent. */
 #include "fuzz/fuzz_util.h"
@@ -8,6 +9,12 @@
 #include "format/bp5_idx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int keep_odd(const void *ctx, uint64_t step)
+{
+    (void)ctx;
+    return (int)(step & 1);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -18,6 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t md0 = (uint64_t)size * 4;
     bp5_idx ix;
     bp5_idx_init(&ix);
+    if (flags & 4) ix.keep = keep_odd;
+    ix.ignore_flatten = (flags & 8) != 0;
     gbp_error_clear();
     int rc = GPUBP_OK;
     if ((flags & 2) && n / 2 >= BP5_HEADER_SIZE) rc = bp5_idx_parse(&ix, p, n / 2, md0, 1, "md.idx");
@@ -27,6 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (rc != GPUBP_OK && gpubp_last_error()[0] == '\0') abort();
     if (ix.parsed > n) abort();
+    if ((flags & 4) && ix.nsteps > (ix.nseen + 1) / 2) abort(); /* the odd records only */
+    if ((flags & 8) && ix.flatten) abort();
     for (size_t s = 0; s < ix.nsteps; s++) {
         const bp5_step_rec *r = &ix.steps[s];
         if (r->map >= ix.nmaps || r->md_pos > md0 || r->md_size > md0 - r->md_pos) abort();
