@@ -132,6 +132,54 @@ static void tc_bp3(void **state)
     assert_int_equal(arrays, want);
 }
 
+/* selsteps/ (ADIOS2 2.12.1: g {4, 6} = 100 step + i, z {64} blosc zstd = i / 4 + step) opened with
+ * select_steps=3 1, BP5 and BP4: the steps read into the device, in both read modes, are dataset
+ * steps 1 and 3 */
+static void tc_select_steps(void **state)
+{
+    (void)state;
+    static const char *sets[] = {"selsteps/steps5.bp", "selsteps/steps4.bp"};
+    int zstd = (gpubp_features() & GPUBP_FEATURE_ZSTD) != 0;
+    for (size_t i = 0; i < 2; i++) {
+        for (int ra = 1; ra >= 0; ra--) {
+            gpubp_file *f;
+            TS_OK(gpubp_open(&f, tc_gold(sets[i]),
+                             ra ? GPUBP_MODE_READ_RANDOM_ACCESS : GPUBP_MODE_READ,
+                             tc_params("select_steps=3 1")));
+            for (size_t s = 0; s < 2; s++) {
+                double k = s ? 3.0 : 1.0;
+                if (!ra) TS_OK(gpubp_begin_step(f));
+                gpubp_variable *g, *z;
+                TS_OK(gpubp_inquire_variable(&g, f, "g"));
+                TS_OK(gpubp_inquire_variable(&z, f, "z"));
+                TS_OK(gpubp_set_memory_space(g, GPUBP_MEM_GPU));
+                TS_OK(gpubp_set_memory_space(z, GPUBP_MEM_GPU));
+                if (ra) {
+                    TS_OK(gpubp_set_step_selection(g, s, 1));
+                    TS_OK(gpubp_set_step_selection(z, s, 1));
+                }
+                double *dg = tc_dev_fill(24 * sizeof(double), 0xFF);
+                TS_OK(gpubp_get(f, g, dg, GPUBP_SYNC));
+                double *hg = tc_host_from(dg, 24 * sizeof(double));
+                for (int j = 0; j < 24; j++) assert_true(hg[j] == 100.0 * k + j);
+                free(hg);
+                td->free(dg);
+                if (zstd) {
+                    double *dz = tc_dev_fill(64 * sizeof(double), 0xFF);
+                    TS_OK(gpubp_get(f, z, dz, GPUBP_SYNC));
+                    double *hz = tc_host_from(dz, 64 * sizeof(double));
+                    for (int j = 0; j < 64; j++) assert_true(hz[j] == 0.25 * j + k);
+                    free(hz);
+                    td->free(dz);
+                }
+                if (!ra) TS_OK(gpubp_end_step(f));
+            }
+            if (!ra) assert_int_equal(gpubp_begin_step(f), GPUBP_END_OF_STREAM);
+            TS_OK(gpubp_close(f));
+        }
+    }
+}
+
 /* structs/structs.bp (ADIOS2 BP5 struct variables): every global array, struct records
  * included (particles, grp/pairs, cplx), read into the device as on the host */
 static void tc_bp5_structs(void **state)

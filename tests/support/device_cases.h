@@ -811,7 +811,8 @@ static void tc_compressed(void **state)
     cmocka_unit_test(tc_bp5_structs),                  \
     cmocka_unit_test(tc_bp5_bigendian),                \
     cmocka_unit_test(tc_bp5_32bit),                    \
-    cmocka_unit_test(tc_bp3)
+    cmocka_unit_test(tc_bp3),                          \
+    cmocka_unit_test(tc_select_steps)
 
 /* the BP5 cases (tc_bp5_*), which use the helpers above */
 #include "support/device_bp5.h"
