@@ -132,6 +132,17 @@ static void tc_bp3(void **state)
     assert_int_equal(arrays, want);
 }
 
+/* Gets n doubles of v into device memory: element j must be a * j + b */
+static void tc_get_linear(gpubp_file *f, gpubp_variable *v, size_t n, double a, double b)
+{
+    double *d = tc_dev_fill(n * sizeof(double), 0xFF);
+    TS_OK(gpubp_get(f, v, d, GPUBP_SYNC));
+    double *h = tc_host_from(d, n * sizeof(double));
+    for (size_t j = 0; j < n; j++) assert_true(h[j] == a * (double)j + b);
+    free(h);
+    td->free(d);
+}
+
 /* selsteps/ (ADIOS2 2.12.1: g {4, 6} = 100 step + i, z {64} blosc zstd = i / 4 + step) opened with
  * select_steps=3 1, BP5 and BP4: the steps read into the device, in both read modes, are dataset
  * steps 1 and 3 */
@@ -158,20 +169,8 @@ static void tc_select_steps(void **state)
                     TS_OK(gpubp_set_step_selection(g, s, 1));
                     TS_OK(gpubp_set_step_selection(z, s, 1));
                 }
-                double *dg = tc_dev_fill(24 * sizeof(double), 0xFF);
-                TS_OK(gpubp_get(f, g, dg, GPUBP_SYNC));
-                double *hg = tc_host_from(dg, 24 * sizeof(double));
-                for (int j = 0; j < 24; j++) assert_true(hg[j] == 100.0 * k + j);
-                free(hg);
-                td->free(dg);
-                if (zstd) {
-                    double *dz = tc_dev_fill(64 * sizeof(double), 0xFF);
-                    TS_OK(gpubp_get(f, z, dz, GPUBP_SYNC));
-                    double *hz = tc_host_from(dz, 64 * sizeof(double));
-                    for (int j = 0; j < 64; j++) assert_true(hz[j] == 0.25 * j + k);
-                    free(hz);
-                    td->free(dz);
-                }
+                tc_get_linear(f, g, 24, 1.0, 100.0 * k);
+                if (zstd) tc_get_linear(f, z, 64, 0.25, k);
                 if (!ra) TS_OK(gpubp_end_step(f));
             }
             if (!ra) assert_int_equal(gpubp_begin_step(f), GPUBP_END_OF_STREAM);
