@@ -111,7 +111,7 @@ static int adopt_index(gpubp_file *f, uint8_t *idx, size_t ilen, uint64_t msize,
     if (rc == GPUBP_OK && n < f->rd.nrecords_all)
         rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s shrank from %zu to %zu steps while open", idxp,
                        f->rd.nrecords_all, n);
-    uint64_t end = n ? recs[n - 1].end : 0;
+    uint64_t end = rc == GPUBP_OK && n ? recs[n - 1].end : 0;
     size_t kept = 0; /* select_steps: the records of the steps read, in order */
     for (size_t i = 0; rc == GPUBP_OK && i < n; i++)
         if (gbp_params_step_selected(&f->params, i)) recs[kept++] = recs[i];
