@@ -12,7 +12,6 @@
 #include "common/params.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
-#include "format/bp5_op.h"
 #include "memspace/box.h"
 #include "memspace/mem_dz.h"
 
@@ -151,12 +150,10 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         rc = gbp_dataset_pread(f, b->subfile, fd, z, zn, b->payload_offset);
     }
     if (t0 > 0) gbp_mem_dz_time(f->mem, GBP_DZT_R_FILE, gbp_now_s() - t0);
-    /* an operator libgpubp does not decode (a plugin, zfp, sz, ...): named (CODEC) before its
-     * header is taken for blosc's or bzip2's */
-    if (rc == GPUBP_OK && bp5 && zn >= 1 && z[0] != BP5_OP_BLOSC && z[0] != BP5_OP_BZIP2 &&
-        z[0] != BP5_OP_NULL)
-        rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
+    /* the operator first: one libgpubp does not decode (a plugin, zfp, sz, ...) is CODEC, named,
+     * before its header is read as blosc's or bzip2's sizes */
+    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
@@ -169,7 +166,6 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                        "says %llu uncompressed bytes, the metadata %zu",
                        gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name, (unsigned long long)b->payload_offset,
                        (unsigned long long)gbp_ld64(z + 4), raw);
-    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");

@@ -106,9 +106,8 @@ int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const
         return GPUBP_OK;
     }
     default: {
-        char name[600]; /* a plugin's LIBRARY(NAME) fits */
-        if (bp5_op_name(p, n, name, sizeof name, what) != GPUBP_OK)
-            snprintf(name, sizeof name, "%s", op_name(p[0]) ? op_name(p[0]) : "unknown");
+        char name[600]; /* every name fits, a plugin's LIBRARY(NAME) too; n >= 4 here */
+        (void)bp5_op_name(p, n, name, sizeof name, what);
         return gbp_error(GPUBP_ERR_CODEC, 0,
                          "%s: block compressed with operator '%s' (type %u), which libgpubp does "
                          "not decode (blosc, null, bzip2)", what, name, p[0]);
