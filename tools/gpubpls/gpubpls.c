@@ -156,7 +156,7 @@ static int remember_dumped(ls_ctx *c, const ls_var *v)
     char *name = NULL;
     if (!c->opt.list_operators)
         return LS_OK;
-    if (ls_grow((void **)&c->dumped, &c->capdumped, c->ndumped, sizeof *c->dumped, 16) ||
+    if (ls_grow((void **)&c->dumped, &c->capdumped, c->ndumped + 1, sizeof *c->dumped, 16) ||
         !(name = strdup(v->name)))
         return ls_nomem();
     c->dumped[c->ndumped++] = name;

@@ -19,11 +19,13 @@ int ls_nomem(void)
     return LS_FAIL;
 }
 
-int ls_grow(void **arr, size_t *cap, size_t n, size_t size, size_t first)
+int ls_grow(void **arr, size_t *cap, size_t need, size_t size, size_t first)
 {
-    if (n < *cap)
+    if (need <= *cap)
         return 0;
-    size_t want = *cap ? 2 * *cap : first;
+    size_t want = *cap ? *cap : first;
+    while (want < need)
+        want *= 2;
     void *p = realloc(*arr, want * size);
     if (!p)
         return 1;

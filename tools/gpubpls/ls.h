@@ -119,9 +119,9 @@ int ls_lib_error(const ls_ctx *c, int status, const char *what, const char *name
 /* Reports a failed allocation on stderr and returns LS_FAIL. */
 int ls_nomem(void);
 
-/* Makes room for one more element of `size` bytes in *arr (n in use, *cap allocated; the first
- * allocation holds `first`): 0, or 1 when out of memory (*arr unchanged). */
-int ls_grow(void **arr, size_t *cap, size_t n, size_t size, size_t first);
+/* Makes room for `need` elements of `size` bytes in *arr (*cap allocated; capacities double from
+ * `first`): 0, or 1 when out of memory (*arr unchanged). */
+int ls_grow(void **arr, size_t *cap, size_t need, size_t size, size_t first);
 
 /* Frees what the context holds (not the file). */
 void ls_ctx_free(ls_ctx *c);

@@ -128,19 +128,10 @@ static void lex(parser *ps)
 
 /* ---- the output buffer -------------------------------------------------------------------- */
 
+/* Room for n more bytes of text and its NUL. */
 static int reserve(parser *ps, size_t n)
 {
-    if (ps->len + n + 1 <= ps->cap)
-        return EX_OK;
-    size_t cap = ps->cap ? ps->cap : 64;
-    while (cap < ps->len + n + 1)
-        cap *= 2;
-    char *b = realloc(ps->buf, cap);
-    if (!b)
-        return EX_NOMEM;
-    ps->buf = b;
-    ps->cap = cap;
-    return EX_OK;
+    return ls_grow((void **)&ps->buf, &ps->cap, ps->len + n + 1, 1, 64) ? EX_NOMEM : EX_OK;
 }
 
 /* Inserts s[0, n) at position `at` of the text (at == len appends). */
@@ -371,7 +362,7 @@ static int parse_aliases(parser *ps)
                 return EX_SYNTAX;
             lex(ps);
         }
-        if (ls_grow((void **)&ps->aliases, &ps->capaliases, ps->naliases, sizeof *ps->aliases, 8))
+        if (ls_grow((void **)&ps->aliases, &ps->capaliases, ps->naliases + 1, sizeof *ps->aliases, 8))
             return EX_NOMEM;
         ps->aliases[ps->naliases++] = a; /* put_var takes the first definition of a name */
     }

@@ -33,7 +33,7 @@ static ls_stepmap_entry *stepmap_entry(ls_ctx *c, const char *name)
     ls_stepmap_entry *e = stepmap_find(c, name, &lo);
     if (e)
         return e;
-    if (ls_grow((void **)&c->stepmap, &c->stepmap_cap, c->stepmap_n, sizeof *c->stepmap, 64))
+    if (ls_grow((void **)&c->stepmap, &c->stepmap_cap, c->stepmap_n + 1, sizeof *c->stepmap, 64))
         return NULL;
     char *copy = strdup(name);
     if (!copy)
