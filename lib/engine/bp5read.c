@@ -353,22 +353,12 @@ int gbp_bp5_not_found(const gpubp_file *f, const char *name)
                      "not read", name, f->path, what);
 }
 
-/* "PATH/data.K: 'VAR': block at offset N" (a BP3 file: its data file's path) */
-static void block_what(char *what, size_t cap, const gpubp_file *f, const gpubp_variable *v,
-                       const gbp_block *b)
-{
-    char dp[4200];
-    snprintf(what, cap, "%s: '%s': block at offset %llu",
-             gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
-             (unsigned long long)b->payload_offset);
-}
-
 int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
                size_t n, size_t raw, int *type, const uint8_t **rawp)
 {
     char what[4400];
     size_t rl = 0;
-    block_what(what, sizeof what, f, v, b);
+    gbp_block_what(what, sizeof what, f, v->name, b);
     /* bzip2 and blosc buffers: the caller decodes them */
     return bp5_op_parse(z, n, raw, type, rawp, &rl, what);
 }
@@ -376,17 +366,12 @@ int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b,
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
                         size_t es)
 {
-    uint64_t bytes = es, fsize = 0;
+    uint64_t bytes = es;
     for (size_t i = 0; i < b->ndims; i++) {
         uint64_t c = GBP_COUNT(b)[i];
         bytes = c && bytes > UINT64_MAX / c ? UINT64_MAX : bytes * c;
     }
-    GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
-    if (b->payload_offset <= fsize && bytes <= fsize - b->payload_offset) return GPUBP_OK;
-    char what[4400];
-    block_what(what, sizeof what, f, v, b);
-    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file "
-                     "(%llu bytes)", what, (unsigned long long)bytes, (unsigned long long)fsize);
+    return gbp_block_check_span(f, v->name, b, fd, bytes);
 }
 
 static void swap_bytes(uint8_t *p, size_t n)

@@ -261,6 +261,27 @@ int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size)
     return gbp_file_size(fd, size, f->path);
 }
 
+void gbp_block_what(char *what, size_t cap, const gpubp_file *f, const char *var,
+                    const gbp_block *b)
+{
+    char dp[4200];
+    snprintf(what, cap, "%s: '%s': block at offset %llu",
+             gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), var,
+             (unsigned long long)b->payload_offset);
+}
+
+int gbp_block_check_span(gpubp_file *f, const char *var, const gbp_block *b, int fd,
+                         uint64_t len)
+{
+    uint64_t fsize = 0;
+    GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
+    if (b->payload_offset <= fsize && len <= fsize - b->payload_offset) return GPUBP_OK;
+    char what[4400];
+    gbp_block_what(what, sizeof what, f, var, b);
+    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file "
+                     "(%llu bytes)", what, (unsigned long long)len, (unsigned long long)fsize);
+}
+
 int gbp_dataset_clear_active(gpubp_file *f)
 {
     if (f->wr.idx_records == 0 || f->wr.idx_fd < 0) return GPUBP_OK;

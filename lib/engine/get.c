@@ -101,7 +101,6 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int bp5 = !strcmp(b->op->name, "bp5") || !strcmp(b->op->name, "null"), optype = 0;
     int bz = strcmp(b->op->name, "bzip2") == 0;
     const uint8_t *rawp = NULL;
-    char dp[4200]; /* the data file's path, for messages */
     if (strcmp(b->op->name, "blosc") != 0 && !bp5 && !bz) {
         char name[600]; /* a plugin is named by its buffer: LIBRARY(NAME) */
         if (gbp_rvar_block_operator(v, b, name, sizeof name) != GPUBP_OK)
@@ -110,21 +109,13 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "'%s': block compressed with operator '%s' is not supported (only blosc, "
                          "bzip2 and null)", v->name, name);
     }
+    char what[4400]; /* "DATAFILE: 'VAR': block at offset N", for messages */
+    gbp_block_what(what, sizeof what, f, v->name, b);
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
-        return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s: '%s': block at offset %llu: operator says %llu uncompressed bytes, "
-                         "the block has %zu", f->path, v->name,
-                         (unsigned long long)b->payload_offset, (unsigned long long)b->op->raw_size,
-                         raw);
-    uint64_t fsize;
-    GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
-    if (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset)
-        return gbp_error(GPUBP_ERR_FORMAT, 0,
-                         "%s: '%s': compressed block of %llu bytes at offset %llu runs past the end "
-                         "of the file (%llu bytes)", gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
-                         (unsigned long long)b->op->size, (unsigned long long)b->payload_offset,
-                         (unsigned long long)fsize);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: operator says %llu uncompressed bytes, the "
+                         "block has %zu", what, (unsigned long long)b->op->raw_size, raw);
+    GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, b, fd, b->op->size));
     /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
      * other byte order are decoded on the host, converted, then scattered */
     int swap = bp5 && gbp_bp5_swapped(f), dev = space == GPUBP_MEM_GPU && !swap;
@@ -158,14 +149,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
     if (rc == GPUBP_OK && zn < 12)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': block at offset %llu: an operator buffer "
-                       "of %zu bytes, shorter than its 12-byte header",
-                       gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name, (unsigned long long)b->payload_offset, zn);
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: an operator buffer of %zu bytes, shorter than "
+                       "its 12-byte header", what, zn);
     if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: '%s': block at offset %llu: the operator buffer "
-                       "says %llu uncompressed bytes, the metadata %zu",
-                       gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name, (unsigned long long)b->payload_offset,
-                       (unsigned long long)gbp_ld64(z + 4), raw);
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the operator buffer says %llu uncompressed "
+                       "bytes, the metadata %zu", what, (unsigned long long)gbp_ld64(z + 4), raw);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
@@ -173,10 +161,6 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         if (swap) memcpy(r, rawp, raw);
         else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
-        char what[4400];
-        snprintf(what, sizeof what, "%s: '%s' block at offset %llu",
-                 gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
-                 (unsigned long long)b->payload_offset);
         rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
@@ -200,10 +184,9 @@ static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, cons
     if (rc != GPUBP_ERR_FORMAT || strstr(gbp_error_message(), f->path)) return rc;
     gbp_saved_error e;
     gbp_error_save(&e, rc, sizeof e.msg);
-    char dp[4200];
-    return gbp_error(rc, e.native, "%s: '%s': block at offset %llu: %s",
-                     gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), v->name,
-                     (unsigned long long)b->payload_offset, e.msg);
+    char what[4400];
+    gbp_block_what(what, sizeof what, f, v->name, b);
+    return gbp_error(rc, e.native, "%s: %s", what, e.msg);
 }
 
 /* The boxes of block b that the box (start, count) and the memory selection of s read: fbox in

@@ -295,16 +295,10 @@ int gbp_rvar_block_operator(const gpubp_variable *v, const gbp_block *b, char *n
     }
     size_t n = b->op->size < 4 ? (size_t)b->op->size : 4;
     uint8_t head[4], *buf = head;
-    char dp[4200], what[4300];
-    gbp_dataset_data_path(f, b->subfile, dp, sizeof dp);
-    snprintf(what, sizeof what, "%s: '%s': the block at offset %llu", dp, v->name,
-             (unsigned long long)b->payload_offset);
+    char what[4400];
+    gbp_block_what(what, sizeof what, f, v->name, b);
     int fd = -1, rc = f->rd.remote ? GPUBP_OK : gbp_dataset_data_fd(f, b->subfile, &fd);
-    uint64_t fsize = 0;
-    if (rc == GPUBP_OK) rc = gbp_dataset_data_size(f, b->subfile, fd, &fsize);
-    if (rc == GPUBP_OK && (b->payload_offset > fsize || b->op->size > fsize - b->payload_offset))
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the file (%llu "
-                       "bytes)", what, (unsigned long long)b->op->size, (unsigned long long)fsize);
+    if (rc == GPUBP_OK) rc = gbp_block_check_span(f, v->name, b, fd, b->op->size);
     if (rc == GPUBP_OK && n) rc = gbp_dataset_pread(f, b->subfile, fd, head, n, b->payload_offset);
     if (rc == GPUBP_OK && n == 4 && head[0] == 53 && b->op->size > 4) { /* a plugin's header */
         n = b->op->size < BP5_OP_NAME_MAX_HEADER ? (size_t)b->op->size : BP5_OP_NAME_MAX_HEADER;
