@@ -59,6 +59,9 @@ typedef struct gbp_wblock {
     uint32_t subfile;
     int performed;
     int header_written;
+    int cpu_lane;            /* a sub-block of a split compressed device put coded on the CPU
+                                while the device codes the sub-blocks after it (writer.c
+                                split_block, GPUBP_ZDEV_CPU_SUBBLOCKS) */
     uint8_t *owned;          /* parallel writers: a host copy of the payload (a SYNC put, or the
                                 compressed bytes), written instead of `data` */
 } gbp_wblock;

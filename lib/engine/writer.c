@@ -225,6 +225,19 @@ static int zsplit_block(const gbp_wblock *wb)
     return wb->var->op && wb->space == GPUBP_MEM_GPU && gbp_box_is_contiguous(&wb->box);
 }
 
+/* Of the n sub-blocks of a split compressed device put, how many (the first ones) are coded on
+ * the CPU while the device codes the others (GPUBP_ZDEV_CPU_SUBBLOCKS=K, a tuning knob, 0 by
+ * default: docs/compression.md "CPU sub-blocks"): K, at most n - 1, so that one is the device's.
+ * The device's first batches are launched before them (zblock.c lane_prelaunch), so that both
+ * code at once; the files are those the CPU path writes for the lanes and the device for the
+ * rest, in the same subfiles and order as without lanes. */
+static size_t zcpu_lanes(const gbp_wblock *wb, size_t n)
+{
+    if (!zsplit_block(wb) || n < 2) return 0;
+    size_t k = (size_t)gbp_env_long("GPUBP_ZDEV_CPU_SUBBLOCKS", 0, 4096, 0);
+    return k < n ? k : n - 1;
+}
+
 /* The ratio of consecutive sub-blocks of block wb: q of ztaper for a compressed device put,
  * else 1 (equal sub-blocks). */
 static double split_q(const gbp_wblock *wb) { return zsplit_block(wb) ? ztaper() : 1.0; }
@@ -334,6 +347,7 @@ static void split_block(gbp_wblock *wb, size_t n)
     uint64_t rows = GBP_COUNT(&whole.meta)[0];
     uint64_t row_bytes = rows ? whole.payload_len / rows : 0;
     double q = split_q(&whole);
+    size_t lanes = zcpu_lanes(&whole, n);
     for (size_t j = 0; j < n; j++) {
         gbp_wblock *sb = &wb[j];
         uint64_t lo = split_row(rows, j, n, q), hi = split_row(rows, j + 1, n, q);
@@ -345,6 +359,7 @@ static void split_block(gbp_wblock *wb, size_t n)
         sb->box.count[0] = (size_t)(hi - lo);
         sb->payload_len = (hi - lo) * row_bytes;
         sb->meta.split = GBP_SPLIT_MAKE(j, n);
+        sb->cpu_lane = j < lanes;
     }
 }
 

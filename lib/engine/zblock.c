@@ -88,7 +88,7 @@ int gbp_zblock_write_redo(gpubp_file *f, const gbp_wblock *wb, int fd, const gbp
 static int on_device(gpubp_file *f, const gbp_wblock *wb, int quiet, const gbp_dzops **ops,
                      void **dctx)
 {
-    if (wb->space != GPUBP_MEM_GPU) return 0;
+    if (wb->space != GPUBP_MEM_GPU || wb->cpu_lane) return 0;
     char what[300];
     snprintf(what, sizeof what, "a block of '%s'", wb->var->name);
     return gbp_zdev_choose(f, wb->var->op_codec, gbp_box_is_contiguous(&wb->box), quiet, what,
@@ -196,6 +196,28 @@ static int compress_ahead(gpubp_file *f, gbp_wblock *first)
     return rc;
 }
 
+/* The first CPU sub-block of a split device put (cpu_lane; writer.c zcpu_lanes): the device's
+ * first batches of the put's other sub-blocks are launched now, so that they are coded while the
+ * CPU codes this one and the lanes after it. A put whose device sub-blocks would not go to the
+ * device anyway is left to the CPU path throughout. */
+static int lane_prelaunch(gpubp_file *f, const gbp_wblock *wb)
+{
+    size_t i = (size_t)(wb - f->wr.blocks), n = GBP_SPLIT_COUNT(wb->meta.split);
+    if (GBP_SPLIT_INDEX(wb->meta.split) != 0 || wb < f->wr.blocks || i >= f->wr.nblocks) return GPUBP_OK;
+    for (size_t j = 1; j < n && i + j < f->wr.nblocks; j++) {
+        const gbp_wblock *g = &f->wr.blocks[i + j];
+        if (g->var != wb->var || g->data != wb->data || GBP_SPLIT_INDEX(g->meta.split) != j)
+            return GPUBP_OK;
+        if (g->cpu_lane || g->performed) continue;
+        const gbp_dzops *ops;
+        void *dctx;
+        int dev = on_device(f, g, 1, &ops, &dctx);
+        if (dev <= 0) return dev;
+        return gbp_zdev_prelaunch(f, g, ops, dctx);
+    }
+    return GPUBP_OK;
+}
+
 /* Sets the operator record of a written compressed block. */
 static void set_op(gbp_wblock *wb, size_t raw, size_t total)
 {
@@ -224,6 +246,7 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
         if (rc == GPUBP_OK) set_op(wb, raw, total);
         return rc;
     }
+    if (wb->cpu_lane) GBP_FORWARD_IF_ERROR(lane_prelaunch(f, wb));
     if (!wb->zahead && is_small(f, wb)) GBP_FORWARD_IF_ERROR(compress_ahead(f, wb));
     if (wb->zahead) {
         int rc = gbp_pwrite_all(fd, wb->zahead, wb->zahead_len, wb->meta.payload_offset, fname);

@@ -41,9 +41,11 @@ static size_t zdev_piece(void)
     return gbp_env_mib("GPUBP_ZDEV_PIECE_MIB", GBP_ZDEV_ENV_MAX_MIB, GBP_ZDEV_PIECE);
 }
 
-static atomic_size_t n_written, n_read, n_grouped;
+static atomic_size_t n_written, n_read, n_grouped, n_prelaunched;
 
 size_t gbp_zdev_grouped(void) { return atomic_load(&n_grouped); }
+
+size_t gbp_zdev_prelaunched(void) { return atomic_load(&n_prelaunched); }
 
 void gbp_zdev_counts(size_t *written, size_t *read)
 {
@@ -581,7 +583,7 @@ static const gbp_wblock *next_sub(const gpubp_file *f, const gbp_wblock *wb)
     if (n < 2 || j + 1 >= n || wb < f->wr.blocks || wb + 1 >= f->wr.blocks + f->wr.nblocks) return NULL;
     const gbp_wblock *nx = wb + 1;
     if (nx->var != wb->var || nx->data != wb->data || nx->space != wb->space || nx->performed ||
-        nx->zahead || GBP_SPLIT_INDEX(nx->meta.split) != j + 1 ||
+        nx->zahead || nx->cpu_lane || GBP_SPLIT_INDEX(nx->meta.split) != j + 1 ||
         GBP_SPLIT_COUNT(nx->meta.split) != n || !gbp_box_is_contiguous(&nx->box) ||
         nx->payload_len == 0)
         return NULL;
@@ -647,6 +649,48 @@ static void take(zstate *zs, zblk *b, zfly *cur)
     memset(&zs->qb[zs->qh], 0, sizeof zs->qb[zs->qh]);
     zs->qh = (zs->qh + 1) % GBP_ZDEV_QUEUE;
     zs->qn--;
+}
+
+int gbp_zdev_prelaunch(gpubp_file *f, const gbp_wblock *wb, const gbp_dzops *ops, void *dctx)
+{
+    zw w;
+    memset(&w, 0, sizeof w);
+    w.mem = f->mem;
+    w.ops = ops;
+    double t = gbp_zdev_lap_start(f->mem);
+    GBP_FORWARD_IF_ERROR(gbp_mem_dz_state(f->mem, ops, dctx, &w.z));
+    if (!(w.zs = zstate_of(f))) return GPUBP_ERR_NOMEM;
+    drop_next(&w); /* nothing is queued between puts */
+    zblk b, nb;
+    memset(&nb, 0, sizeof nb);
+    int rc = block_open(f, wb, &b);
+    gbp_zdev_lap(f->mem, GBP_DZT_W_FINISH, &t);
+    if (rc != GPUBP_OK) return rc;
+    /* the codec's stream after the user's data, as gbp_zdev_write orders a put's first block */
+    rc = ops->begin(w.z);
+    if (rc == GPUBP_OK) rc = launch_group(&w, f, &b, 0);
+    if (rc != GPUBP_OK) {
+        gbp_blosc_enc_close(b.e);
+        return rc;
+    }
+    /* the next batch into set 1 when the first ends with a whole sub-block (a block of several
+     * pieces launches its next piece there itself: queue_next) */
+    int last = (w.zs->qh + w.zs->qn - 1) % GBP_ZDEV_QUEUE;
+    const zblk *lb = &w.zs->qb[last];
+    const gbp_wblock *nx = w.zs->qf[last].po + w.zs->qf[last].len == lb->raw ? next_sub(f, lb->wb) : NULL;
+    if (nx) {
+        t = gbp_zdev_lap_start(f->mem);
+        rc = block_open(f, nx, &nb);
+        gbp_zdev_lap(f->mem, GBP_DZT_W_FINISH, &t);
+        if (rc == GPUBP_OK) rc = launch_group(&w, f, &nb, 1);
+        if (rc != GPUBP_OK) {
+            gbp_blosc_enc_close(nb.e);
+            drop_next(&w);
+            return rc;
+        }
+    }
+    atomic_fetch_add(&n_prelaunched, 1);
+    return GPUBP_OK;
 }
 
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,

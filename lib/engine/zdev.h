@@ -23,6 +23,13 @@ int gbp_zdev_choose(gpubp_file *f, int codec, int contiguous, int quiet, const c
 int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, void *dctx,
                    size_t *total);
 
+/* Launches the device's coding of sub-block wb of a split put (device memory, contiguous) and of
+ * the sub-blocks after it that join its batch, and of the next batch into the other coded set
+ * when the first ends with a whole sub-block, ahead of their gbp_zdev_write: the writer then
+ * codes the put's first sub-blocks on the CPU (cpu_lane) while the device codes these. Errors
+ * as gbp_zdev_write's; on failure nothing stays queued. */
+int gbp_zdev_prelaunch(gpubp_file *f, const gbp_wblock *wb, const gbp_dzops *ops, void *dctx);
+
 /* Waits for and forgets the coding that gbp_zdev_write queued ahead for the next sub-block of a
  * split put (the writer calls it after performing a step's puts: a failed step's). */
 void gbp_zdev_drain(gpubp_file *f);
@@ -50,5 +57,7 @@ void gbp_zdev_set_piece(size_t bytes);
 void gbp_zdev_counts(size_t *written, size_t *read);
 /* Test hook: sub-blocks launched in the batch of an earlier sub-block of their put so far. */
 size_t gbp_zdev_grouped(void);
+/* Test hook: gbp_zdev_prelaunch calls that launched something, so far in the process. */
+size_t gbp_zdev_prelaunched(void);
 
 #endif /* GBP_ENGINE_ZDEV_H */

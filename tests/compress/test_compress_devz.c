@@ -3,8 +3,7 @@
  * lib/engine/zdev.c, the Blosc2 framing assembled in "device" memory; data.0 and md.0 must equal
  * byte for byte those of compress_device=off (the CPU path), for every codec x shuffle x type,
  * at levels 1, 5 and 9, with pieces cut small and Blosc2 chunks cut small (the test hooks), and
- * the values must read back; compressed device puts split over subfiles likewise (every data
- * file). compress_device=on fails clearly where the device cannot be used
+ * the values must read back (split puts: test_compress_devz_split.c). compress_device=on fails clearly where the device cannot be used
  * (blosclz, a strided device box, host memory only), and a bad value is a parameter error. */
 #include "support/test_support.h"
 
@@ -26,135 +25,9 @@
 #include "memspace/mem_dz.h"
 #include "memspace/simdev.h"
 
-typedef struct tcase {
-    gpubp_type type;
-    size_t es;
-} tcase;
-
-static const tcase types[] = {{GPUBP_TYPE_FLOAT, 4}, {GPUBP_TYPE_DOUBLE, 8}, {GPUBP_TYPE_INT16, 2},
-                              {GPUBP_TYPE_INT8, 1}, {GPUBP_TYPE_DOUBLE_COMPLEX, 16}};
-
-/* fill: the second third random too (chunks that do not shrink, abandoned) */
-static int fill_random_third;
-
-/* smooth values, a zero stretch (runs, special chunks), a random stretch (raw streams) */
-static void fill(uint8_t *p, size_t n, size_t es, gpubp_type type, unsigned seed)
-{
-    uint32_t x = 2463534242u ^ seed;
-    size_t ne = n / es;
-    for (size_t i = 0; i < ne; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        double v = sin(0.0007 * (double)(i + seed)) * 1000.0;
-        if (i > ne / 3 && i < ne / 2) v = 0;
-        uint8_t *e = p + i * es;
-        if ((i > 2 * ne / 3 && i < 3 * ne / 4) ||
-            (fill_random_third && i >= ne / 3 && i < 2 * ne / 3)) {
-            for (size_t b = 0; b < es; b++) e[b] = (uint8_t)(x >> (b % 4 * 8));
-            if (type == GPUBP_TYPE_FLOAT || type == GPUBP_TYPE_DOUBLE ||
-                type == GPUBP_TYPE_DOUBLE_COMPLEX)
-                memset(e, 0, es / 2); /* no NaN: values are compared as bytes anyway */
-            continue;
-        }
-        switch (type) {
-        case GPUBP_TYPE_FLOAT: { float f = (float)v; memcpy(e, &f, 4); break; }
-        case GPUBP_TYPE_INT16: { int16_t s = (int16_t)v; memcpy(e, &s, 2); break; }
-        case GPUBP_TYPE_INT8: { int8_t s = (int8_t)(v / 10); memcpy(e, &s, 1); break; }
-        case GPUBP_TYPE_DOUBLE_COMPLEX: { double c[2] = {v, -v / 3}; memcpy(e, c, 16); break; }
-        default: memcpy(e, &v, 8); break;
-        }
-    }
-}
-
-/* Two steps of n bytes of fill (seeds seed, seed + 1). */
-static uint8_t *two_steps(const tcase *t, size_t n, unsigned seed)
-{
-    uint8_t *host = malloc(2 * n);
-    assert_non_null(host);
-    fill(host, n, t->es, t->type, seed);
-    fill(host + n, n, t->es, t->type, seed + 1);
-    return host;
-}
-
-/* The two steps of host (n bytes each) put through the device buffer d. */
-static void put_steps(gpubp_file *w, gpubp_variable *v, uint8_t *d, const uint8_t *host, size_t n)
-{
-    for (int step = 0; step < 2; step++) {
-        memcpy(d, host + (size_t)step * n, n);
-        TS_OK(gpubp_begin_step(w));
-        TS_OK(gpubp_put(w, v, d, GPUBP_SYNC));
-        TS_OK(gpubp_end_step(w));
-    }
-}
-
-/* A writer of path (params) with "x", n bytes of t in device memory through codec (ops). */
-static gpubp_file *open_x(const char *path, const char *params, const char *codec,
-                          const char *ops, const tcase *t, size_t n, gpubp_variable **v)
-{
-    gpubp_file *w;
-    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, params));
-    size_t shape[1] = {n / t->es}, start[1] = {0};
-    TS_OK(gpubp_define_variable(v, w, "x", t->type, 1, shape, start, shape));
-    TS_OK(gpubp_set_memory_space(*v, GPUBP_MEM_GPU));
-    TS_OK(gpubp_variable_add_operation(*v, codec, ops));
-    return w;
-}
-
-static void write_one(const char *path, const char *params, const char *codec, const char *ops,
-                      const tcase *t, const uint8_t *host, size_t n)
-{
-    gpubp_variable *v;
-    gpubp_file *w = open_x(path, params, codec, ops, t, n, &v);
-    uint8_t *d = gbp_sim_alloc(n);
-    assert_non_null(d);
-    put_steps(w, v, d, host, n);
-    TS_OK(gpubp_close(w));
-    gbp_sim_free(d);
-}
-
-static void same_file(const char *a, const char *b, const char *name, const char *what)
-{
-    size_t la, lb;
-    unsigned char *x = ts_read_file(ts_join(a, name), &la), *y = ts_read_file(ts_join(b, name), &lb);
-    assert_non_null(x);
-    assert_non_null(y);
-    if (la != lb || memcmp(x, y, la)) print_error("%s: %s differs: %zu vs %zu bytes\n", what, name, la, lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(x, y, la);
-    free(x);
-    free(y);
-}
-
-static void read_back(const char *path, const uint8_t *host, size_t n, const char *params, int dev)
-{
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, params));
-    gpubp_variable *v;
-    TS_OK(gpubp_inquire_variable(&v, r, "x"));
-    if (dev) TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    uint8_t *back = dev ? gbp_sim_alloc(n) : malloc(n);
-    for (size_t step = 0; step < 2; step++) {
-        memset(back, 0xA5, n);
-        TS_OK(gpubp_set_step_selection(v, step, 1));
-        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
-        assert_memory_equal(back, host + step * n, n);
-    }
-    if (dev) gbp_sim_free(back);
-    else free(back);
-    TS_OK(gpubp_close(r));
-}
+#include "support/devz_support.h"
 
 static const char *codecs[] = {"zlib", "lz4", "lz4hc", "zstd"};
-
-static int have_codec(const char *c)
-{
-    int code;
-    if (gbp_blosc_codec_from_name(c, &code) != GPUBP_OK) return 0;
-    int ok = gbp_blosc_check_codec(code) == GPUBP_OK;
-    gbp_error_clear();
-    return ok;
-}
 
 /* one codec x shuffle x type x level: device path == CPU path, byte for byte */
 static void check_case(const char *codec, const char *shuf, int level, const tcase *t, size_t n,
@@ -294,114 +167,6 @@ static void device_blocks(void **state)
     free(host);
 }
 
-/* A write failing in the middle of a split put, while the next sub-block's first piece is coded
- * ahead: the step fails with GPUBP_ERR_IO, what was coded ahead is dropped (nothing reads the
- * user's buffer after the put returns), and the next step of the file is written and read back. */
-static void split_failure(void **state)
-{
-    (void)state;
-    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
-    for (int group = 0; group < 2; group++) {
-        gbp_zdev_set_piece(group ? (size_t)4 << 20 : 300000); /* 4 MiB: sub-blocks in pairs */
-        const tcase *t = &types[0];
-        size_t n = ((size_t)4 << 20) + 4 * 3, shape[1] = {n / 4}, start[1] = {0};
-        uint8_t *host = two_steps(t, n, 11), *d = gbp_sim_alloc(n);
-        const char *path = ts_path("devz_split_fail.bp");
-        gpubp_file *w;
-        TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE,
-                         "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,subfiles=4"));
-        gpubp_variable *v;
-        TS_OK(gpubp_define_variable(&v, w, "x", GPUBP_TYPE_FLOAT, 1, shape, start, shape));
-        TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-        TS_OK(gpubp_variable_add_operation(v, "lz4", "shuffle=byte"));
-        memcpy(d, host, n);
-        for (long k = 1; k < (group ? 8 : 16); k += 2) { /* the failure found at various pieces */
-            gbp_sim_fail_io_after(k);
-            TS_OK(gpubp_begin_step(w));
-            int rc = gpubp_put(w, v, d, GPUBP_SYNC), rc2 = gpubp_end_step(w); /* the step fails */
-            assert_int_equal(rc == GPUBP_OK ? rc2 : rc, GPUBP_ERR_IO);
-            assert_int_not_equal(rc2, GPUBP_OK);
-            gbp_sim_reset();
-        }
-        put_steps(w, v, d, host, n);
-        TS_OK(gpubp_close(w));
-        read_back(path, host, n, NULL, 0);
-        read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
-        gbp_sim_free(d);
-        free(host);
-    }
-    gbp_zdev_set_piece(0);
-    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
-}
-
-/* A get of a split compressed put into device memory reads each sub-block's operator buffer
- * while the one before it decodes. A read that fails, in a block's own read or in a read ahead
- * (EIO at each of the get's preads in turn, or a failed upload to the device), fails the get with
- * GPUBP_ERR_IO naming the dataset; nothing read ahead is left over: the next get of the same
- * reader reads the step exactly. A read of part of the array (no read ahead: the CPU decoder)
- * reads exactly. A block whose file is too short fails with its own FORMAT error. */
-static void read_ahead_failure(void **state)
-{
-    (void)state;
-    if (!have_codec("lz4")) skip();
-    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
-    const tcase *t = &types[0];
-    size_t n = ((size_t)4 << 20) + 4 * 5;
-    uint8_t *host = two_steps(t, n, 21);
-    const char *path = ts_path("devz_ahead.bp");
-    write_one(path, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,"
-              "subfiles=4", "lz4", "shuffle=byte", t, host, n);
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS,
-                     "device=simulated,gpu_layout=row_major"));
-    gpubp_variable *v;
-    TS_OK(gpubp_inquire_variable(&v, r, "x"));
-    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    uint8_t *back = gbp_sim_alloc(n);
-    assert_non_null(back);
-    for (int kind = 0; kind < 2; kind++) {
-        for (long k = 0; k < 4; k++) { /* 4 sub-blocks of one piece each: 4 preads a get */
-            size_t a0 = gbp_zdev_read_ahead_count();
-            TS_OK(gpubp_set_step_selection(v, 1, 1));
-            if (kind == 0) gbp_io_fault_inject(GBP_IO_FAULT_READ_EIO, k, 0);
-            else gbp_sim_fail_io_after(k);
-            TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_IO);
-            assert_non_null(strstr(gpubp_last_error(), "devz_ahead.bp"));
-            if (kind == 0) assert_int_equal(gbp_io_faults_fired(), 1);
-            gbp_io_fault_reset();
-            gbp_sim_reset();
-            /* the sub-blocks before the failed one were read ahead and used, none after */
-            assert_true(gbp_zdev_read_ahead_count() - a0 <= (size_t)k);
-            memset(back, 0, n);
-            for (int step = 1; step >= 0; step--) {
-                TS_OK(gpubp_set_step_selection(v, (size_t)step, 1));
-                TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
-                assert_memory_equal(back, host + (size_t)step * n, n);
-            }
-        }
-    }
-    /* a part of the array: the blocks it meets are read by the CPU decoder, none ahead */
-    size_t a0 = gbp_zdev_read_ahead_count(), st[1] = {n / 16 + 3}, ct[1] = {n / 8}; /* elements */
-    TS_OK(gpubp_set_selection(v, 1, st, ct));
-    TS_OK(gpubp_set_step_selection(v, 0, 1));
-    TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
-    assert_memory_equal(back, host + st[0] * 4, ct[0] * 4);
-    assert_int_equal(gbp_zdev_read_ahead_count(), a0);
-    /* a short data file: sub-block 1 (data.1) is read ahead while sub-block 0 decodes, and its
-     * own read fails with its FORMAT error (not the read ahead's short read) */
-    assert_int_equal(truncate(ts_join(path, "data.1"), 100), 0);
-    size_t all[1] = {n / 4}, zero[1] = {0};
-    TS_OK(gpubp_set_selection(v, 1, zero, all));
-    TS_OK(gpubp_set_step_selection(v, 0, 1));
-    TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_FORMAT);
-    assert_non_null(strstr(gpubp_last_error(), "data.1"));
-    assert_non_null(strstr(gpubp_last_error(), "past the end"));
-    TS_OK(gpubp_close(r));
-    gbp_sim_free(back);
-    free(host);
-    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
-}
-
 /* The device codec state of a closed file is parked (memspace/dz_cache.c) and the next file
  * takes it: with the simulated device in the cache, files written one after the other (rings,
  * fences and coded sets reused) still equal the CPU path's byte for byte and read back (the
@@ -437,63 +202,6 @@ static void cache_across_files(void **state)
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
     gbp_dz_cache_sim(0);
     assert_int_equal(gbp_dz_cache_count(), 0);
-}
-
-/* Compressed puts from device memory are split over the subfiles (split_mib; sub-blocks of
- * GPUBP_ZDEV_SPLIT_MIB at least): each sub-block is coded on the device while the I/O threads
- * write the earlier ones (no wait between blocks; pieces cut small so that the rings of output
- * buffers wrap and their write fences are waited for). Every data file and md.0 equal the CPU
- * path's, byte for byte, and the values read back into host and device memory. */
-static void split_device_blocks(void **state)
-{
-    (void)state;
-    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
-    const tcase *t = &types[0];
-    size_t n = ((size_t)6 << 20) + 4 * 7;
-    uint8_t *host = two_steps(t, n, 3);
-    static const char *cs[] = {"lz4", "zlib", "zstd"};
-    for (size_t c = 0; c < 9; c++) {
-        if (!have_codec(cs[c % 3])) continue;
-        /* pieces under a sub-block (several pieces each), or of 4 MiB: the sub-blocks of ~1.5
-         * MiB go two by two into one batch (launch_group); over 8 subfiles, 6 sub-blocks of
-         * ~1 MiB (GPUBP_ZDEV_SPLIT_MIB) go four, then two, into a batch of 4 MiB */
-        int group = c >= 3, nsub = c >= 6 ? 6 : 4;
-        gbp_zdev_set_piece(group ? (size_t)4 << 20 : 300000);
-        size_t g0 = gbp_zdev_grouped();
-        const char *extra = nsub == 6 ? ",split_mib=2,subfiles=8" : ",split_mib=2,subfiles=4";
-        char on[200], off[200];
-        snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s",
-                 extra);
-        snprintf(off, sizeof off, "device=simulated,compress_device=off%s", extra);
-        char pa[1024], pb[1024];
-        snprintf(pa, sizeof pa, "%s", ts_path("devz_split_on.bp"));
-        snprintf(pb, sizeof pb, "%s", ts_path("devz_split_off.bp"));
-        size_t w0, r0, w1, r1;
-        gbp_zdev_counts(&w0, &r0);
-        write_one(pa, on, cs[c % 3], "shuffle=byte", t, host, n);
-        gbp_zdev_counts(&w1, &r1);
-        assert_int_equal(w1 - w0, 2 * nsub); /* 2 steps of nsub sub-blocks, one per subfile */
-        /* per step: the 2nd and 4th (4 sub-blocks); the 2nd to 4th and the 6th (6) */
-        if (group) assert_int_equal(gbp_zdev_grouped() - g0, 2 * (nsub == 6 ? 4 : 2));
-        else assert_int_equal(gbp_zdev_grouped(), g0);
-        write_one(pb, off, cs[c % 3], "shuffle=byte", t, host, n);
-        static const char *files[] = {"data.0", "data.1", "data.2", "data.3", "data.4",
-                                      "data.5", "md.0"};
-        for (size_t k = 0; k < 7; k++)
-            if (k == 6 || (int)k < nsub) same_file(pa, pb, files[k], cs[c % 3]);
-        assert_true(ts_file_size(ts_join(pa, nsub == 6 ? "data.5" : "data.3")) > 1000);
-        read_back(pa, host, n, NULL, 0);
-        gbp_zdev_counts(&w0, &r0);
-        size_t a0 = gbp_zdev_read_ahead_count();
-        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
-        gbp_zdev_counts(&w1, &r1);
-        assert_int_equal(r1 - r0, 2 * nsub); /* every sub-block decoded on the device */
-        /* each get reads sub-blocks 2 to nsub ahead, while the one before decodes */
-        assert_int_equal(gbp_zdev_read_ahead_count() - a0, 2 * (nsub - 1));
-    }
-    free(host);
-    gbp_zdev_set_piece(0);
-    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
 /* async_commit=1 with compressed device puts: end_step returns once the step's blocks are coded
@@ -631,74 +339,6 @@ static void async_commit_coded_failure(void **state)
     free(back);
     TS_OK(gpubp_close(r));
     assert_int_equal(ts_bp4check(path), 0);
-    free(host);
-}
-
-/* GPUBP_ZDEV_TAPER=P: the sub-blocks of a split compressed device put shrink to P % of the one
- * before, the last GPUBP_ZDEV_TAPER_MIB at least: 6 MiB of floats over up to 8 subfiles, q = 0.7
- * and a 1 MiB floor make as many sub-blocks as leave the last one 1 MiB or more (3: 2.74, 1.92,
- * 1.34 MiB; 4 would leave 0.81 MiB last), each 70 % of the one before to the row (unset, the
- * put stays whole: 32 MiB sub-blocks at least); the stored blocks cover the put in order; the
- * CPU path cuts the same blocks (files equal byte for byte), and the values read back into host
- * and device memory. */
-static void tapered_device_blocks(void **state)
-{
-    (void)state;
-    if (!have_codec("lz4")) skip();
-    setenv("GPUBP_ZDEV_TAPER", "70", 1);
-    setenv("GPUBP_ZDEV_TAPER_MIB", "1", 1);
-    const tcase *t = &types[0];
-    size_t n = ((size_t)6 << 20) + 4 * 9;
-    uint8_t *host = two_steps(t, n, 11);
-    const char *extra = ",split_mib=2,subfiles=8";
-    char on[200], off[200];
-    snprintf(on, sizeof on, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4%s",
-             extra);
-    snprintf(off, sizeof off, "device=simulated,compress_device=off%s", extra);
-    char pa[1024], pb[1024];
-    snprintf(pa, sizeof pa, "%s", ts_path("devz_taper_on.bp"));
-    snprintf(pb, sizeof pb, "%s", ts_path("devz_taper_off.bp"));
-    write_one(pa, on, "lz4", "shuffle=byte", t, host, n);
-    write_one(pb, off, "lz4", "shuffle=byte", t, host, n);
-    /* the sub-blocks: the most whose last holds 1 MiB or more, each 70 % of the one before */
-    size_t rows = n / t->es, expect = 0;
-    for (size_t k = 1; k <= 8; k++) {
-        double sum = 0, qk = 1;
-        for (size_t i = 0; i < k; i++, qk *= 0.7) sum += qk;
-        if ((double)n * qk / 0.7 / sum >= (double)(1 << 20)) expect = k;
-    }
-    assert_true(expect >= 3);
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, pa, GPUBP_MODE_READ_RANDOM_ACCESS, "block_view=stored"));
-    gpubp_variable *v;
-    TS_OK(gpubp_inquire_variable(&v, r, "x"));
-    size_t nb = 0, prev = rows + 1, total = 0;
-    TS_OK(gpubp_variable_blocks(v, 0, &nb));
-    assert_int_equal(nb, expect);
-    for (size_t b = 0; b < nb; b++) {
-        size_t start = 0, count = 0;
-        TS_OK(gpubp_variable_block_info(v, 0, b, &start, &count, NULL, NULL));
-        assert_int_equal(start, total);
-        assert_true(count < prev); /* each smaller than the one before */
-        if (b + 1 < nb) /* 70 % of the one before, to the row */
-            assert_true(b == 0 || (count + 1 >= (size_t)(0.7 * (double)prev) &&
-                                   count <= (size_t)(0.7 * (double)prev) + 1));
-        assert_true(count * t->es >= ((size_t)1 << 20));
-        prev = count;
-        total += count;
-    }
-    assert_int_equal(total, rows);
-    TS_OK(gpubp_close(r));
-    char name[32];
-    for (size_t k = 0; k < expect; k++) {
-        snprintf(name, sizeof name, "data.%zu", k);
-        same_file(pa, pb, name, "lz4 tapered");
-    }
-    same_file(pa, pb, "md.0", "lz4 tapered");
-    read_back(pa, host, n, NULL, 0);
-    read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
-    unsetenv("GPUBP_ZDEV_TAPER");
-    unsetenv("GPUBP_ZDEV_TAPER_MIB");
     free(host);
 }
 
@@ -849,10 +489,6 @@ int main(void)
         cmocka_unit_test(device_equals_cpu_edges),
         cmocka_unit_test(device_equals_cpu_abandoned),
         cmocka_unit_test(device_blocks),
-        cmocka_unit_test(split_device_blocks),
-        cmocka_unit_test(split_failure),
-        cmocka_unit_test(read_ahead_failure),
-        cmocka_unit_test(tapered_device_blocks),
         cmocka_unit_test(async_commit_coded),
         cmocka_unit_test(async_commit_coded_failure),
         cmocka_unit_test(cache_across_files),
