@@ -121,6 +121,9 @@ typedef struct gbp_file_wr {
     gbp_buf defer;           /* async: the bytes of the spans below */
     gbp_deferred *dspans;    /* async: the step's data-file bytes its commit writes */
     size_t ndspans, cap_dspans;
+    uint8_t *zout;           /* zblock.c: the CPU path's compressed output of a piece, kept from
+                                block to block (fresh pages cost as much as the coding) */
+    size_t zout_cap;
     size_t async_safe_records; /* committed for sure while a commit is queued */
     uint32_t async_pending_step; /* the queued commit's step, numbered from 0 */
     int broken;              /* an asynchronous commit failed: the writer stops */

@@ -56,6 +56,7 @@ void gbp_writer_free(gpubp_file *f)
     gbp_discard_step(f);
     gbp_buf_free(&f->wr.defer);
     gbp_free(f->wr.dspans);
+    gbp_free(f->wr.zout);
     gbp_free(f->wr.blocks);
     for (size_t i = 0; i < f->wr.nattrs; i++) {
         gbp_attr_def *a = &f->wr.attrs[i];

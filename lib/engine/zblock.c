@@ -257,29 +257,36 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     }
     gbp_blosc_enc *e = NULL;
     gbp_stage *st = NULL;
-    uint8_t *out = NULL;
     int rc = gbp_blosc_enc_open(&e, raw, es, v->op_codec, v->op_level, v->op_shuffle,
                                 threads);
+    /* min/max of a contiguous device block by the device's reduction kernel (delivered at the
+     * step's gbp_mem_sync, as for uncompressed device blocks), not by the caller over each piece
+     * landed in the pool: one thread's pass over the data took as long as 16 threads' coding */
+    int dev_mm = wb->space == GPUBP_MEM_GPU && gbp_box_is_contiguous(&wb->box);
+    if (rc == GPUBP_OK && dev_mm)
+        rc = gbp_mem_dev_minmax(f->mem, (const uint8_t *)wb->data + gbp_box_offset(&wb->box) * es,
+                                v->type, raw / es, wb->meta.mm, wb->meta.mm + 16);
     if (rc == GPUBP_OK)
         rc = gbp_mem_stage_open(f->mem, &st, wb->space, wb->data, es, &wb->box, 0, raw);
-    size_t cap = 0;
     const uint8_t *p;
     size_t off, len;
     int have = 0;
     while (rc == GPUBP_OK && (rc = gbp_mem_stage_next(st, &p, &off, &len)) == 1) {
         rc = GPUBP_OK;
-        gbp_minmax(v->type, p, len / es, wb->meta.mm, wb->meta.mm + 16, have);
+        if (!dev_mm) gbp_minmax(v->type, p, len / es, wb->meta.mm, wb->meta.mm + 16, have);
         have = 1;
         size_t need = gbp_blosc_enc_out_bound(e, len);
-        if (need > cap) { /* the first piece is the largest but for a strided host box */
+        if (need > f->wr.zout_cap) { /* kept from block to block (f->wr.zout) */
             rc = gbp_mem_wait_writes(f->mem);
-            gbp_free(out);
-            out = rc == GPUBP_OK ? gbp_malloc(need) : NULL;
-            cap = out ? need : 0;
-            if (!out && rc == GPUBP_OK)
+            gbp_free(f->wr.zout);
+            f->wr.zout = rc == GPUBP_OK ? gbp_malloc(need) : NULL;
+            f->wr.zout_cap = f->wr.zout ? need : 0;
+            if (!f->wr.zout && rc == GPUBP_OK)
                 rc = gbp_error(GPUBP_ERR_NOMEM, 0,
                                "out of memory (%zu bytes of compressed output)", need);
         }
+        uint8_t *out = f->wr.zout;
+        size_t cap = f->wr.zout_cap;
         /* compresses while the I/O threads still write the previous piece's output */
         if (rc == GPUBP_OK) rc = gbp_blosc_enc_put(e, p, len);
         if (rc == GPUBP_OK) rc = gbp_mem_wait_writes(f->mem);
@@ -303,8 +310,7 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     if (rc != GPUBP_OK) goto done;
     set_op(wb, raw, total);
 done:
-    if (rc < 0) (void)gbp_mem_wait_writes(f->mem); /* nothing may still read `out` */
-    gbp_free(out);
+    if (rc < 0) (void)gbp_mem_wait_writes(f->mem); /* nothing may still read f->wr.zout */
     gbp_blosc_enc_close(e);
     return rc < 0 ? rc : GPUBP_OK;
 }
