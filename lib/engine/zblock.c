@@ -218,6 +218,98 @@ static int lane_prelaunch(gpubp_file *f, const gbp_wblock *wb)
     return GPUBP_OK;
 }
 
+/* ---- min/max of host pieces on the compression threads -----------------------------------------
+ * A piece of a compressed host block is scanned for its min/max before it is coded: on one thread
+ * that scan takes as long as 16 threads' coding of the piece. So the pool scans it in ranges, each
+ * folded by gbp_minmax from the same start (the values before the piece, or its first element),
+ * and the caller merges the ranges' results in order. The fold keeps the first smallest and the
+ * last largest element, which ranges merged in order give too, as long as no NaN is met (a NaN
+ * makes the largest restart behind it): float and double ranges report one, and then the piece
+ * is scanned again on one thread, as are complex and long double pieces. */
+#define GBP_MM_RANGES 64
+#define GBP_MM_MIN_BYTES ((size_t)1 << 20) /* smaller pieces: one thread */
+
+typedef struct mm_par {
+    int type;
+    const uint8_t *p;
+    size_t es, n, per;
+    uint8_t init[2][16];
+    uint8_t res[GBP_MM_RANGES][2][16];
+    int nan[GBP_MM_RANGES];
+} mm_par;
+
+static int has_nan(int type, const uint8_t *p, size_t n)
+{
+    int any = 0;
+    if (type == GPUBP_TYPE_FLOAT) {
+        for (size_t i = 0; i < n; i++) {
+            float v;
+            memcpy(&v, p + 4 * i, 4);
+            any |= v != v;
+        }
+    } else if (type == GPUBP_TYPE_DOUBLE) {
+        for (size_t i = 0; i < n; i++) {
+            double v;
+            memcpy(&v, p + 8 * i, 8);
+            any |= v != v;
+        }
+    }
+    return any;
+}
+
+static void mm_range(void *ctx, size_t k, int worker)
+{
+    (void)worker;
+    mm_par *m = ctx;
+    size_t a = k * m->per, b = a + m->per < m->n ? a + m->per : m->n;
+    memcpy(m->res[k], m->init, sizeof m->init);
+    gbp_minmax(m->type, m->p + a * m->es, b - a, m->res[k][0], m->res[k][1], 1);
+    m->nan[k] = has_nan(m->type, m->p + a * m->es, b - a);
+}
+
+/* gbp_minmax(type, p, n, min, max, have) on up to `threads` workers: the same values. */
+static void minmax_threads(int type, const void *p, size_t n, void *min, void *max, int have,
+                           int threads)
+{
+    size_t es = gbp_type_size(type);
+    int real = type != GPUBP_TYPE_FLOAT_COMPLEX && type != GPUBP_TYPE_DOUBLE_COMPLEX &&
+               type != GPUBP_TYPE_LONG_DOUBLE && es > 0 && es <= 8;
+    size_t ranges = n * es / (GBP_MM_MIN_BYTES / 4);
+    int w = real && n * es >= GBP_MM_MIN_BYTES ? gbp_pool_workers(threads, ranges) : 1;
+    if (w < 2) {
+        gbp_minmax(type, p, n, min, max, have);
+        return;
+    }
+    mm_par mp, *m = &mp;
+    if (ranges > GBP_MM_RANGES) ranges = GBP_MM_RANGES;
+    m->type = type;
+    m->p = p;
+    m->es = es;
+    m->n = n;
+    m->per = (n + ranges - 1) / ranges;
+    ranges = (n + m->per - 1) / m->per;
+    memcpy(m->init[0], have ? min : p, es);
+    memcpy(m->init[1], have ? max : p, es);
+    int nan = has_nan(type, m->init[0], 1) || has_nan(type, m->init[1], 1);
+    if (!nan) gbp_pool_run(w, ranges, mm_range, m);
+    for (size_t k = 0; !nan && k < ranges; k++) nan = m->nan[k];
+    if (nan) {
+        gbp_minmax(type, p, n, min, max, have);
+    } else {
+        uint8_t mn[16], mx[16], spare[16];
+        memcpy(mn, m->init[0], es);
+        memcpy(mx, m->init[1], es);
+        for (size_t k = 0; k < ranges; k++) { /* in order: the first smallest, the last largest */
+            memcpy(spare, mx, es);
+            gbp_minmax(type, m->res[k][0], 1, mn, spare, 1);
+            memcpy(spare, mn, es);
+            gbp_minmax(type, m->res[k][1], 1, spare, mx, 1);
+        }
+        memcpy(min, mn, es);
+        memcpy(max, mx, es);
+    }
+}
+
 /* Sets the operator record of a written compressed block. */
 static void set_op(gbp_wblock *wb, size_t raw, size_t total)
 {
@@ -273,7 +365,7 @@ int gbp_write_compressed(gpubp_file *f, gbp_wblock *wb, int fd, const char *fnam
     int have = 0;
     while (rc == GPUBP_OK && (rc = gbp_mem_stage_next(st, &p, &off, &len)) == 1) {
         rc = GPUBP_OK;
-        if (!dev_mm) gbp_minmax(v->type, p, len / es, wb->meta.mm, wb->meta.mm + 16, have);
+        if (!dev_mm) minmax_threads(v->type, p, len / es, wb->meta.mm, wb->meta.mm + 16, have, threads);
         have = 1;
         size_t need = gbp_blosc_enc_out_bound(e, len);
         if (need > f->wr.zout_cap) { /* kept from block to block (f->wr.zout) */

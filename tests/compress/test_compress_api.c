@@ -1,7 +1,8 @@
 /* The zlib operator through the public API (issue 7 acceptance): every numeric type, each
  * shuffle, shapes that are not multiples of the Blosc2 block, empty and tiny blocks, several
  * blocks and steps, sub-box selections across compressed blocks, min/max from the uncompressed
- * values, the file-wide default, and the errors. */
+ * values (scanned by the compression threads: the bytes of one pass), the file-wide default, and
+ * the errors. */
 #include "support/test_support.h"
 
 #include <ctype.h>
@@ -394,6 +395,76 @@ static void test_codec_versions(void **state)
     assert_null(strchr(v, '\n'));
 }
 
+/* One block of t written with `op` ("none": uncompressed), its min/max bytes into mn, mx. */
+static void block_minmax(gpubp_type t, const void *data, size_t n, const char *op, void *mn,
+                         void *mx)
+{
+    const char *path = ts_path("zmm.bp");
+    gpubp_file *w, *r;
+    gpubp_variable *v;
+    size_t shape[1] = {n}, start[1] = {0};
+    TS_OK(gpubp_open(&w, path, GPUBP_MODE_WRITE, "split_mib=0"));
+    TS_OK(gpubp_define_variable(&v, w, "x", t, 1, shape, start, shape));
+    if (strcmp(op, "none")) TS_OK(gpubp_variable_add_operation(v, op, "threads=4"));
+    TS_OK(gpubp_begin_step(w));
+    TS_OK(gpubp_put(w, v, data, GPUBP_SYNC));
+    TS_OK(gpubp_end_step(w));
+    TS_OK(gpubp_close(w));
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS, NULL));
+    TS_OK(gpubp_inquire_variable(&v, r, "x"));
+    TS_OK(gpubp_variable_block_info(v, 0, 0, NULL, NULL, mn, mx));
+    TS_OK(gpubp_close(r));
+}
+
+/* The min/max of compressed host blocks is scanned by the compression threads in ranges, merged in
+ * order: the bytes must be those of one pass (the uncompressed write's), the first smallest and
+ * the last largest element, with signed zeros tied across ranges either way round, NaN first, in
+ * the middle and last (one pass again), and for integers. */
+static void test_minmax_threads(void **state)
+{
+    (void)state;
+    size_t n = (size_t)3 << 20; /* 12 MiB of floats: ranges of 256 KiB on 4 threads */
+    double *d = malloc(n * sizeof *d);
+    float *f = malloc(n * sizeof *f);
+    int32_t *k = malloc(n * sizeof *k);
+    assert_non_null(d);
+    assert_non_null(f);
+    assert_non_null(k);
+    for (int c = 0; c < 8; c++) {
+        for (size_t i = 0; i < n; i++) {
+            double x = -1.0 - sin(0.001 * (double)i); /* in [-2, 0] */
+            d[i] = c >= 2 ? -x : x;
+            k[i] = (int32_t)(x * 1e6) * (c % 2 ? -1 : 1);
+        }
+        /* ties of the extreme by signed zeros, in different ranges: the max of c 0/1 is 0 */
+        d[100] = c % 2 ? -0.0 : 0.0;
+        d[n / 2 + 7] = c % 2 ? 0.0 : -0.0;
+        d[n - 3] = c % 2 ? -0.0 : 0.0;
+        if (c >= 2) d[n / 3] = d[2 * n / 3] = 0.0 * (c % 2 ? -1 : 1); /* and the min of c 2, 3 */
+        if (c == 4) d[0] = NAN;
+        if (c == 5) d[n / 2] = NAN;
+        if (c == 6) d[n - 1] = NAN;
+        if (c == 7) d[n / 4] = d[3 * n / 4 + 1] = NAN;
+        for (size_t i = 0; i < n; i++) f[i] = (float)d[i];
+        static const gpubp_type ts[] = {GPUBP_TYPE_DOUBLE, GPUBP_TYPE_FLOAT, GPUBP_TYPE_INT32};
+        const void *data[] = {d, f, k};
+        for (int t = 0; t < 3; t++) {
+            if (t == 2 && c >= 4) continue;
+            uint8_t mn[2][16], mx[2][16];
+            size_t es = gpubp_type_size(ts[t]);
+            block_minmax(ts[t], data[t], n, "none", mn[0], mx[0]);
+            block_minmax(ts[t], data[t], n, "lz4", mn[1], mx[1]);
+            if (memcmp(mn[0], mn[1], es) || memcmp(mx[0], mx[1], es))
+                print_error("case %d type %d: min/max differ from one pass\n", c, (int)ts[t]);
+            assert_memory_equal(mn[0], mn[1], es);
+            assert_memory_equal(mx[0], mx[1], es);
+        }
+    }
+    free(d);
+    free(f);
+    free(k);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_damaged_count),
         cmocka_unit_test(test_boxes_of_rows),
         cmocka_unit_test(test_codec_versions),
+        cmocka_unit_test(test_minmax_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
