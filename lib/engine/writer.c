@@ -228,7 +228,7 @@ static int zsplit_block(const gbp_wblock *wb)
 
 /* Of the n sub-blocks of a split compressed device put, how many (the first ones) are coded on
  * the CPU while the device codes the others (GPUBP_ZDEV_CPU_SUBBLOCKS=K, a tuning knob, 0 by
- * default: docs/compression.md "CPU sub-blocks"): K, at most n - 1, so that one is the device's.
+ * default: docs/compression.md, "Runs 113-115"): K, at most n - 1, so that one is the device's.
  * The device's first batches are launched before them (zblock.c lane_prelaunch), so that both
  * code at once; the files are those the CPU path writes for the lanes and the device for the
  * rest, in the same subfiles and order as without lanes. */

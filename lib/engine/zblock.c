@@ -202,8 +202,10 @@ static int compress_ahead(gpubp_file *f, gbp_wblock *first)
  * device anyway is left to the CPU path throughout. */
 static int lane_prelaunch(gpubp_file *f, const gbp_wblock *wb)
 {
+    if (GBP_SPLIT_INDEX(wb->meta.split) != 0 || wb < f->wr.blocks ||
+        wb >= f->wr.blocks + f->wr.nblocks)
+        return GPUBP_OK;
     size_t i = (size_t)(wb - f->wr.blocks), n = GBP_SPLIT_COUNT(wb->meta.split);
-    if (GBP_SPLIT_INDEX(wb->meta.split) != 0 || wb < f->wr.blocks || i >= f->wr.nblocks) return GPUBP_OK;
     for (size_t j = 1; j < n && i + j < f->wr.nblocks; j++) {
         const gbp_wblock *g = &f->wr.blocks[i + j];
         if (g->var != wb->var || g->data != wb->data || GBP_SPLIT_INDEX(g->meta.split) != j)
