@@ -2,6 +2,7 @@
  * on 1, 2 and all cores, and the compression ratio, on a smooth float field and on random data.
  *   gpubp-bench --compress zlib --dir D [--mib-per-step N (64)] [--steps S (2)] [--repeat R (3)]
  *               [--shuffle byte|bit|none] [--level L (1)] [--mem host|gpu] [--params P]
+ *               [--codec C (zlib): the operator of these rows, blosclz, lz4, lz4hc, zlib or zstd]
  * One line per data kind and thread count:
  *   data=smooth threads=T write_MBps=<x> read_MBps=<y> ratio=<r>
  * (MB = 10^6 bytes of uncompressed data; medians over the repetitions; ratio = bytes put / bytes
@@ -180,7 +181,7 @@ static int codec_rows(zrun *z, const char *list, int repeat, const char *params,
 
 int gpubp_bench_compress(int argc, char **argv)
 {
-    const char *dir = NULL, *shuffle = "byte", *params = NULL, *codecs = NULL;
+    const char *dir = NULL, *shuffle = "byte", *params = NULL, *codecs = NULL, *codec = "zlib";
     size_t mib = 64, steps = 2;
     int no_cpu = 0; /* --codecs: leave out the CPU path's rows (a quicker comparison) */
     int repeat = 3, level = 1, gpu = 0;
@@ -200,14 +201,15 @@ int gpubp_bench_compress(int argc, char **argv)
         else if (!strcmp(a, "--level") && v) level = atoi(argv[++i]);
         else if (!strcmp(a, "--params") && v) params = argv[++i];
         else if (!strcmp(a, "--codecs") && v) codecs = argv[++i];
+        else if (!strcmp(a, "--codec") && v) codec = argv[++i];
         else if (!strcmp(a, "--no-cpu-path")) no_cpu = 1;
         else if (!strcmp(a, "--mem") && v && (!strcmp(v, "gpu") || !strcmp(v, "host")))
             gpu = !strcmp(argv[++i], "gpu");
         else {
             fprintf(stderr, "usage: gpubp-bench --compress zlib --dir D [--mib-per-step N] "
                             "[--steps S] [--repeat R] [--shuffle byte|bit|none] [--level L] "
-                            "[--mem host|gpu] [--params P] [--codecs zlib,lz4,lz4hc,zstd] "
-                            "[--no-cpu-path]\n");
+                            "[--mem host|gpu] [--params P] [--codec C] "
+                            "[--codecs zlib,lz4,lz4hc,zstd] [--no-cpu-path]\n");
             return 2;
         }
     }
@@ -222,7 +224,7 @@ int gpubp_bench_compress(int argc, char **argv)
     z.level = level;
     z.shuffle = shuffle;
     z.params = params;
-    z.codec = "zlib";
+    z.codec = codec;
     size_t bytes = z.n * sizeof(float);
     float *data = malloc(bytes);
     z.hbuf = malloc(bytes);
