@@ -453,7 +453,7 @@ static void test_minmax_threads(void **state)
             uint8_t mn[2][16], mx[2][16];
             size_t es = gpubp_type_size(ts[t]);
             block_minmax(ts[t], data[t], n, "none", mn[0], mx[0]);
-            block_minmax(ts[t], data[t], n, "lz4", mn[1], mx[1]);
+            block_minmax(ts[t], data[t], n, "blosclz", mn[1], mx[1]); /* in every build */
             if (memcmp(mn[0], mn[1], es) || memcmp(mx[0], mx[1], es))
                 print_error("case %d type %d: min/max differ from one pass\n", c, (int)ts[t]);
             assert_memory_equal(mn[0], mn[1], es);
