@@ -109,12 +109,10 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
                          "'%s': block compressed with operator '%s' is not supported (only blosc, "
                          "bzip2 and null)", v->name, name);
     }
-    char what[4400]; /* "DATAFILE: 'VAR': block at offset N", for messages */
-    gbp_block_what(what, sizeof what, f, v->name, b);
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: operator says %llu uncompressed bytes, the "
-                         "block has %zu", what, (unsigned long long)b->op->raw_size, raw);
+        return gbp_block_format_error(f, v->name, b, "operator says %llu uncompressed bytes, the "
+                                      "block has %zu", (unsigned long long)b->op->raw_size, raw);
     GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, b, fd, b->op->size));
     /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
      * other byte order are decoded on the host, converted, then scattered */
@@ -149,11 +147,12 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
     if (rc == GPUBP_OK && zn < 12)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: an operator buffer of %zu bytes, shorter than "
-                       "its 12-byte header", what, zn);
+        rc = gbp_block_format_error(f, v->name, b, "an operator buffer of %zu bytes, shorter "
+                                    "than its 12-byte header", zn);
     if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "%s: the operator buffer says %llu uncompressed "
-                       "bytes, the metadata %zu", what, (unsigned long long)gbp_ld64(z + 4), raw);
+        rc = gbp_block_format_error(f, v->name, b, "the operator buffer says %llu uncompressed "
+                                    "bytes, the metadata %zu", (unsigned long long)gbp_ld64(z + 4),
+                                    raw);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
@@ -161,6 +160,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         if (swap) memcpy(r, rawp, raw);
         else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
+        char what[4400]; /* bzip2's messages name the block */
+        gbp_block_what(what, sizeof what, f, v->name, b);
         rc = gbp_bzip2_decompress(z, zn, r, raw, what);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);

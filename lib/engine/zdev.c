@@ -606,6 +606,30 @@ static void drop_next(zw *w)
     zs->qh = zs->qn = 0;
 }
 
+/* The file's write state of this path for ops (w: its fields set). */
+static int zw_open(gpubp_file *f, const gbp_dzops *ops, void *dctx, zw *w)
+{
+    memset(w, 0, sizeof *w);
+    w->mem = f->mem;
+    w->ops = ops;
+    GBP_FORWARD_IF_ERROR(gbp_mem_dz_state(f->mem, ops, dctx, &w->z));
+    if (!(w->zs = zstate_of(f))) return GPUBP_ERR_NOMEM;
+    return GPUBP_OK;
+}
+
+/* Opens sub-block wb and launches it, with the sub-blocks that join its batch, into `set`
+ * (launch_group: all queued); on failure nothing is queued or left open. */
+static int launch_sub(zw *w, gpubp_file *f, const gbp_wblock *wb, int set)
+{
+    zblk nb;
+    double t = gbp_zdev_lap_start(w->mem);
+    int rc = block_open(f, wb, &nb);
+    gbp_zdev_lap(w->mem, GBP_DZT_W_FINISH, &t);
+    if (rc == GPUBP_OK) rc = launch_group(w, f, &nb, set);
+    if (rc != GPUBP_OK) gbp_blosc_enc_close(nb.e);
+    return rc;
+}
+
 typedef struct znext {
     gpubp_file *f;
     zblk *b;          /* the block being written */
@@ -631,14 +655,7 @@ static int queue_next(zw *w, void *ctx)
         if (zs->qf[(zs->qh + i) % GBP_ZDEV_QUEUE].set == set) return GPUBP_OK;
     const gbp_wblock *after = zs->qn ? zs->qb[(zs->qh + zs->qn - 1) % GBP_ZDEV_QUEUE].wb : n->b->wb;
     const gbp_wblock *nx = next_sub(n->f, after);
-    if (!nx) return GPUBP_OK;
-    zblk nb;
-    double t = gbp_zdev_lap_start(w->mem);
-    int rc = block_open(n->f, nx, &nb);
-    gbp_zdev_lap(w->mem, GBP_DZT_W_FINISH, &t);
-    if (rc == GPUBP_OK) rc = launch_group(w, n->f, &nb, set);
-    if (rc != GPUBP_OK) gbp_blosc_enc_close(nb.e);
-    return rc;
+    return nx ? launch_sub(w, n->f, nx, set) : GPUBP_OK;
 }
 
 /* Takes the queue's first block into b and its piece in flight into cur. */
@@ -654,40 +671,20 @@ static void take(zstate *zs, zblk *b, zfly *cur)
 int gbp_zdev_prelaunch(gpubp_file *f, const gbp_wblock *wb, const gbp_dzops *ops, void *dctx)
 {
     zw w;
-    memset(&w, 0, sizeof w);
-    w.mem = f->mem;
-    w.ops = ops;
-    double t = gbp_zdev_lap_start(f->mem);
-    GBP_FORWARD_IF_ERROR(gbp_mem_dz_state(f->mem, ops, dctx, &w.z));
-    if (!(w.zs = zstate_of(f))) return GPUBP_ERR_NOMEM;
+    GBP_FORWARD_IF_ERROR(zw_open(f, ops, dctx, &w));
     drop_next(&w); /* nothing is queued between puts */
-    zblk b, nb;
-    memset(&nb, 0, sizeof nb);
-    int rc = block_open(f, wb, &b);
-    gbp_zdev_lap(f->mem, GBP_DZT_W_FINISH, &t);
-    if (rc != GPUBP_OK) return rc;
     /* the codec's stream after the user's data, as gbp_zdev_write orders a put's first block */
-    rc = ops->begin(w.z);
-    if (rc == GPUBP_OK) rc = launch_group(&w, f, &b, 0);
-    if (rc != GPUBP_OK) {
-        gbp_blosc_enc_close(b.e);
-        return rc;
-    }
+    int rc = ops->begin(w.z);
+    if (rc == GPUBP_OK) rc = launch_sub(&w, f, wb, 0);
+    if (rc != GPUBP_OK) return rc;
     /* the next batch into set 1 when the first ends with a whole sub-block (a block of several
      * pieces launches its next piece there itself: queue_next) */
     int last = (w.zs->qh + w.zs->qn - 1) % GBP_ZDEV_QUEUE;
-    const zblk *lb = &w.zs->qb[last];
-    const gbp_wblock *nx = w.zs->qf[last].po + w.zs->qf[last].len == lb->raw ? next_sub(f, lb->wb) : NULL;
-    if (nx) {
-        t = gbp_zdev_lap_start(f->mem);
-        rc = block_open(f, nx, &nb);
-        gbp_zdev_lap(f->mem, GBP_DZT_W_FINISH, &t);
-        if (rc == GPUBP_OK) rc = launch_group(&w, f, &nb, 1);
-        if (rc != GPUBP_OK) {
-            gbp_blosc_enc_close(nb.e);
-            drop_next(&w);
-            return rc;
-        }
+    const zfly *lf = &w.zs->qf[last];
+    const gbp_wblock *nx = lf->po + lf->len == w.zs->qb[last].raw ? next_sub(f, w.zs->qb[last].wb) : NULL;
+    if (nx && (rc = launch_sub(&w, f, nx, 1)) != GPUBP_OK) {
+        drop_next(&w);
+        return rc;
     }
     atomic_fetch_add(&n_prelaunched, 1);
     return GPUBP_OK;
@@ -698,19 +695,12 @@ int gbp_zdev_write(gpubp_file *f, gbp_wblock *wb, int fd, const gbp_dzops *ops, 
 {
     gpubp_variable *v = wb->var;
     zw w;
-    memset(&w, 0, sizeof w);
-    w.mem = f->mem;
-    w.ops = ops;
     zblk b;
     memset(&b, 0, sizeof b);
     zfly cur;
     int have = 0;
     double t = gbp_zdev_lap_start(f->mem);
-    int rc = gbp_mem_dz_state(f->mem, ops, dctx, &w.z);
-    if (rc == GPUBP_OK) {
-        w.zs = zstate_of(f);
-        if (!w.zs) rc = GPUBP_ERR_NOMEM;
-    }
+    int rc = zw_open(f, ops, dctx, &w);
     /* the first piece launched already, with an earlier sub-block of the put */
     if (rc == GPUBP_OK && w.zs->qn) {
         const zblk *h = &w.zs->qb[w.zs->qh];
