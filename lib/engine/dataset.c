@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,26 +270,16 @@ void gbp_block_what(char *what, size_t cap, const gpubp_file *f, const char *var
              (unsigned long long)b->payload_offset);
 }
 
-int gbp_block_format_error(const gpubp_file *f, const char *var, const gbp_block *b,
-                           const char *fmt, ...)
-{
-    char what[4400], msg[1024];
-    gbp_block_what(what, sizeof what, f, var, b);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %s", what, msg);
-}
-
 int gbp_block_check_span(gpubp_file *f, const char *var, const gbp_block *b, int fd,
                          uint64_t len)
 {
     uint64_t fsize = 0;
     GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
     if (b->payload_offset <= fsize && len <= fsize - b->payload_offset) return GPUBP_OK;
-    return gbp_block_format_error(f, var, b, "%llu bytes run past the end of the data file (%llu "
-                                  "bytes)", (unsigned long long)len, (unsigned long long)fsize);
+    char what[4400]; /* built only on failure */
+    gbp_block_what(what, sizeof what, f, var, b);
+    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file (%llu "
+                     "bytes)", what, (unsigned long long)len, (unsigned long long)fsize);
 }
 
 int gbp_dataset_clear_active(gpubp_file *f)

@@ -22,14 +22,6 @@ int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size);
 /* The head of a block's messages into what (cap bytes): "DATAFILE: 'VAR': block at offset N". */
 void gbp_block_what(char *what, size_t cap, const gpubp_file *f, const char *var,
                     const gbp_block *b);
-/* GPUBP_ERR_FORMAT with "<gbp_block_what>: " and the message fmt makes (built only on failure:
- * reads of many blocks pay nothing for it). */
-int gbp_block_format_error(const gpubp_file *f, const char *var, const gbp_block *b,
-                           const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
 /* Whether the `len` bytes at block b's payload offset lie inside its data file (fd: open, or -1
  * for a gpubp:// dataset); FORMAT "<gbp_block_what>: LEN bytes run past the end of the data
  * file (SIZE bytes)" otherwise (every reader's one check of a block against its file). */

@@ -88,7 +88,8 @@ static int remote_fill(void *ctx, uint8_t *to, size_t off, size_t len)
 /* A compressed block: read the operator buffer, check its size against the metadata, then
  * decode the box: blosc into host memory only the span that holds it (read_span), into device
  * memory on the device or span by span through the pool (zblock.c, zdev.c); bzip2 and values of
- * the other byte order whole on the host, then copied out. */
+ * the other byte order whole on the host, then copied out. Its FORMAT messages get the block's
+ * head ("DATAFILE: 'VAR': block at offset N") from name_block, its only caller's wrapper. */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
@@ -111,8 +112,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     }
     size_t raw = 0;
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
-        return gbp_block_format_error(f, v->name, b, "operator says %llu uncompressed bytes, the "
-                                      "block has %zu", (unsigned long long)b->op->raw_size, raw);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "operator says %llu uncompressed bytes, the block "
+                         "has %zu", (unsigned long long)b->op->raw_size, raw);
     GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, b, fd, b->op->size));
     /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
      * other byte order are decoded on the host, converted, then scattered */
@@ -147,12 +148,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
     if (rc == GPUBP_OK && zn < 12)
-        rc = gbp_block_format_error(f, v->name, b, "an operator buffer of %zu bytes, shorter "
-                                    "than its 12-byte header", zn);
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "an operator buffer of %zu bytes, shorter than its "
+                       "12-byte header", zn);
     if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
-        rc = gbp_block_format_error(f, v->name, b, "the operator buffer says %llu uncompressed "
-                                    "bytes, the metadata %zu", (unsigned long long)gbp_ld64(z + 4),
-                                    raw);
+        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "the operator buffer says %llu uncompressed bytes, "
+                       "the metadata %zu", (unsigned long long)gbp_ld64(z + 4), raw);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
