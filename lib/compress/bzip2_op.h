@@ -23,10 +23,10 @@ int gbp_bzip2_available(void);
 const char *gbp_bzip2_version(void);
 
 /* Decodes the operator buffer src[0, n) into dst, which has room for exactly raw bytes (the
- * block's uncompressed size from the metadata); every byte of dst is written on success. `what`
- * names the block in messages (file, variable, offset). Errors: GPUBP_ERR_FORMAT (a damaged or
+ * block's uncompressed size from the metadata); every byte of dst is written on success. The
+ * messages do not name the block (the caller does). Errors: GPUBP_ERR_FORMAT (a damaged or
  * inconsistent buffer: the message gives the offset in the buffer), GPUBP_ERR_CODEC (no libbz2 in
  * this build), GPUBP_ERR_NOMEM. */
-int gbp_bzip2_decompress(const void *src, size_t n, void *dst, size_t raw, const char *what);
+int gbp_bzip2_decompress(const void *src, size_t n, void *dst, size_t raw);
 
 #endif /* GBP_BZIP2_OP_H */

@@ -353,16 +353,6 @@ int gbp_bp5_not_found(const gpubp_file *f, const char *name)
                      "not read", name, f->path, what);
 }
 
-int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
-               size_t n, size_t raw, int *type, const uint8_t **rawp)
-{
-    char what[4400];
-    size_t rl = 0;
-    gbp_block_what(what, sizeof what, f, v->name, b);
-    /* bzip2 and blosc buffers: the caller decodes them */
-    return bp5_op_parse(z, n, raw, type, rawp, &rl, what);
-}
-
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,
                         size_t es)
 {

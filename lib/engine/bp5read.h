@@ -24,10 +24,6 @@ int gbp_bp5_summary(gpubp_file *f);
 size_t gbp_dataset_step(const gpubp_file *f, const gbp_var_step *st);
 /* GPUBP_ERR_NOT_FOUND, or NOT_SUPPORTED naming what the variable is (struct, derived) */
 int gbp_bp5_not_found(const gpubp_file *f, const char *name);
-/* Block b's operator buffer z (n bytes): *type (BP5_OP_*), *rawp the raw bytes of a null
- * operator. Messages name the data file, the variable and the block's offset. */
-int gbp_bp5_op(const gpubp_file *f, const gpubp_variable *v, const gbp_block *b, const uint8_t *z,
-               size_t n, size_t raw, int *type, const uint8_t **rawp);
 /* An uncompressed block of v (elements of es bytes) lies inside its data file (fd): BP5 block
  * locations are checked only when they are read. GPUBP_ERR_FORMAT naming file and offset if not. */
 int gbp_bp5_check_block(gpubp_file *f, const gpubp_variable *v, const gbp_block *b, int fd,

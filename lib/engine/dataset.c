@@ -261,13 +261,15 @@ int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size)
     return gbp_file_size(fd, size, f->path);
 }
 
-void gbp_block_what(char *what, size_t cap, const gpubp_file *f, const char *var,
-                    const gbp_block *b)
+int gbp_block_name_error(int rc, const gpubp_file *f, const char *var, const gbp_block *b)
 {
+    if (strstr(gbp_error_message(), f->path)) return rc; /* named already */
+    gbp_saved_error e;
+    gbp_error_save(&e, rc, sizeof e.msg);
     char dp[4200];
-    snprintf(what, cap, "%s: '%s': block at offset %llu",
-             gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), var,
-             (unsigned long long)b->payload_offset);
+    return gbp_error(rc, e.native, "%s: '%s': block at offset %llu: %s",
+                     gbp_dataset_data_path(f, b->subfile, dp, sizeof dp), var,
+                     (unsigned long long)b->payload_offset, e.msg);
 }
 
 int gbp_block_check_span(gpubp_file *f, const char *var, const gbp_block *b, int fd,
@@ -276,10 +278,9 @@ int gbp_block_check_span(gpubp_file *f, const char *var, const gbp_block *b, int
     uint64_t fsize = 0;
     GBP_FORWARD_IF_ERROR(gbp_dataset_data_size(f, b->subfile, fd, &fsize));
     if (b->payload_offset <= fsize && len <= fsize - b->payload_offset) return GPUBP_OK;
-    char what[4400]; /* built only on failure */
-    gbp_block_what(what, sizeof what, f, var, b);
-    return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: %llu bytes run past the end of the data file (%llu "
-                     "bytes)", what, (unsigned long long)len, (unsigned long long)fsize);
+    gbp_error(GPUBP_ERR_FORMAT, 0, "%llu bytes run past the end of the data file (%llu bytes)",
+              (unsigned long long)len, (unsigned long long)fsize);
+    return gbp_block_name_error(GPUBP_ERR_FORMAT, f, var, b);
 }
 
 int gbp_dataset_clear_active(gpubp_file *f)

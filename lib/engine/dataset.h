@@ -19,12 +19,14 @@ const char *gbp_dataset_data_path(const gpubp_file *f, uint32_t k, char *buf, si
 int gbp_dataset_data_fd(gpubp_file *f, uint32_t k, int *fd);
 int gbp_dataset_pread(gpubp_file *f, uint32_t k, int fd, void *buf, size_t n, uint64_t off);
 int gbp_dataset_data_size(gpubp_file *f, uint32_t k, int fd, uint64_t *size);
-/* The head of a block's messages into what (cap bytes): "DATAFILE: 'VAR': block at offset N". */
-void gbp_block_what(char *what, size_t cap, const gpubp_file *f, const char *var,
-                    const gbp_block *b);
+/* The error rc just recorded, with the block's head put before its message: "DATAFILE: 'VAR':
+ * block at offset N: MESSAGE" (unless the message names f's path already); returns rc. Every
+ * reader's way of naming the block a failure is about, built only on failure. */
+int gbp_block_name_error(int rc, const gpubp_file *f, const char *var, const gbp_block *b);
 /* Whether the `len` bytes at block b's payload offset lie inside its data file (fd: open, or -1
- * for a gpubp:// dataset); FORMAT "<gbp_block_what>: LEN bytes run past the end of the data
- * file (SIZE bytes)" otherwise (every reader's one check of a block against its file). */
+ * for a gpubp:// dataset); FORMAT "DATAFILE: 'VAR': block at offset N: LEN bytes run past the end
+ * of the data file (SIZE bytes)" otherwise (every reader's one check of a block against its
+ * file). */
 int gbp_block_check_span(gpubp_file *f, const char *var, const gbp_block *b, int fd,
                          uint64_t len);
 /* A writer's close: clears md.idx's writer-active flag (with fsync=1, flushed) once a step was

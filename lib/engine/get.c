@@ -12,6 +12,7 @@
 #include "common/params.h"
 #include "compress/blosczlib.h"
 #include "compress/bzip2_op.h"
+#include "format/bp5_op.h"
 #include "memspace/box.h"
 #include "memspace/mem_dz.h"
 
@@ -88,8 +89,9 @@ static int remote_fill(void *ctx, uint8_t *to, size_t off, size_t len)
 /* A compressed block: read the operator buffer, check its size against the metadata, then
  * decode the box: blosc into host memory only the span that holds it (read_span), into device
  * memory on the device or span by span through the pool (zblock.c, zdev.c); bzip2 and values of
- * the other byte order whole on the host, then copied out. Its FORMAT messages get the block's
- * head ("DATAFILE: 'VAR': block at offset N") from name_block, its only caller's wrapper. */
+ * the other byte order whole on the host, then copied out. Its FORMAT and CODEC messages get the
+ * block's head ("DATAFILE: 'VAR': block at offset N") from name_block, its only caller's
+ * wrapper. */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
                            const gbp_box *dbox, const gbp_zahead *ahead)
@@ -143,7 +145,8 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* the operator first: one libgpubp does not decode (a plugin, zfp, sz, ...) is CODEC, named,
      * before its header is read as blosc's or bzip2's sizes */
-    if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op(f, v, b, z, zn, raw, &optype, &rawp);
+    size_t rawl = 0;
+    if (rc == GPUBP_OK && bp5) rc = bp5_op_parse(z, zn, raw, &optype, &rawp, &rawl);
     /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */
@@ -160,9 +163,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
         if (swap) memcpy(r, rawp, raw);
         else rc = gbp_mem_scatter(f->mem, space, rawp, es, fbox, dst, dbox);
     } else if (rc == GPUBP_OK && bz) {
-        char what[4400]; /* bzip2's messages name the block */
-        gbp_block_what(what, sizeof what, f, v->name, b);
-        rc = gbp_bzip2_decompress(z, zn, r, raw, what);
+        rc = gbp_bzip2_decompress(z, zn, r, raw);
     } else if (rc == GPUBP_OK && dev)
         rc = gbp_read_compressed_device(f, z, zn, raw, es, fbox, dst, dbox);
     else if (rc == GPUBP_OK && swap)
@@ -178,16 +179,13 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     return rc;
 }
 
-/* A FORMAT failure of a block's payload (a short data file, a damaged operator buffer) names the
- * data file, the variable and the block's offset before the decoder's own message. */
+/* A FORMAT or CODEC failure of a block's payload (a short data file, a damaged operator buffer,
+ * a codec or operator this build does not decode) names the data file, the variable and the
+ * block's offset before the decoder's own message. */
 static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, const gbp_block *b)
 {
-    if (rc != GPUBP_ERR_FORMAT || strstr(gbp_error_message(), f->path)) return rc;
-    gbp_saved_error e;
-    gbp_error_save(&e, rc, sizeof e.msg);
-    char what[4400];
-    gbp_block_what(what, sizeof what, f, v->name, b);
-    return gbp_error(rc, e.native, "%s: %s", what, e.msg);
+    if (rc != GPUBP_ERR_FORMAT && rc != GPUBP_ERR_CODEC) return rc;
+    return gbp_block_name_error(rc, f, v->name, b);
 }
 
 /* The boxes of block b that the box (start, count) and the memory selection of s read: fbox in

@@ -295,8 +295,6 @@ int gbp_rvar_block_operator(const gpubp_variable *v, const gbp_block *b, char *n
     }
     size_t n = b->op->size < 4 ? (size_t)b->op->size : 4;
     uint8_t head[4], *buf = head;
-    char what[4400];
-    gbp_block_what(what, sizeof what, f, v->name, b);
     int fd = -1, rc = f->rd.remote ? GPUBP_OK : gbp_dataset_data_fd(f, b->subfile, &fd);
     if (rc == GPUBP_OK) rc = gbp_block_check_span(f, v->name, b, fd, b->op->size);
     if (rc == GPUBP_OK && n) rc = gbp_dataset_pread(f, b->subfile, fd, head, n, b->payload_offset);
@@ -305,7 +303,8 @@ int gbp_rvar_block_operator(const gpubp_variable *v, const gbp_block *b, char *n
         buf = gbp_malloc(n);
         rc = buf ? gbp_dataset_pread(f, b->subfile, fd, buf, n, b->payload_offset) : gbp_nomem();
     }
-    if (rc == GPUBP_OK) rc = bp5_op_name(buf, n, name, cap, what);
+    if (rc == GPUBP_OK && (rc = bp5_op_name(buf, n, name, cap)) != GPUBP_OK)
+        rc = gbp_block_name_error(rc, f, v->name, b);
     if (buf != head) gbp_free(buf);
     return rc;
 }

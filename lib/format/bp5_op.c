@@ -54,10 +54,10 @@ static const uint8_t *plugin_param(const uint8_t *p, size_t n, const char *key, 
     return NULL;
 }
 
-int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap, const char *what)
+int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap)
 {
     if (n < 1)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: an operator buffer of 0 bytes", what);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "an operator buffer of 0 bytes");
     const char *s = op_name(p[0]);
     char buf[600];
     if (p[0] == 53) { /* a plugin: LIBRARY(NAME), as ADIOS2 names it */
@@ -74,20 +74,20 @@ int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap, const char *
         s = buf;
     }
     if (strlen(s) >= cap)
-        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "%s: the operator's name '%s' needs %zu bytes, "
-                         "%zu given", what, s, strlen(s) + 1, cap);
+        return gbp_error(GPUBP_ERR_INVALID_ARG, 0, "the operator's name '%s' needs %zu bytes, %zu "
+                         "given", s, strlen(s) + 1, cap);
     memcpy(name, s, strlen(s) + 1);
     return GPUBP_OK;
 }
 
 int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
-                 size_t *raw_len, const char *what)
+                 size_t *raw_len)
 {
     *raw = NULL;
     *raw_len = 0;
     *type = -1;
     if (n < 4)
-        return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: operator buffer of %zu bytes", what, n);
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "operator buffer of %zu bytes", n);
     *type = p[0];
     switch (p[0]) {
     case BP5_OP_BLOSC:
@@ -95,22 +95,21 @@ int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const
         return GPUBP_OK;
     case BP5_OP_NULL: {
         if (n < 12)
-            return gbp_error(GPUBP_ERR_FORMAT, 0, "%s: null operator buffer of %zu bytes", what, n);
+            return gbp_error(GPUBP_ERR_FORMAT, 0, "null operator buffer of %zu bytes", n);
         uint64_t len = gbp_ld64(p + 4);
         if (len != n - 12 || len != raw_size)
             return gbp_error(GPUBP_ERR_FORMAT, 0,
-                             "%s: null operator buffer of %zu bytes says %llu, the block has %llu",
-                             what, n, (unsigned long long)len, (unsigned long long)raw_size);
+                             "null operator buffer of %zu bytes says %llu, the block has %llu", n, (unsigned long long)len, (unsigned long long)raw_size);
         *raw = p + 12;
         *raw_len = (size_t)len;
         return GPUBP_OK;
     }
     default: {
         char name[600]; /* every name fits, a plugin's LIBRARY(NAME) too; n >= 4 here */
-        (void)bp5_op_name(p, n, name, sizeof name, what);
+        (void)bp5_op_name(p, n, name, sizeof name);
         return gbp_error(GPUBP_ERR_CODEC, 0,
-                         "%s: block compressed with operator '%s' (type %u), which libgpubp does "
-                         "not decode (blosc, null, bzip2)", what, name, p[0]);
+                         "block compressed with operator '%s' (type %u), which libgpubp does not "
+                         "decode (blosc, null, bzip2)", name, p[0]);
     }
     }
 }

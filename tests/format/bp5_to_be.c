@@ -444,7 +444,7 @@ static int reencode(payload_ctx *pc, const bp5_var_field *f, const uint8_t *z, s
     if (t == BP5_OP_NULL && n >= 12 + raw) {
         memcpy(r, z + 12, (size_t)raw);
     } else if (t == BP5_OP_BZIP2) {
-        int d = gbp_bzip2_decompress(z, n, r, (size_t)raw, "bp5_to_be");
+        int d = gbp_bzip2_decompress(z, n, r, (size_t)raw);
         rc = d == GPUBP_OK ? 0 : d == GPUBP_ERR_CODEC ? -2 : -1;
     } else if (t == BP5_OP_BLOSC) {
         int d = gbp_blosc_decompress(z, n, r, (size_t)raw, 1);

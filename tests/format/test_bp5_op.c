@@ -12,7 +12,7 @@
 static void expect(const uint8_t *p, size_t n, const char *want)
 {
     char name[600] = "?";
-    TS_OK(bp5_op_name(p, n, name, sizeof name, "test"));
+    TS_OK(bp5_op_name(p, n, name, sizeof name));
     assert_string_equal(name, want);
 }
 
@@ -33,11 +33,11 @@ static void test_types(void **state)
     u[0] = 12;
     expect(u, 1, "unknown (type 12)");
     char name[8];
-    TS_ERR(bp5_op_name(u, 0, name, sizeof name, "test"), GPUBP_ERR_FORMAT);
+    TS_ERR(bp5_op_name(u, 0, name, sizeof name), GPUBP_ERR_FORMAT);
     u[0] = 11; /* "sz3" needs 4 bytes */
-    TS_ERR(bp5_op_name(u, 1, name, 3, "test"), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(bp5_op_name(u, 1, name, 3), GPUBP_ERR_INVALID_ARG);
     assert_non_null(strstr(gpubp_last_error(), "needs 4 bytes"));
-    TS_OK(bp5_op_name(u, 1, name, 4, "test"));
+    TS_OK(bp5_op_name(u, 1, name, 4));
     assert_string_equal(name, "sz3");
 }
 
@@ -79,7 +79,7 @@ static void test_plugin(void **state)
     expect(b, n, "plugin");
     char small[4];
     n = plugin(b, kv, 3);
-    TS_ERR(bp5_op_name(b, n, small, sizeof small, "test"), GPUBP_ERR_INVALID_ARG);
+    TS_ERR(bp5_op_name(b, n, small, sizeof small), GPUBP_ERR_INVALID_ARG);
 }
 
 int main(void)
