@@ -145,8 +145,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (rc == GPUBP_OK && bp5) rc = gbp_bp5_op_layout(f, &z, &zn, raw);
     /* the operator first: one libgpubp does not decode (a plugin, zfp, sz, ...) is CODEC, named,
      * before its header is read as blosc's or bzip2's sizes */
-    size_t rawl = 0;
-    if (rc == GPUBP_OK && bp5) rc = bp5_op_parse(z, zn, raw, &optype, &rawp, &rawl);
+    if (rc == GPUBP_OK && bp5) rc = bp5_op_parse(z, zn, raw, &optype, &rawp);
     /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
      * before that size is allocated, so that a damaged count in the metadata never asks for more
      * memory than the buffer holds */

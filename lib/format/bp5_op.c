@@ -80,11 +80,9 @@ int bp5_op_name(const uint8_t *p, size_t n, char *name, size_t cap)
     return GPUBP_OK;
 }
 
-int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
-                 size_t *raw_len)
+int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw)
 {
     *raw = NULL;
-    *raw_len = 0;
     *type = -1;
     if (n < 4)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "operator buffer of %zu bytes", n);
@@ -101,7 +99,6 @@ int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const
             return gbp_error(GPUBP_ERR_FORMAT, 0,
                              "null operator buffer of %zu bytes says %llu, the block has %llu", n, (unsigned long long)len, (unsigned long long)raw_size);
         *raw = p + 12;
-        *raw_len = (size_t)len;
         return GPUBP_OK;
     }
     default: {

@@ -10,12 +10,11 @@
 /* The operator of a buffer: its byte 0 (ADIOS2's core::Operator::OperatorType). */
 enum { BP5_OP_BLOSC = 0, BP5_OP_BZIP2 = 1, BP5_OP_NULL = 127 };
 
-/* The operator of a stored block (n bytes at p) and, for null, the raw bytes inside it (*raw,
- * *raw_len); blosc and bzip2 buffers are handed whole to their decoders. Errors: FORMAT (a short
+/* The operator of a stored block (n bytes at p) and, for null, the raw bytes inside it (*raw:
+ * raw_size bytes, checked); blosc and bzip2 buffers are handed whole to their decoders. Errors: FORMAT (a short
  * or inconsistent buffer), CODEC (an operator libgpubp does not decode, named). The messages do
  * not name the block: the caller does. */
-int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw,
-                 size_t *raw_len);
+int bp5_op_parse(const uint8_t *p, size_t n, uint64_t raw_size, int *type, const uint8_t **raw);
 
 /* The longest header bp5_op_name reads: a plugin's, 4 bytes and 255 parameters of up to 255-byte
  * keys and values. */
