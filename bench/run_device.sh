@@ -39,8 +39,8 @@
 # interleaved rounds (needs nvCOMP: GPUBP_NVCOMP_LIBRARY).
 # MODE=zcmp: the compressed device rows (lz4, zstd, zlib; 256 MiB x 2 and 1 GiB x 4 steps) of this
 # tree against the tree of .carry/base.tar(.gz), built beside it, interleaved, ZCMP_ROUNDS (2)
-# rounds, and of this tree with each VAR=VALUE of ZCMP_VARS and each --params P of ZCMP_PARAMS
-# (zcmp.log; needs nvCOMP).
+# rounds, and of this tree with each VAR=VALUE of ZCMP_VARS (VAR=VALUE+VAR2=VALUE2: both) and each
+# --params P of ZCMP_PARAMS (zcmp.log; needs nvCOMP).
 # MODE=ab: this tree against the tree of .carry/base.tar(.gz), built beside it, interleaved,
 # AB_ROUNDS (2) rounds (ab.log): issue 23's GPU rows of AB_BLOCKS ("1 16") blocks (512 MiB x 4
 # steps, --baseline), then the compressed device rows (256 MiB x 2 and 1 GiB x 4; lz4, zstd,
@@ -284,8 +284,8 @@ zcmp_round() {
     A="$ZA --mib-per-step $mib --steps $steps --repeat 3"
     stamp "round $r: $mib MiB x $steps, this tree"; timeout 150 "$T" $A
     [ -n "$BASE" ] && { stamp "round $r: $mib MiB x $steps, base"; timeout 150 "$BASE" $A; }
-    for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2"
-      stamp "round $r: $mib MiB x $steps, this tree, $v"; env "$v" timeout 150 "$T" $A
+    for v in ${ZCMP_VARS:-}; do # e.g. ZCMP_VARS="GPUBP_IO_FILE_THREADS=2 A=1+B=2" (+: both)
+      stamp "round $r: $mib MiB x $steps, this tree, $v"; env ${v//+/ } timeout 150 "$T" $A
     done
     for p in ${ZCMP_PARAMS:-}; do # e.g. ZCMP_PARAMS="async_commit=1"
       stamp "round $r: $mib MiB x $steps, this tree, $p"; timeout 150 "$T" $A --params "$p"

@@ -23,6 +23,17 @@ static inline int gbp_kind_is_value(int kind)
  * commit writes on an I/O thread after the step's data, not the caller now: a caller's small
  * pwrite into a subfile would wait for the I/O thread writing it (ext4 serialises the writers of
  * one file), holding up the next step (gbp_writer_data_bytes). */
+/* One block of a group read whole into device memory on the device codec path (zdev_read.c):
+ * its operator buffer, zlen bytes at off of the data file fd (-1: in host memory already), raw
+ * bytes once decoded, at byte doff of the get's destination. */
+typedef struct gbp_zblk {
+    int fd;
+    uint64_t off;
+    size_t zlen, raw, doff;
+} gbp_zblk;
+/* The most blocks of one group (GPUBP_ZDEV_READ_GROUP_MIB bounds its bytes). */
+#define GBP_ZGROUP_MAX 64
+
 typedef struct gbp_deferred {
     int fd, num;             /* the subfile's descriptor and number (data.num) */
     uint64_t off;
@@ -171,12 +182,12 @@ typedef struct gbp_file_rd {
     size_t nrfd;
     struct gbp_pending_get *gets;
     size_t ngets, cap_gets;
-    /* a compressed block's operator buffer being read ahead into device memory while the block
-     * before it decodes (zdev_read.c): pending between the two reads of one get only */
+    /* the operator buffers of a group of compressed blocks being read ahead into device memory
+     * while the group before it decodes (zdev_read.c): pending between two reads of one get only */
     struct {
-        int pending, fd;
-        uint64_t off;
-        size_t len;
+        int pending;
+        size_t n;     /* its blocks (0: its reads failed to queue, not to be taken) */
+        gbp_zblk m[GBP_ZGROUP_MAX];
         void *pieces; /* the read jobs' arguments, freed once they are done */
     } zahead;
 } gbp_file_rd;

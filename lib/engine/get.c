@@ -86,6 +86,20 @@ static int remote_fill(void *ctx, uint8_t *to, size_t off, size_t len)
     return gbp_dataset_pread(c->f, c->b->subfile, -1, to, len, c->b->payload_offset + off);
 }
 
+/* Every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked before
+ * that size is allocated, so that a damaged count in the metadata never asks for more memory
+ * than the buffer holds. */
+static int op_header_check(const uint8_t *z, size_t zn, size_t raw)
+{
+    if (zn < 12)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "an operator buffer of %zu bytes, shorter than its "
+                         "12-byte header", zn);
+    if (gbp_ld64(z + 4) != raw)
+        return gbp_error(GPUBP_ERR_FORMAT, 0, "the operator buffer says %llu uncompressed bytes, "
+                         "the metadata %zu", (unsigned long long)gbp_ld64(z + 4), raw);
+    return GPUBP_OK;
+}
+
 /* A compressed block: read the operator buffer, check its size against the metadata, then
  * decode the box: blosc into host memory only the span that holds it (read_span), into device
  * memory on the device or span by span through the pool (zblock.c, zdev.c); bzip2 and values of
@@ -94,7 +108,7 @@ static int remote_fill(void *ctx, uint8_t *to, size_t off, size_t len)
  * wrapper. */
 static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            int fd, const gbp_block *b, const gbp_box *fbox, uint8_t *dst,
-                           const gbp_box *dbox, const gbp_zahead *ahead)
+                           const gbp_box *dbox)
 {
     size_t es = gbp_rvar_esize(v), n = 1;
     for (size_t i = 0; i < fbox->ndims; i++)
@@ -131,9 +145,9 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (!whole) z = zdev ? gbp_zdev_inbuf(f, zn, 0) : gbp_malloc(zn);
     int rc = z || whole ? GPUBP_OK
                         : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK && whole) { /* the whole block: read (or read ahead), uploaded, decoded */
-        rc = gbp_zdev_read_file(f, fd, b->payload_offset, zn, raw,
-                                dst + gbp_box_offset(dbox) * es, &z, ahead);
+    if (rc == GPUBP_OK && whole) { /* the whole block: read, uploaded, decoded (a group of one) */
+        gbp_zblk one = {fd, b->payload_offset, zn, raw, gbp_box_offset(dbox) * es};
+        rc = gbp_zdev_read_group(f, &one, 1, dst, &z, NULL);
         if (rc == 1) return GPUBP_OK;
         t0 = 0; /* timed there; 0: z holds the buffer, for the CPU decoder */
     } else if (rc == GPUBP_OK && zdev) {
@@ -146,15 +160,7 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     /* the operator first: one libgpubp does not decode (a plugin, zfp, sz, ...) is CODEC, named,
      * before its header is read as blosc's or bzip2's sizes */
     if (rc == GPUBP_OK && bp5) rc = bp5_op_parse(z, zn, raw, &optype, &rawp);
-    /* every operator buffer (blosc, bzip2, BP5's) says its uncompressed size at 4: checked
-     * before that size is allocated, so that a damaged count in the metadata never asks for more
-     * memory than the buffer holds */
-    if (rc == GPUBP_OK && zn < 12)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "an operator buffer of %zu bytes, shorter than its "
-                       "12-byte header", zn);
-    if (rc == GPUBP_OK && gbp_ld64(z + 4) != raw)
-        rc = gbp_error(GPUBP_ERR_FORMAT, 0, "the operator buffer says %llu uncompressed bytes, "
-                       "the metadata %zu", (unsigned long long)gbp_ld64(z + 4), raw);
+    if (rc == GPUBP_OK) rc = op_header_check(z, zn, raw);
     bz = bz || (bp5 && optype == GBP_BZIP2_OP_TYPE); /* bzip2: on the host, then scattered */
     if (rc == GPUBP_OK && (bz || swap) && !(r = gbp_malloc(raw ? raw : 1)))
         rc = gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
@@ -225,38 +231,86 @@ static int block_boxes(const gpubp_variable *v, const gbp_block *b, const size_t
 }
 
 /* Block nb of a global array, when the get reads it whole into device memory on the device
- * codec path (read_compressed's whole-block case): its operator buffer, which the block before it
- * reads ahead (ah->len 0: not such a block). Whether its bytes lie within the file is checked by
- * its own read, before it takes what was read ahead: a short file fails there with the block's
- * FORMAT error, which wins over the read ahead's. */
-static void ahead_of(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
-                     const gbp_block *nb, const size_t *start, const size_t *count,
-                     const gbp_sel *s, int rev, gbp_zahead *ah)
+ * codec path (read_compressed's whole-block case): 1 and its operator buffer, size and place in
+ * the destination in *m; 0 when not such a block. Whether its bytes lie within the file is
+ * checked by its group's read (read_group), before its buffer is read or taken from what was
+ * read ahead: a short file fails there with the block's FORMAT error, which wins over the read
+ * ahead's. */
+static int zdev_member(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                       const gbp_block *nb, const size_t *start, const size_t *count,
+                       const gbp_sel *s, int rev, gbp_zblk *m)
 {
-    ah->len = 0;
     if (space != GPUBP_MEM_GPU || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
         f->rd.remote || f->params.compress_device < 0 || nb->has_value ||
-        nb->payload_offset == UINT64_MAX || !gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1))
-        return;
+        nb->payload_offset == UINT64_MAX)
+        return 0;
     gbp_box fbox, dbox;
+    size_t es = gbp_rvar_esize(v);
     if (!block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox) ||
         !gbp_box_is_contiguous(&fbox) || !gbp_box_is_contiguous(&dbox) ||
-        gbp_box_elements(&fbox) * gbp_rvar_esize(v) != nb->op->raw_size)
-        return;
+        gbp_box_elements(&fbox) * es != nb->op->raw_size)
+        return 0;
     int fd = -1;
     if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK) {
         gbp_error_clear(); /* the block's own read reports it */
-        return;
+        return 0;
     }
-    *ah = (gbp_zahead){fd, nb->payload_offset, (size_t)nb->op->size};
+    *m = (gbp_zblk){fd, nb->payload_offset, (size_t)nb->op->size, (size_t)nb->op->raw_size,
+                    gbp_box_offset(&dbox) * es};
+    return 1;
+}
+
+/* The group of blocks from b on (of nb) that the get reads whole into device memory as one
+ * batch (g->n 0: block b is not such a block): consecutive such blocks whose destinations follow
+ * each other, up to gbp_zdev_read_group_bytes() of input (one block when it is 0). */
+static void group_at(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                     const gbp_block *blocks, size_t b, size_t nb, const size_t *start,
+                     const size_t *count, const gbp_sel *s, int rev, gbp_zahead *g)
+{
+    g->n = 0;
+    size_t cap = gbp_zdev_read_group_bytes(), raw = 0;
+    while (b + g->n < nb && g->n < GBP_ZGROUP_MAX) {
+        gbp_zblk m;
+        if (!zdev_member(f, v, space, &blocks[b + g->n], start, count, s, rev, &m)) break;
+        if (g->n && (m.doff != g->b[g->n - 1].doff + g->b[g->n - 1].raw || raw + m.raw > cap))
+            break;
+        g->b[g->n++] = m;
+        raw += m.raw;
+    }
+}
+
+/* Reads the group g of blocks (from blocks[0] on) into dst on the device codec path, reading the
+ * next group ahead (NULL or n 0: none); what the device does not decode, each block by the CPU
+ * decoder from the buffers read (as read_compressed after a whole block's attempt). */
+static int read_group(gpubp_file *f, const gpubp_variable *v, const gbp_block *blocks,
+                      const gbp_zahead *g, uint8_t *dst, const gbp_zahead *ahead)
+{
+    for (size_t k = 0; k < g->n; k++)
+        GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, &blocks[k], g->b[k].fd, g->b[k].zlen));
+    uint8_t *z = NULL;
+    int rc = gbp_zdev_read_group(f, g->b, g->n, dst, &z, ahead);
+    if (rc != 0) return rc < 0 ? rc : GPUBP_OK;
+    size_t es = gbp_rvar_esize(v);
+    for (size_t k = 0, zo = 0; rc == GPUBP_OK && k < g->n; zo += g->b[k].zlen, k++) {
+        const gbp_zblk *m = &g->b[k];
+        const uint8_t *zk = z + zo;
+        rc = op_header_check(zk, m->zlen, m->raw);
+        if (rc == GPUBP_OK) { /* the whole block, as one dense run of elements */
+            size_t ne = m->raw / es;
+            gbp_box bx;
+            gbp_box_dense(&bx, 1, &ne);
+            rc = gbp_read_compressed_device(f, zk, m->zlen, m->raw, es, &bx, dst + m->doff, &bx);
+        }
+        rc = name_block(rc, f, v, &blocks[k]);
+    }
+    return rc;
 }
 
 /* Reads the part of one array block that intersects the box (start, count) into dst; ahead: the
  * next block to read ahead (NULL or len 0: none). */
 static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            const gbp_block *b, const size_t *start, const size_t *count,
-                           const gbp_sel *s, int rev, uint8_t *dst, int local,
-                           const gbp_zahead *ahead)
+                           const gbp_sel *s, int rev, uint8_t *dst, int local)
 {
     size_t es = gbp_rvar_esize(v);
     gbp_box fbox, dbox;
@@ -287,8 +341,7 @@ static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     int fd = -1;
     if (!f->rd.remote) GBP_FORWARD_IF_ERROR(gbp_dataset_data_fd(f, b->subfile, &fd));
     if (b->op)
-        return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox, ahead), f,
-                          v, b);
+        return name_block(read_compressed(f, v, space, fd, b, &fbox, dst, &dbox), f, v, b);
     if (f->rd.remote) { /* the block's span over the connection */
         remote_span c = {f, b};
         return read_span(f, space, es, &fbox, dst, &dbox, remote_fill, &c);
@@ -381,15 +434,26 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
             const gbp_block *b = NULL;
             GBP_FORWARD_IF_ERROR(gbp_rvar_select_block(v, s, vs, &b));
             GBP_FORWARD_IF_ERROR(
-                read_block_part(f, v, space, b, start, count, s, rev, dst, 1, NULL));
+                read_block_part(f, v, space, b, start, count, s, rev, dst, 1));
         } else {
-            int rc = GPUBP_OK;
-            for (size_t b = 0; rc == GPUBP_OK && b < st->nblocks; b++) {
-                gbp_zahead ah = {-1, 0, 0};
-                if (b + 1 < st->nblocks)
-                    ahead_of(f, v, space, &blocks[b + 1], start, count, s, rev, &ah);
-                rc = read_block_part(f, v, space, &blocks[b], start, count, s, rev, dst, 0, &ah);
+            /* blocks read whole into device memory go in groups (one batch of the device
+             * codec each), the next group read ahead while one decodes */
+            int rc = GPUBP_OK, ahead = gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1) != 0;
+            gbp_zahead *g = gbp_malloc(2 * sizeof *g);
+            if (!g) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (block groups)");
+            group_at(f, v, space, blocks, 0, st->nblocks, start, count, s, rev, &g[0]);
+            for (size_t b = 0, i = 0; rc == GPUBP_OK && b < st->nblocks; i ^= 1) {
+                const gbp_zahead *cur = &g[i];
+                size_t used = cur->n ? cur->n : 1;
+                group_at(f, v, space, blocks, b + used, st->nblocks, start, count, s, rev,
+                         &g[i ^ 1]);
+                if (cur->n)
+                    rc = read_group(f, v, &blocks[b], cur, dst, ahead ? &g[i ^ 1] : NULL);
+                else
+                    rc = read_block_part(f, v, space, &blocks[b], start, count, s, rev, dst, 0);
+                b += used;
             }
+            gbp_free(g);
             GBP_FORWARD_IF_ERROR(ahead_end(f, rc));
         }
     }

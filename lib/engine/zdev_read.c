@@ -1,8 +1,9 @@
 /* Reads of compressed blocks into device memory on the device (docs/compression.md, "The GPU
  * path"): the operator buffer goes up through the pinned pool, its chunk headers and stream
- * sizes are parsed on the host, the device codec decodes every codec stream of the block as one
- * batch, the assembly kernel places copies and runs, the unshuffle kernel writes the user's
- * buffer. What the device does not decode goes to the CPU decoder (gbp_zdev_read returns 0). */
+ * sizes are parsed on the host, the device codec decodes every codec stream of the block — or
+ * of a group of blocks of one get whose destinations follow each other — as one batch, the
+ * assembly kernel places copies and runs, the unshuffle kernel writes the user's buffer. What
+ * the device does not decode goes to the CPU decoder (gbp_zdev_read returns 0). */
 #include "engine/zdev_read.h"
 
 #include "compress/blosczlib.h"
@@ -13,6 +14,8 @@
 
 #include <stdatomic.h>
 #include <string.h>
+
+static atomic_size_t n_groups; /* groups of several blocks decoded (gbp_zdev_read_groups) */
 
 typedef struct zchunk {
     size_t out, nbytes, bsz, ts;
@@ -172,7 +175,27 @@ static int parse(zparse *p, const uint8_t *z, size_t zlen, size_t raw)
     return at == zlen && out == raw ? GPUBP_OK : NOT_HERE;
 }
 
-/* The operator buffer up to the device through the pinned slots: out of z (host memory), or
+/* The n operator buffers of g, back to back in z (block k's after those before it): parsed
+ * one after the other into p, each one's streams and chunks moved to its place in the group's
+ * buffer and output. */
+static int parse_group(zparse *p, const uint8_t *z, const gbp_zblk *g, size_t n)
+{
+    size_t zo = 0, ro = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t s0 = p->ns, c0 = p->nc;
+        GBP_FORWARD_IF_ERROR(parse(p, z + zo, g[k].zlen, g[k].raw));
+        for (size_t i = s0; i < p->ns; i++) {
+            if (p->s[i].kind != GBP_DSTREAM_RUN) p->s[i].src += zo;
+            p->s[i].dst += ro;
+        }
+        for (size_t j = c0; j < p->nc; j++) p->c[j].out += ro;
+        zo += g[k].zlen;
+        ro += g[k].raw;
+    }
+    return GPUBP_OK;
+}
+
+/* The operator buffers up to the device through the pinned slots: out of z (host memory), or
  * (fd >= 0) read from the file into the slot, then copied into z. */
 typedef struct zup {
     uint8_t *z;
@@ -192,7 +215,7 @@ static int upload_fill(void *ctx, uint8_t *slot, size_t off, size_t len)
     return GPUBP_OK;
 }
 
-/* In pieces, each a job of its own, so that the I/O threads read (and copy) one block at once:
+/* In pieces, each a job of its own, so that the I/O threads read (and copy) one group at once:
  * one piece per thread, of GBP_ZDEV_UPLOAD_MIN to GBP_ZDEV_UPLOAD bytes (a sub-block of 16 MiB
  * stores ~12 MiB of lz4, three 4 MiB pieces: three threads of sixteen). */
 #define GBP_ZDEV_UPLOAD ((size_t)4 << 20)
@@ -206,34 +229,51 @@ static size_t upload_piece(const gbp_params *p, size_t zlen)
     return q > GBP_ZDEV_UPLOAD ? GBP_ZDEV_UPLOAD : q;
 }
 
-/* Queues the pieces (their arguments in *pieces, to be freed once the jobs are done). */
-static int upload_queue(gpubp_file *f, const zup *u, size_t zlen, uint8_t *din, zup **pieces)
+static size_t group_zlen(const gbp_zblk *g, size_t n, size_t *raw)
+{
+    size_t z = 0, r = 0;
+    for (size_t k = 0; k < n; k++) {
+        z += g[k].zlen;
+        r += g[k].raw;
+    }
+    if (raw) *raw = r;
+    return z;
+}
+
+/* Queues the pieces of the n buffers g, into z (host) and din (device) back to back (their
+ * arguments in *pieces, to be freed once the jobs are done). */
+static int upload_queue(gpubp_file *f, uint8_t *z, const gbp_zblk *g, size_t n, uint8_t *din,
+                        zup **pieces)
 {
     gbp_mem *m = f->mem;
-    size_t piece = upload_piece(&f->params, zlen), np = zlen / piece + 1;
+    size_t piece = upload_piece(&f->params, group_zlen(g, n, NULL)), np = 0;
+    for (size_t k = 0; k < n; k++) np += g[k].zlen / piece + 1;
     zup *pc = *pieces = gbp_malloc(np * sizeof *pc);
     if (!pc) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (%zu pieces)", np);
     int rc = GPUBP_OK;
-    for (size_t i = 0, o = 0; rc == GPUBP_OK && o < zlen; i++, o += piece) {
-        size_t n = zlen - o < piece ? zlen - o : piece;
-        pc[i] = (zup){u->z + o, u->fd, u->off + o};
-        gbp_box b;
-        gbp_box_dense(&b, 1, &n);
-        rc = gbp_mem_read_fill(m, upload_fill, &pc[i], 1, &b, din + o, &b);
+    size_t i = 0, zo = 0;
+    for (size_t k = 0; rc == GPUBP_OK && k < n; zo += g[k].zlen, k++) {
+        for (size_t o = 0; rc == GPUBP_OK && o < g[k].zlen; i++, o += piece) {
+            size_t len = g[k].zlen - o < piece ? g[k].zlen - o : piece;
+            pc[i] = (zup){z + zo + o, g[k].fd, g[k].off + o};
+            gbp_box b;
+            gbp_box_dense(&b, 1, &len);
+            rc = gbp_mem_read_fill(m, upload_fill, &pc[i], 1, &b, din + zo + o, &b);
+        }
     }
     return rc;
 }
 
-static int upload(gpubp_file *f, const zup *u, size_t zlen, uint8_t *din)
+static int upload(gpubp_file *f, uint8_t *z, const gbp_zblk *g, size_t n, uint8_t *din)
 {
     zup *pc = NULL;
-    int rc = upload_queue(f, u, zlen, din, &pc);
+    int rc = upload_queue(f, z, g, n, din, &pc);
     int rc2 = pc ? gbp_mem_sync(f->mem) : GPUBP_OK; /* pc is read until every fill is done */
     gbp_free(pc);
     return rc != GPUBP_OK ? rc : rc2;
 }
 
-/* Decodes the parsed buffer on the device into dst; din: the buffer on the device already
+/* Decodes the parsed buffers on the device into dst; din: the buffers on the device already
  * (scratch 0), else NULL: uploaded here out of z. */
 static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zparse *p,
                        uint8_t *z, size_t zlen, size_t raw, uint8_t *dst, uint8_t *din)
@@ -245,9 +285,9 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
     if (rc == GPUBP_OK) rc = ops->begin(zc);
     if (rc == GPUBP_OK && p->nc) rc = gbp_mem_dz_scratch(f->mem, 1, raw, (void **)&scratch);
     if (rc == GPUBP_OK && !din) { /* the compressed bytes up through the pinned pool */
-        zup u = {z, -1, 0};
+        gbp_zblk u = {-1, 0, zlen, raw, 0};
         rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
-        if (rc == GPUBP_OK) rc = upload(f, &u, zlen, din);
+        if (rc == GPUBP_OK) rc = upload(f, z, &u, 1, din);
     }
     gbp_zdev_lap(f->mem, GBP_DZT_R_UPLOAD, &t);
     uint8_t *to = p->nc ? scratch : dst;
@@ -274,14 +314,17 @@ static int zdev_decode(gpubp_file *f, const gbp_dzops *ops, void *dctx, const zp
     return rc == GPUBP_OK ? rc2 : rc;
 }
 
-static int zdev_read(gpubp_file *f, uint8_t *z, size_t zlen, size_t raw, uint8_t *dst,
+/* Decodes the n buffers of g (back to back in z; din: on the device already, else NULL) into
+ * dst, which the blocks fill one after the other. */
+static int zdev_read(gpubp_file *f, uint8_t *z, const gbp_zblk *g, size_t n, uint8_t *dst,
                      uint8_t *din)
 {
     zparse p;
     memset(&p, 0, sizeof p);
     p.codec = -1;
+    size_t raw, zlen = group_zlen(g, n, &raw);
     double t = gbp_zdev_lap_start(f->mem);
-    int rc = parse(&p, z, zlen, raw);
+    int rc = parse_group(&p, z, g, n);
     gbp_zdev_lap(f->mem, GBP_DZT_R_PARSE, &t);
     if (rc == NOT_HERE) {
         gbp_error_clear();
@@ -296,8 +339,11 @@ static int zdev_read(gpubp_file *f, uint8_t *z, size_t zlen, size_t raw, uint8_t
         if (rc == 1) {
             rc = zdev_decode(f, ops, dctx, &p, z, zlen, raw, dst, din);
             if (rc == GPUBP_OK) {
-                gbp_mem_dz_note(f->mem, 1, raw, zlen, NULL);
-                gbp_zdev_count_read();
+                for (size_t k = 0; k < n; k++) {
+                    gbp_mem_dz_note(f->mem, 1, g[k].raw, g[k].zlen, NULL);
+                    gbp_zdev_count_read();
+                }
+                if (n > 1) atomic_fetch_add(&n_groups, 1);
                 rc = 1;
             } else if (rc == GPUBP_ERR_FORMAT) { /* damaged: the CPU decoder says where */
                 gbp_error_clear();
@@ -313,32 +359,45 @@ static int zdev_read(gpubp_file *f, uint8_t *z, size_t zlen, size_t raw, uint8_t
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst)
 {
     if (f->params.compress_device < 0) return 0;
-    return zdev_read(f, (uint8_t *)(uintptr_t)z, zlen, raw, dst, NULL);
+    gbp_zblk one = {-1, 0, zlen, raw, 0};
+    return zdev_read(f, (uint8_t *)(uintptr_t)z, &one, 1, dst, NULL);
 }
 
 static atomic_size_t n_ahead; /* blocks read ahead and used (gbp_zdev_read_ahead_count) */
 
 size_t gbp_zdev_read_ahead_count(void) { return atomic_load(&n_ahead); }
 
-/* The next block's operator buffer, read into host buffer 1 and device scratch 2 by the I/O
- * threads while this block decodes; what fails here is left to the block's own read (an error of
+size_t gbp_zdev_read_groups(void) { return atomic_load(&n_groups); }
+
+/* Off (0: one block a batch) until a GPU has run the groups: GPUBP_ZDEV_READ_GROUP_MIB=N turns
+ * them on, N MiB a group (128: the batch of the writes, zdev.c GBP_ZDEV_BATCH). An H100 (run 121)
+ * decoded a 32 MiB sub-block of lz4 in ~0.95 ms and a 16 MiB one in ~0.9 ms, zlib 3.3 and 3.0
+ * ms: a batch of one sub-block leaves most of the device idle, the time is the slowest stream's. */
+size_t gbp_zdev_read_group_bytes(void)
+{
+    return gbp_env_mib("GPUBP_ZDEV_READ_GROUP_MIB", GBP_ZDEV_ENV_MAX_MIB, 0);
+}
+
+/* The next group's operator buffers, read into host buffer 1 and device scratch 2 by the I/O
+ * threads while this group decodes; what fails here is left to the group's own read (an error of
  * the jobs is reported by the wait that takes them, and names the data file and offset). */
 static void read_ahead(gpubp_file *f, const gbp_zahead *next)
 {
-    if (!next || next->len == 0 || f->rd.zahead.pending) return;
-    uint8_t *z = gbp_zdev_inbuf(f, next->len, 1), *din = NULL;
-    int rc = z ? gbp_mem_dz_scratch(f->mem, 2, next->len, (void **)&din) : GPUBP_ERR_NOMEM;
-    zup u = {z, next->fd, next->off}, *pc = NULL;
-    if (rc == GPUBP_OK) rc = upload_queue(f, &u, next->len, din, &pc);
-    if (rc != GPUBP_OK && !pc) { /* nothing queued: the block reads as usual */
+    if (!next || next->n == 0 || next->n > GBP_ZGROUP_MAX || f->rd.zahead.pending) return;
+    size_t len = group_zlen(next->b, next->n, NULL);
+    if (len == 0) return;
+    uint8_t *z = gbp_zdev_inbuf(f, len, 1), *din = NULL;
+    int rc = z ? gbp_mem_dz_scratch(f->mem, 2, len, (void **)&din) : GPUBP_ERR_NOMEM;
+    zup *pc = NULL;
+    if (rc == GPUBP_OK) rc = upload_queue(f, z, next->b, next->n, din, &pc);
+    if (rc != GPUBP_OK && !pc) { /* nothing queued: the group reads as usual */
         gbp_error_clear();
         return;
     }
     /* queued, or queued in part: the jobs run out, and are waited for, either way */
     f->rd.zahead.pending = 1;
-    f->rd.zahead.fd = next->fd;
-    f->rd.zahead.off = next->off;
-    f->rd.zahead.len = rc == GPUBP_OK ? next->len : 0; /* 0: not to be taken */
+    f->rd.zahead.n = rc == GPUBP_OK ? next->n : 0; /* 0: not to be taken */
+    memcpy(f->rd.zahead.m, next->b, next->n * sizeof *next->b);
     f->rd.zahead.pieces = pc;
     if (rc != GPUBP_OK) gbp_error_clear();
 }
@@ -353,42 +412,48 @@ int gbp_zdev_read_ahead_wait(gpubp_file *f)
     return rc;
 }
 
-/* 1: the block (zlen bytes at off of fd) was read ahead, now in host buffer 0 and device
- * scratch 0; 0: it was not (anything read ahead is waited for and dropped); < 0: its read
- * failed. */
-static int take_ahead(gpubp_file *f, int fd, uint64_t off, size_t zlen)
+/* 1: the group g was read ahead, now in host buffer 0 and device scratch 0; 0: it was not
+ * (anything read ahead is waited for and dropped); < 0: its read failed. */
+static int take_ahead(gpubp_file *f, const gbp_zblk *g, size_t n)
 {
     if (!f->rd.zahead.pending) return 0;
-    int match = f->rd.zahead.fd == fd && f->rd.zahead.off == off && f->rd.zahead.len == zlen;
+    int match = f->rd.zahead.n == n;
+    for (size_t k = 0; match && k < n; k++)
+        match = f->rd.zahead.m[k].fd == g[k].fd && f->rd.zahead.m[k].off == g[k].off &&
+                f->rd.zahead.m[k].zlen == g[k].zlen;
     GBP_FORWARD_IF_ERROR(gbp_zdev_read_ahead_wait(f));
     if (!match) return 0;
     gbp_zdev_inbuf_swap(f);
     gbp_mem_dz_scratch_swap(f->mem, 0, 2);
-    atomic_fetch_add(&n_ahead, 1);
+    atomic_fetch_add(&n_ahead, n);
     return 1;
 }
 
-int gbp_zdev_read_file(gpubp_file *f, int fd, uint64_t off, size_t zlen, size_t raw, uint8_t *dst,
-                       uint8_t **zp, const gbp_zahead *next)
+int gbp_zdev_read_group(gpubp_file *f, const gbp_zblk *g, size_t n, uint8_t *dst, uint8_t **zp,
+                        const gbp_zahead *next)
 {
     void *dctx;
     uint8_t *din = NULL;
+    GBP_RETURN_ERROR_IF(n == 0 || n > GBP_ZGROUP_MAX, GPUBP_ERR_INVALID_ARG,
+                        "a group of %zu compressed blocks (1 to %d)", n, GBP_ZGROUP_MAX);
     double t = gbp_zdev_lap_start(f->mem);
-    int have = take_ahead(f, fd, off, zlen);
+    int have = take_ahead(f, g, n);
     if (have < 0) return have;
+    size_t zlen = group_zlen(g, n, NULL);
     uint8_t *z = *zp = gbp_zdev_inbuf(f, zlen, 0);
     if (!z) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
     if (f->params.compress_device < 0 || gbp_mem_dev_ctx(f->mem, &dctx, NULL) != GPUBP_OK) {
         gbp_error_clear(); /* no device: the CPU decoder says so if it matters */
-        return gbp_zdev_fetch(f, fd, off, zlen, z);
+        for (size_t k = 0, zo = 0; k < n; zo += g[k].zlen, k++)
+            GBP_FORWARD_IF_ERROR(gbp_zdev_fetch(f, g[k].fd, g[k].off, g[k].zlen, z + zo));
+        return 0;
     }
     int rc = gbp_mem_dz_scratch(f->mem, 0, zlen, (void **)&din);
-    zup u = {z, fd, off};
-    if (rc == GPUBP_OK && !have) rc = upload(f, &u, zlen, din);
+    if (rc == GPUBP_OK && !have) rc = upload(f, z, g, n, din);
     gbp_zdev_lap(f->mem, GBP_DZT_R_FILE, &t);
     if (rc != GPUBP_OK) return rc;
     read_ahead(f, next);
-    return zdev_read(f, z, zlen, raw, dst, din);
+    return zdev_read(f, z, g, n, dst + g[0].doff, din);
 }
 
 int gbp_zdev_fetch(gpubp_file *f, int fd, uint64_t off, size_t n, uint8_t *z)

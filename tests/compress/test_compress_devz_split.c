@@ -57,9 +57,25 @@ static void split_failure(void **state)
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
-/* A get of a split compressed put into device memory reads each sub-block's operator buffer
- * while the one before it decodes. A read that fails, in a block's own read or in a read ahead
- * (EIO at each of the get's preads in turn, or a failed upload to the device), fails the get with
+/* Opens the dataset at path for reading variable x into (simulated) device memory; *back: a
+ * device buffer of n bytes (gbp_sim_free). */
+static gpubp_file *open_dev(const char *path, gpubp_variable **v, uint8_t **back, size_t n)
+{
+    gpubp_file *r;
+    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS,
+                     "device=simulated,gpu_layout=row_major"));
+    TS_OK(gpubp_inquire_variable(v, r, "x"));
+    TS_OK(gpubp_set_memory_space(*v, GPUBP_MEM_GPU));
+    *back = gbp_sim_alloc(n);
+    assert_non_null(*back);
+    return r;
+}
+
+/* A get of a split compressed put into device memory reads each group of sub-blocks'
+ * operator buffers while the group before it decodes (groups of one sub-block, of two, and the
+ * whole step: GPUBP_ZDEV_READ_GROUP_MIB 0, 3 and 128). A read that fails, in a group's own
+ * read or in a read ahead (EIO at each of the get's preads in turn, or a failed upload to the
+ * device), fails the get with
  * GPUBP_ERR_IO naming the dataset; nothing read ahead is left over: the next get of the same
  * reader reads the step exactly. A read of part of the array (no read ahead: the CPU decoder)
  * reads exactly. A block whose file is too short fails with its own FORMAT error. */
@@ -74,23 +90,20 @@ static void read_ahead_failure(void **state)
     const char *path = ts_path("devz_ahead.bp");
     write_one(path, "device=simulated,compress_device=on,chunk_mib=1,pool_slots=4,split_mib=2,"
               "subfiles=4", "lz4", "shuffle=byte", t, host, n);
-    gpubp_file *r;
-    TS_OK(gpubp_open(&r, path, GPUBP_MODE_READ_RANDOM_ACCESS,
-                     "device=simulated,gpu_layout=row_major"));
     gpubp_variable *v;
-    TS_OK(gpubp_inquire_variable(&v, r, "x"));
-    TS_OK(gpubp_set_memory_space(v, GPUBP_MEM_GPU));
-    uint8_t *back = gbp_sim_alloc(n);
-    assert_non_null(back);
-    for (int kind = 0; kind < 2; kind++) {
+    uint8_t *back;
+    gpubp_file *r = open_dev(path, &v, &back, n);
+    static const char *group_mib[] = {"0", "3", "128"};
+    for (int kind = 0; kind < 6; kind++) {
+        setenv("GPUBP_ZDEV_READ_GROUP_MIB", group_mib[kind / 2], 1);
         for (long k = 0; k < 4; k++) { /* 4 sub-blocks of one piece each: 4 preads a get */
             size_t a0 = gbp_zdev_read_ahead_count();
             TS_OK(gpubp_set_step_selection(v, 1, 1));
-            if (kind == 0) gbp_io_fault_inject(GBP_IO_FAULT_READ_EIO, k, 0);
+            if (kind % 2 == 0) gbp_io_fault_inject(GBP_IO_FAULT_READ_EIO, k, 0);
             else gbp_sim_fail_io_after(k);
             TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_IO);
             assert_non_null(strstr(gpubp_last_error(), "devz_ahead.bp"));
-            if (kind == 0) assert_int_equal(gbp_io_faults_fired(), 1);
+            if (kind % 2 == 0) assert_int_equal(gbp_io_faults_fired(), 1);
             gbp_io_fault_reset();
             gbp_sim_reset();
             /* the sub-blocks before the failed one were read ahead and used, none after */
@@ -110,18 +123,79 @@ static void read_ahead_failure(void **state)
     TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
     assert_memory_equal(back, host + st[0] * 4, ct[0] * 4);
     assert_int_equal(gbp_zdev_read_ahead_count(), a0);
-    /* a short data file: sub-block 1 (data.1) is read ahead while sub-block 0 decodes, and its
-     * own read fails with its FORMAT error (not the read ahead's short read) */
+    /* a short data file: in groups of one sub-block, sub-block 1 (data.1) is read ahead while
+     * sub-block 0 decodes, and its own read fails with its FORMAT error (not the read ahead's
+     * short read); in one group, the group's read fails with that error before reading */
     assert_int_equal(truncate(ts_join(path, "data.1"), 100), 0);
     size_t all[1] = {n / 4}, zero[1] = {0};
     TS_OK(gpubp_set_selection(v, 1, zero, all));
-    TS_OK(gpubp_set_step_selection(v, 0, 1));
-    TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_FORMAT);
-    assert_non_null(strstr(gpubp_last_error(), "data.1"));
-    assert_non_null(strstr(gpubp_last_error(), "past the end"));
+    for (int g = 0; g < 2; g++) {
+        setenv("GPUBP_ZDEV_READ_GROUP_MIB", g == 0 ? "0" : "128", 1);
+        TS_OK(gpubp_set_step_selection(v, 0, 1));
+        TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_FORMAT);
+        assert_non_null(strstr(gpubp_last_error(), "data.1"));
+        assert_non_null(strstr(gpubp_last_error(), "past the end"));
+    }
+    unsetenv("GPUBP_ZDEV_READ_GROUP_MIB");
     TS_OK(gpubp_close(r));
     gbp_sim_free(back);
     free(host);
+    unsetenv("GPUBP_ZDEV_SPLIT_MIB");
+}
+
+/* Groups of sub-blocks the device does not decode (GPUBP_ZDEV_READ_GROUP_MIB=128): blosclz
+ * sub-blocks (written by the CPU path: no device codec) read exactly, block by block through the
+ * CPU decoder, from the buffers the group's read left in host memory — no block decoded on the
+ * device, no group counted. A group with a damaged sub-block (the second half of data.1, step
+ * 1's sub-block, overwritten with 0x7F bytes: stream sizes and block starts past their chunk)
+ * falls back likewise and fails with that block's FORMAT error, naming data.1; step 0, whose
+ * sub-blocks are whole, still reads exactly. */
+static void group_fallback(void **state)
+{
+    (void)state;
+    setenv("GPUBP_ZDEV_SPLIT_MIB", "1", 1);
+    setenv("GPUBP_ZDEV_READ_GROUP_MIB", "128", 1);
+    const tcase *t = &types[0];
+    size_t n = ((size_t)4 << 20) + 4 * 5;
+    uint8_t *host = two_steps(t, n, 31);
+    static const char *codecs[] = {"blosclz", "lz4"};
+    for (int c = 0; c < 2; c++) {
+        if (!have_codec(codecs[c])) continue;
+        const char *path = ts_path(c ? "devz_gfall_lz4.bp" : "devz_gfall.bp");
+        write_one(path, "device=simulated,split_mib=2,subfiles=4", codecs[c], "shuffle=byte", t,
+                  host, n);
+        assert_true(ts_file_size(ts_join(path, "data.3")) > 1000); /* 4 sub-blocks a step */
+        size_t w0, r0, w1, r1, q0 = gbp_zdev_read_groups();
+        gbp_zdev_counts(&w0, &r0);
+        read_back(path, host, n, "device=simulated,gpu_layout=row_major", 1);
+        gbp_zdev_counts(&w1, &r1);
+        /* blosclz: nothing on the device; lz4: every sub-block, one group a step */
+        assert_int_equal(r1 - r0, c ? 8 : 0);
+        assert_int_equal(gbp_zdev_read_groups() - q0, c ? 2 : 0);
+        if (!c) continue;
+        const char *d1 = ts_join(path, "data.1");
+        long sz = ts_file_size(d1);
+        FILE *fp = fopen(d1, "r+b");
+        assert_non_null(fp);
+        assert_int_equal(fseek(fp, sz / 2, SEEK_SET), 0);
+        for (long i = sz / 2; i < sz; i++) fputc(0x7F, fp);
+        assert_int_equal(fclose(fp), 0);
+        gpubp_variable *v;
+        uint8_t *back;
+        gpubp_file *r = open_dev(path, &v, &back, n);
+        q0 = gbp_zdev_read_groups();
+        TS_OK(gpubp_set_step_selection(v, 1, 1));
+        TS_ERR(gpubp_get(r, v, back, GPUBP_SYNC), GPUBP_ERR_FORMAT);
+        assert_non_null(strstr(gpubp_last_error(), "data.1"));
+        assert_int_equal(gbp_zdev_read_groups(), q0); /* the group fell back */
+        TS_OK(gpubp_set_step_selection(v, 0, 1));
+        TS_OK(gpubp_get(r, v, back, GPUBP_SYNC));
+        assert_memory_equal(back, host, n);
+        TS_OK(gpubp_close(r));
+        gbp_sim_free(back);
+    }
+    free(host);
+    unsetenv("GPUBP_ZDEV_READ_GROUP_MIB");
     unsetenv("GPUBP_ZDEV_SPLIT_MIB");
 }
 
@@ -169,13 +243,27 @@ static void split_device_blocks(void **state)
             if (k == 6 || (int)k < nsub) same_file(pa, pb, files[k], cs[c % 3]);
         assert_true(ts_file_size(ts_join(pa, nsub == 6 ? "data.5" : "data.3")) > 1000);
         read_back(pa, host, n, NULL, 0);
-        gbp_zdev_counts(&w0, &r0);
-        size_t a0 = gbp_zdev_read_ahead_count();
-        read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
-        gbp_zdev_counts(&w1, &r1);
-        assert_int_equal(r1 - r0, 2 * nsub); /* every sub-block decoded on the device */
-        /* each get reads sub-blocks 2 to nsub ahead, while the one before decodes */
-        assert_int_equal(gbp_zdev_read_ahead_count() - a0, 2 * (nsub - 1));
+        /* groups of GPUBP_ZDEV_READ_GROUP_MIB (128: the whole step; unset, the default, and
+         * 0: one sub-block each; 4: two sub-blocks of ~1.5 MiB, three of ~1 MiB — each a little
+         * over, so three of 1.5 MiB and four of 1 MiB do not fit): each get decodes its groups
+         * as one batch each, reading the next group ahead while one decodes */
+        static const struct {
+            const char *mib;
+            size_t groups4, ahead4, groups6, ahead6; /* per get, 4 and 6 sub-blocks */
+        } gr[] = {{"128", 1, 0, 1, 0}, {NULL, 0, 3, 0, 5}, {"0", 0, 3, 0, 5}, {"4", 2, 2, 2, 3}};
+        for (size_t k = 0; k < sizeof gr / sizeof *gr; k++) {
+            if (gr[k].mib) setenv("GPUBP_ZDEV_READ_GROUP_MIB", gr[k].mib, 1);
+            gbp_zdev_counts(&w0, &r0);
+            size_t a0 = gbp_zdev_read_ahead_count(), q0 = gbp_zdev_read_groups();
+            read_back(pa, host, n, "device=simulated,gpu_layout=row_major", 1);
+            gbp_zdev_counts(&w1, &r1);
+            assert_int_equal(r1 - r0, 2 * nsub); /* every sub-block decoded on the device */
+            assert_int_equal(gbp_zdev_read_groups() - q0,
+                             2 * (nsub == 6 ? gr[k].groups6 : gr[k].groups4));
+            assert_int_equal(gbp_zdev_read_ahead_count() - a0,
+                             2 * (nsub == 6 ? gr[k].ahead6 : gr[k].ahead4));
+            unsetenv("GPUBP_ZDEV_READ_GROUP_MIB");
+        }
     }
     free(host);
     gbp_zdev_set_piece(0);
@@ -311,6 +399,7 @@ int main(void)
         cmocka_unit_test(cpu_lane_device_blocks),
         cmocka_unit_test(split_failure),
         cmocka_unit_test(read_ahead_failure),
+        cmocka_unit_test(group_fallback),
         cmocka_unit_test(tapered_device_blocks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,12 +4,14 @@
  * device) reads back exactly — into host memory through the CPU decoder (compress_device=off:
  * the bytes are valid Blosc2 as our decoder, written from the format, reads them), and into
  * device memory decoded on the device — and the CPU path's file reads back on the device too; a
- * put split over subfiles likewise.
+ * put split over subfiles likewise, its sub-blocks decoded in groups of one batch each.
  * Without a device: exit 77 (skipped). With GPUBP_TEST_NO_NVCOMP=1 (ctest runs it so, with
  * GPUBP_NVCOMP_LIBRARY naming no file): auto falls back to the CPU codecs and on fails naming
  * nvCOMP. GPUBP_TEST_SMALL=1: a small case (1 MiB, level 1) for compute-sanitizer;
  * GPUBP_TEST_GPUZ_KEEP=DIR: files for ADIOS2's bpls (keep_for_adios2). */
 #include "support/test_support.h"
+
+#include "engine/zdev_read.h"
 
 #include <cuda_runtime.h>
 #include <math.h>
@@ -129,7 +131,18 @@ static void codecs_roundtrip(void **state)
                    GPUBP_TYPE_FLOAT, ds, ns);
         assert_true(ts_file_size(ts_join(pa, "data.3")) > 0);
         read_check(pa, "compress_device=off", 0, hs, ns * 4);
-        read_check(pa, "compress_device=on", 1, hs, ns * 4);
+        /* into device memory: the four sub-blocks of 1 MiB one by one (the default), as one
+         * batch, one by one, and two by two (GPUBP_ZDEV_READ_GROUP_MIB unset, 128, 0, 2; the
+         * next group read ahead while one decodes) */
+        static const char *group_mib[] = {NULL, "128", "0", "2"};
+        static const size_t groups[] = {0, 1, 0, 2};
+        for (int g = 0; g < 4; g++) {
+            if (group_mib[g]) setenv("GPUBP_ZDEV_READ_GROUP_MIB", group_mib[g], 1);
+            size_t q0 = gbp_zdev_read_groups();
+            read_check(pa, "compress_device=on", 1, hs, ns * 4);
+            assert_int_equal(gbp_zdev_read_groups() - q0, groups[g]);
+            unsetenv("GPUBP_ZDEV_READ_GROUP_MIB");
+        }
     }
     cudaFree(ds);
     free(hs);
