@@ -4,7 +4,9 @@
 #      (ASan + UBSan + LeakSanitizer); any finding that is not a known, reported bug fails.
 #   2. GPUBP_TSAN=ON: the staging-pipeline and thread tests (memspace, stream, fault), the
 #      threaded encoder (compress roundtrip: 0-5 threads, output equal to one thread's), the
-#      threaded decoder on damaged chunks and the codec states kept between calls (codec_ws).
+#      threaded decoder on damaged chunks, the codec states kept between calls (codec_ws) and
+#      the device codec path's split puts and grouped reads ahead on the simulated device
+#      (devz_split).
 #   3. valgrind memcheck (definite leaks and memory errors) on the core tests; memory errors of
 #      the MPI tests (test_mpi decomp/device/failure under mpiexec -n 2) when MPI is there.
 # Known bugs (build-rel/BUGS.txt, ctest label known_bug) are run and reported but do not fail
@@ -89,7 +91,8 @@ cmake -S "$src" -B "$prefix-tsan" -DGPUBP_TSAN=ON -DGPUBP_USE_CUDA=OFF -DGPUBP_B
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$prefix-tsan/ci-build.log" 2>&1 &&
 cmake --build "$prefix-tsan" -j"$jobs" --target test_memspace_pipeline test_memspace_read_sparse \
     test_reliability_stream test_reliability_fault test_api_steps test_compress_roundtrip \
-    test_compress_codec_ws test_compress_damaged >>"$prefix-tsan/ci-build.log" 2>&1 ||
+    test_compress_codec_ws test_compress_damaged test_compress_devz_split \
+    >>"$prefix-tsan/ci-build.log" 2>&1 ||
     { bad "tsan build (see $prefix-tsan/ci-build.log)"; tail -5 "$prefix-tsan/ci-build.log"; }
 # A test still running after hang_secs (each takes seconds) has its threads' stacks printed (gdb,
 # when there) and is stopped by ctest's timeout a minute later: a hang costs minutes, not the
@@ -112,7 +115,7 @@ if [ -d "$prefix-tsan" ]; then
     watch_hangs "$prefix-tsan" &
     watcher=$!
     (cd "$prefix-tsan" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_memspace_read_sparse|test_reliability_stream|test_reliability_fault$|test_api_steps|test_compress_(roundtrip|codec_ws|damaged)$" \
+        GPUBP_RELIABILITY_QUICK=1 ctest -R "test_memspace_pipeline|test_memspace_read_sparse|test_reliability_stream|test_reliability_fault$|test_api_steps|test_compress_(roundtrip|codec_ws|damaged|devz_split)$" \
         --timeout $((hang_secs + 60)) --output-on-failure -j1) || bad "ThreadSanitizer tests"
     kill "$watcher" 2>/dev/null
     wait "$watcher" 2>/dev/null
