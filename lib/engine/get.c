@@ -306,8 +306,8 @@ static int read_group(gpubp_file *f, const gpubp_variable *v, const gbp_block *b
     return rc;
 }
 
-/* Reads the part of one array block that intersects the box (start, count) into dst; ahead: the
- * next block to read ahead (NULL or len 0: none). */
+/* Reads the part of one array block that intersects the box (start, count) into dst (a whole
+ * block read into device memory on the device codec path: a group of one, nothing read ahead). */
 static int read_block_part(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                            const gbp_block *b, const size_t *start, const size_t *count,
                            const gbp_sel *s, int rev, uint8_t *dst, int local)
