@@ -33,6 +33,11 @@ typedef struct gbp_zblk {
 } gbp_zblk;
 /* The most blocks of one group (GPUBP_ZDEV_READ_GROUP_MIB bounds its bytes). */
 #define GBP_ZGROUP_MAX 64
+/* A group: its n blocks (n 0: none). */
+typedef struct gbp_zahead {
+    size_t n;
+    gbp_zblk b[GBP_ZGROUP_MAX];
+} gbp_zahead;
 
 typedef struct gbp_deferred {
     int fd, num;             /* the subfile's descriptor and number (data.num) */
@@ -186,8 +191,7 @@ typedef struct gbp_file_rd {
      * while the group before it decodes (zdev_read.c): pending between two reads of one get only */
     struct {
         int pending;
-        size_t n;     /* its blocks (0: its reads failed to queue, not to be taken) */
-        gbp_zblk m[GBP_ZGROUP_MAX];
+        gbp_zahead g; /* its blocks (n 0: its reads failed to queue, not to be taken) */
         void *pieces; /* the read jobs' arguments, freed once they are done */
     } zahead;
 } gbp_file_rd;

@@ -100,6 +100,61 @@ static int op_header_check(const uint8_t *z, size_t zn, size_t raw)
     return GPUBP_OK;
 }
 
+/* A FORMAT or CODEC failure of a block's payload (a short data file, a damaged operator buffer,
+ * a codec or operator this build does not decode) names the data file, the variable and the
+ * block's offset before the decoder's own message. */
+static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, const gbp_block *b)
+{
+    if (rc != GPUBP_ERR_FORMAT && rc != GPUBP_ERR_CODEC) return rc;
+    return gbp_block_name_error(rc, f, v->name, b);
+}
+
+/* Whether block b, of boxes fbox (in the block) and dbox (in the destination), is read whole into
+ * device memory on the device codec path (blosc, a local data file fd, the whole block one dense
+ * run of the destination): 1 with its operator buffer, size and place in the destination in *m. */
+static int zdev_whole(const gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
+                      const gbp_block *b, int fd, const gbp_box *fbox, const gbp_box *dbox,
+                      gbp_zblk *m)
+{
+    size_t es = gbp_rvar_esize(v);
+    if (space != GPUBP_MEM_GPU || !b->op || strcmp(b->op->name, "blosc") != 0 || fd < 0 ||
+        f->rd.remote || f->params.compress_device < 0 || b->has_value ||
+        b->payload_offset == UINT64_MAX || !gbp_box_is_contiguous(fbox) ||
+        !gbp_box_is_contiguous(dbox) || gbp_box_elements(fbox) * es != b->op->raw_size)
+        return 0;
+    *m = (gbp_zblk){fd, b->payload_offset, (size_t)b->op->size, (size_t)b->op->raw_size,
+                    gbp_box_offset(dbox) * es};
+    return 1;
+}
+
+/* Reads the group g of blocks (from blocks[0] on; each one's bytes checked to lie within its
+ * data file first) into dst on the device codec path, reading the next group ahead (NULL or n 0:
+ * none); what the device does not decode, each block by gbp_read_compressed_device from the
+ * buffers read (the device for a block it decodes alone, else the CPU decoder). */
+static int read_group(gpubp_file *f, const gpubp_variable *v, const gbp_block *blocks,
+                      const gbp_zahead *g, uint8_t *dst, const gbp_zahead *ahead)
+{
+    for (size_t k = 0; k < g->n; k++)
+        GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, &blocks[k], g->b[k].fd, g->b[k].zlen));
+    uint8_t *z = NULL;
+    int rc = gbp_zdev_read_group(f, g->b, g->n, dst, &z, ahead);
+    if (rc != 0) return rc < 0 ? rc : GPUBP_OK;
+    size_t es = gbp_rvar_esize(v);
+    for (size_t k = 0, zo = 0; rc == GPUBP_OK && k < g->n; zo += g->b[k].zlen, k++) {
+        const gbp_zblk *m = &g->b[k];
+        const uint8_t *zk = z + zo;
+        rc = op_header_check(zk, m->zlen, m->raw);
+        if (rc == GPUBP_OK) { /* the whole block, as one dense run of elements */
+            size_t ne = m->raw / es;
+            gbp_box bx;
+            gbp_box_dense(&bx, 1, &ne);
+            rc = gbp_read_compressed_device(f, zk, m->zlen, m->raw, es, &bx, dst + m->doff, &bx);
+        }
+        rc = name_block(rc, f, v, &blocks[k]);
+    }
+    return rc;
+}
+
 /* A compressed block: read the operator buffer, check its size against the metadata, then
  * decode the box: blosc into host memory only the span that holds it (read_span), into device
  * memory on the device or span by span through the pool (zblock.c, zdev.c); bzip2 and values of
@@ -130,6 +185,11 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (!gbp_mul_ok(n, es, &raw) || b->op->raw_size != raw)
         return gbp_error(GPUBP_ERR_FORMAT, 0, "operator says %llu uncompressed bytes, the block "
                          "has %zu", (unsigned long long)b->op->raw_size, raw);
+    gbp_zahead one; /* the whole block into device memory: a group of one */
+    if (zdev_whole(f, v, space, b, fd, fbox, dbox, &one.b[0])) {
+        one.n = 1;
+        return read_group(f, v, b, &one, dst, NULL);
+    }
     GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, b, fd, b->op->size));
     /* device destinations: decoded span by span into the pinned pool (zblock.c); values of the
      * other byte order are decoded on the host, converted, then scattered */
@@ -139,18 +199,9 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     /* blosc blocks read into device memory from a local file: into the GPU path's buffer (kept
      * per file), by the I/O threads in parallel pieces */
     int zdev = dev && !bp5 && !bz && !f->rd.remote && fd >= 0 && f->params.compress_device >= 0;
-    int whole = zdev && gbp_box_is_contiguous(fbox) && gbp_box_is_contiguous(dbox) &&
-                gbp_box_elements(fbox) * es == raw;
-    uint8_t *z = NULL, *r = NULL;
-    if (!whole) z = zdev ? gbp_zdev_inbuf(f, zn, 0) : gbp_malloc(zn);
-    int rc = z || whole ? GPUBP_OK
-                        : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
-    if (rc == GPUBP_OK && whole) { /* the whole block: read, uploaded, decoded (a group of one) */
-        gbp_zblk one = {fd, b->payload_offset, zn, raw, gbp_box_offset(dbox) * es};
-        rc = gbp_zdev_read_group(f, &one, 1, dst, &z, NULL);
-        if (rc == 1) return GPUBP_OK;
-        t0 = 0; /* timed there; 0: z holds the buffer, for the CPU decoder */
-    } else if (rc == GPUBP_OK && zdev) {
+    uint8_t *z = zdev ? gbp_zdev_inbuf(f, zn, 0) : gbp_malloc(zn), *r = NULL;
+    int rc = z ? GPUBP_OK : gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (decompression)");
+    if (rc == GPUBP_OK && zdev) {
         rc = gbp_zdev_fetch(f, fd, b->payload_offset, zn, z);
     } else if (rc == GPUBP_OK) {
         rc = gbp_dataset_pread(f, b->subfile, fd, z, zn, b->payload_offset);
@@ -182,15 +233,6 @@ static int read_compressed(gpubp_file *f, const gpubp_variable *v, gpubp_memory_
     if (!zdev) gbp_free(z);
     gbp_free(r);
     return rc;
-}
-
-/* A FORMAT or CODEC failure of a block's payload (a short data file, a damaged operator buffer,
- * a codec or operator this build does not decode) names the data file, the variable and the
- * block's offset before the decoder's own message. */
-static int name_block(int rc, const gpubp_file *f, const gpubp_variable *v, const gbp_block *b)
-{
-    if (rc != GPUBP_ERR_FORMAT && rc != GPUBP_ERR_CODEC) return rc;
-    return gbp_block_name_error(rc, f, v->name, b);
 }
 
 /* The boxes of block b that the box (start, count) and the memory selection of s read: fbox in
@@ -231,44 +273,35 @@ static int block_boxes(const gpubp_variable *v, const gbp_block *b, const size_t
 }
 
 /* Block nb of a global array, when the get reads it whole into device memory on the device
- * codec path (read_compressed's whole-block case): 1 and its operator buffer, size and place in
- * the destination in *m; 0 when not such a block. Whether its bytes lie within the file is
- * checked by its group's read (read_group), before its buffer is read or taken from what was
- * read ahead: a short file fails there with the block's FORMAT error, which wins over the read
- * ahead's. */
+ * codec path (zdev_whole): 1 with its operator buffer, size and place in *m; 0 when not such a
+ * block. Whether its bytes lie within the file is checked by its group's read (read_group),
+ * before its buffer is read or taken from what was read ahead: a short file fails there with the
+ * block's FORMAT error, which wins over the read ahead's. */
 static int zdev_member(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                        const gbp_block *nb, const size_t *start, const size_t *count,
                        const gbp_sel *s, int rev, gbp_zblk *m)
 {
-    if (space != GPUBP_MEM_GPU || !nb->op || strcmp(nb->op->name, "blosc") != 0 ||
-        f->rd.remote || f->params.compress_device < 0 || nb->has_value ||
-        nb->payload_offset == UINT64_MAX)
-        return 0;
     gbp_box fbox, dbox;
-    size_t es = gbp_rvar_esize(v);
-    if (!block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox) ||
-        !gbp_box_is_contiguous(&fbox) || !gbp_box_is_contiguous(&dbox) ||
-        gbp_box_elements(&fbox) * es != nb->op->raw_size)
-        return 0;
     int fd = -1;
+    if (space != GPUBP_MEM_GPU || !nb->op || f->rd.remote ||
+        !block_boxes(v, nb, start, count, s, rev, 0, &fbox, &dbox))
+        return 0;
     if (gbp_dataset_data_fd(f, nb->subfile, &fd) != GPUBP_OK) {
         gbp_error_clear(); /* the block's own read reports it */
         return 0;
     }
-    *m = (gbp_zblk){fd, nb->payload_offset, (size_t)nb->op->size, (size_t)nb->op->raw_size,
-                    gbp_box_offset(&dbox) * es};
-    return 1;
+    return zdev_whole(f, v, space, nb, fd, &fbox, &dbox, m);
 }
 
 /* The group of blocks from b on (of nb) that the get reads whole into device memory as one
  * batch (g->n 0: block b is not such a block): consecutive such blocks whose destinations follow
- * each other, up to gbp_zdev_read_group_bytes() of input (one block when it is 0). */
+ * each other, up to cap bytes of input (gbp_zdev_read_group_bytes; one block when it is 0). */
 static void group_at(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space space,
                      const gbp_block *blocks, size_t b, size_t nb, const size_t *start,
-                     const size_t *count, const gbp_sel *s, int rev, gbp_zahead *g)
+                     const size_t *count, const gbp_sel *s, int rev, size_t cap, gbp_zahead *g)
 {
     g->n = 0;
-    size_t cap = gbp_zdev_read_group_bytes(), raw = 0;
+    size_t raw = 0;
     while (b + g->n < nb && g->n < GBP_ZGROUP_MAX) {
         gbp_zblk m;
         if (!zdev_member(f, v, space, &blocks[b + g->n], start, count, s, rev, &m)) break;
@@ -277,33 +310,6 @@ static void group_at(gpubp_file *f, const gpubp_variable *v, gpubp_memory_space 
         g->b[g->n++] = m;
         raw += m.raw;
     }
-}
-
-/* Reads the group g of blocks (from blocks[0] on) into dst on the device codec path, reading the
- * next group ahead (NULL or n 0: none); what the device does not decode, each block by the CPU
- * decoder from the buffers read (as read_compressed after a whole block's attempt). */
-static int read_group(gpubp_file *f, const gpubp_variable *v, const gbp_block *blocks,
-                      const gbp_zahead *g, uint8_t *dst, const gbp_zahead *ahead)
-{
-    for (size_t k = 0; k < g->n; k++)
-        GBP_FORWARD_IF_ERROR(gbp_block_check_span(f, v->name, &blocks[k], g->b[k].fd, g->b[k].zlen));
-    uint8_t *z = NULL;
-    int rc = gbp_zdev_read_group(f, g->b, g->n, dst, &z, ahead);
-    if (rc != 0) return rc < 0 ? rc : GPUBP_OK;
-    size_t es = gbp_rvar_esize(v);
-    for (size_t k = 0, zo = 0; rc == GPUBP_OK && k < g->n; zo += g->b[k].zlen, k++) {
-        const gbp_zblk *m = &g->b[k];
-        const uint8_t *zk = z + zo;
-        rc = op_header_check(zk, m->zlen, m->raw);
-        if (rc == GPUBP_OK) { /* the whole block, as one dense run of elements */
-            size_t ne = m->raw / es;
-            gbp_box bx;
-            gbp_box_dense(&bx, 1, &ne);
-            rc = gbp_read_compressed_device(f, zk, m->zlen, m->raw, es, &bx, dst + m->doff, &bx);
-        }
-        rc = name_block(rc, f, v, &blocks[k]);
-    }
-    return rc;
 }
 
 /* Reads the part of one array block that intersects the box (start, count) into dst (a whole
@@ -438,14 +444,18 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
         } else {
             /* blocks read whole into device memory go in groups (one batch of the device
              * codec each), the next group read ahead while one decodes */
-            int rc = GPUBP_OK, ahead = gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1) != 0;
-            gbp_zahead *g = gbp_malloc(2 * sizeof *g);
-            if (!g) return gbp_error(GPUBP_ERR_NOMEM, 0, "out of memory (block groups)");
-            group_at(f, v, space, blocks, 0, st->nblocks, start, count, s, rev, &g[0]);
+            int rc = GPUBP_OK, ahead = 0;
+            size_t cap = 0;
+            if (space == GPUBP_MEM_GPU) {
+                ahead = gbp_env_long("GPUBP_ZDEV_READ_AHEAD", 0, 1, 1) != 0;
+                cap = gbp_zdev_read_group_bytes();
+            }
+            gbp_zahead g[2];
+            group_at(f, v, space, blocks, 0, st->nblocks, start, count, s, rev, cap, &g[0]);
             for (size_t b = 0, i = 0; rc == GPUBP_OK && b < st->nblocks; i ^= 1) {
                 const gbp_zahead *cur = &g[i];
                 size_t used = cur->n ? cur->n : 1;
-                group_at(f, v, space, blocks, b + used, st->nblocks, start, count, s, rev,
+                group_at(f, v, space, blocks, b + used, st->nblocks, start, count, s, rev, cap,
                          &g[i ^ 1]);
                 if (cur->n)
                     rc = read_group(f, v, &blocks[b], cur, dst, ahead ? &g[i ^ 1] : NULL);
@@ -453,7 +463,6 @@ static int do_get_queued(gpubp_file *f, gpubp_variable *v, const gbp_sel *s, voi
                     rc = read_block_part(f, v, space, &blocks[b], start, count, s, rev, dst, 0);
                 b += used;
             }
-            gbp_free(g);
             GBP_FORWARD_IF_ERROR(ahead_end(f, rc));
         }
     }

@@ -396,8 +396,8 @@ static void read_ahead(gpubp_file *f, const gbp_zahead *next)
     }
     /* queued, or queued in part: the jobs run out, and are waited for, either way */
     f->rd.zahead.pending = 1;
-    f->rd.zahead.n = rc == GPUBP_OK ? next->n : 0; /* 0: not to be taken */
-    memcpy(f->rd.zahead.m, next->b, next->n * sizeof *next->b);
+    f->rd.zahead.g = *next;
+    if (rc != GPUBP_OK) f->rd.zahead.g.n = 0; /* not to be taken */
     f->rd.zahead.pieces = pc;
     if (rc != GPUBP_OK) gbp_error_clear();
 }
@@ -417,10 +417,10 @@ int gbp_zdev_read_ahead_wait(gpubp_file *f)
 static int take_ahead(gpubp_file *f, const gbp_zblk *g, size_t n)
 {
     if (!f->rd.zahead.pending) return 0;
-    int match = f->rd.zahead.n == n;
+    const gbp_zahead *a = &f->rd.zahead.g;
+    int match = a->n == n;
     for (size_t k = 0; match && k < n; k++)
-        match = f->rd.zahead.m[k].fd == g[k].fd && f->rd.zahead.m[k].off == g[k].off &&
-                f->rd.zahead.m[k].zlen == g[k].zlen;
+        match = a->b[k].fd == g[k].fd && a->b[k].off == g[k].off && a->b[k].zlen == g[k].zlen;
     GBP_FORWARD_IF_ERROR(gbp_zdev_read_ahead_wait(f));
     if (!match) return 0;
     gbp_zdev_inbuf_swap(f);

@@ -14,13 +14,6 @@
  * stream error). Synchronous. */
 int gbp_zdev_read(gpubp_file *f, const uint8_t *z, size_t zlen, size_t raw, uint8_t *dst);
 
-/* The next group of blocks of a get to read whole into device memory, whose operator buffers
- * gbp_zdev_read_group may read ahead while this group decodes; n 0: none. */
-typedef struct gbp_zahead {
-    size_t n;
-    gbp_zblk b[GBP_ZGROUP_MAX];
-} gbp_zahead;
-
 /* The bytes of input a group of blocks read into device memory holds at most: one batch of the
  * device codec for all their streams (GPUBP_ZDEV_READ_GROUP_MIB MiB); 0, the default until a
  * GPU has run the groups: one block a group. */
@@ -33,7 +26,7 @@ size_t gbp_zdev_read_group_bytes(void);
  * go up to the device and into the file's host buffer at once — unless the previous call read
  * them ahead —, the device codec decodes the streams of all of them as one batch (its throughput
  * grows with the batch), the unshuffle kernel writes each. Before decoding, it queues the reads
- * of next's buffers (NULL or n 0: none) on the I/O threads, which the next call takes; those reads
+ * of the buffers of next, the get's next group (NULL or n 0: none), on the I/O threads, which the next call takes; those reads
  * stay pending when this returns, and the caller waits for them with gbp_zdev_read_ahead_wait
  * before the get ends (also when it fails part way). Returns 1 when all are done; 0 when the
  * CPU decoder is to do them (as gbp_zdev_read: *zp then holds the n operator buffers back to
@@ -45,7 +38,7 @@ int gbp_zdev_read_group(gpubp_file *f, const gbp_zblk *g, size_t n, uint8_t *dst
 /* Groups decoded as one batch of more than one block, since the process started (tests). */
 size_t gbp_zdev_read_groups(void);
 
-/* Waits for the read ahead that gbp_zdev_read_file left pending (none: returns at once) and
+/* Waits for the read ahead that gbp_zdev_read_group left pending (none: returns at once) and
  * forgets it; returns the wait's status (gbp_mem_sync's: any failed transfer of the file's I/O
  * threads). */
 int gbp_zdev_read_ahead_wait(gpubp_file *f);
